@@ -1,0 +1,131 @@
+"""The bridge: one anyio event loop on a background thread, and the seam guest threads use.
+
+Contract:
+- One loop per host process, on the thread `agent-host-bridge` (an anyio blocking portal).
+  Every tooling coroutine runs there; guest threads never run async code themselves.
+- `nursery` is a task group on the loop that outlives any single request: connection owner tasks
+  live in it. It is cancelled last, when the bridge closes.
+- `call(fn, *args, timeout=...)` runs `fn(*args)` on the loop and blocks the calling thread until it
+  finishes. The deadline is enforced on the loop (the task is cancelled, which cancels the upstream
+  request) and, as a backstop, on the waiting thread (`RESULT_GRACE` later). A deadline that passes
+  raises the `ToolingError` built by `on_timeout`. Exceptions from `fn` are re-raised in the caller.
+  `call` must not be used from the loop thread (the portal raises `RuntimeError`).
+- `start(fn, *args)` schedules `fn` without waiting and returns a `concurrent.futures.Future`;
+  cancelling the future cancels the task.
+- `close(shutdown)` runs `shutdown()` on the loop (bounded by `SHUTDOWN_TIMEOUT`), then cancels the
+  nursery and stops the loop. It is idempotent; `call` after `close` raises `ToolingError(unavailable)`.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, TypeVar
+
+import anyio
+import anyio.from_thread
+from anyio.abc import TaskGroup, TaskStatus
+
+from host.errors import ErrorCode, ToolingError
+
+logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+
+RESULT_GRACE: Final = 5.0
+"""Seconds the waiting thread allows beyond a call's deadline before it gives up on the loop."""
+
+SHUTDOWN_TIMEOUT: Final = 20.0
+"""Seconds `close` allows for closing every connection before it cancels them."""
+
+
+class Bridge:
+    """Owner of the background event loop (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._portal_cm = anyio.from_thread.start_blocking_portal(name="agent-host-bridge")
+        self._portal = self._portal_cm.__enter__()
+        self._lock = threading.Lock()
+        self._closed = False
+        self._stop: anyio.Event | None = None
+        self._serve_future, self.nursery = self._portal.start_task(self._serve, name="agent-host-nursery")
+
+    async def _serve(self, *, task_status: TaskStatus[TaskGroup]) -> None:
+        self._stop = anyio.Event()
+        async with anyio.create_task_group() as tg:
+            task_status.started(tg)
+            await self._stop.wait()
+            tg.cancel_scope.cancel()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def call(
+        self,
+        fn: Callable[..., Awaitable[_T]],
+        *args: Any,
+        timeout: float,
+        on_timeout: Callable[[], ToolingError],
+    ) -> _T:
+        """Run `fn(*args)` on the loop and wait for it, at most `timeout` seconds."""
+        future = self._submit(_bounded, fn, args, timeout, on_timeout)
+        try:
+            return future.result(timeout + RESULT_GRACE)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise on_timeout() from None
+        except BaseException:
+            future.cancel()
+            raise
+
+    def start(self, fn: Callable[..., Awaitable[_T]], *args: Any) -> concurrent.futures.Future[_T]:
+        """Schedule `fn(*args)` on the loop without waiting."""
+        return self._submit(fn, *args)
+
+    def _submit(self, fn: Callable[..., Awaitable[_T]], *args: Any) -> concurrent.futures.Future[_T]:
+        with self._lock:
+            if self._closed:
+                raise ToolingError(ErrorCode.UNAVAILABLE, "the host is shutting down")
+            return self._portal.start_task_soon(fn, *args)
+
+    def close(self, shutdown: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Run `shutdown` on the loop, then stop the loop and join its thread."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        try:
+            if shutdown is not None:
+                self._portal.call(_bounded_shutdown, shutdown)
+        finally:
+            self._portal.call(self._stop_nursery)
+            self._portal_cm.__exit__(None, None, None)
+
+    async def _stop_nursery(self) -> None:
+        assert self._stop is not None
+        self._stop.set()
+
+    def __enter__(self) -> Bridge:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+async def _bounded(
+    fn: Callable[..., Awaitable[_T]], args: tuple[Any, ...], timeout: float, on_timeout: Callable[[], ToolingError]
+) -> _T:
+    with anyio.move_on_after(timeout) as scope:
+        return await fn(*args)
+    assert scope.cancelled_caught
+    raise on_timeout()
+
+
+async def _bounded_shutdown(shutdown: Callable[[], Awaitable[None]]) -> None:
+    with anyio.move_on_after(SHUTDOWN_TIMEOUT) as scope:
+        await shutdown()
+    if scope.cancelled_caught:
+        logger.warning("closing connections took longer than %s s; they were cancelled", SHUTDOWN_TIMEOUT)

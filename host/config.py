@@ -1,0 +1,372 @@
+"""Configuration: TOML (read with `tomllib`) into frozen dataclasses, validated at load.
+
+Where the configuration comes from, first match wins: `--config FILE`, the `AGENT_HOST_CONFIG`
+environment variable, `./agent-host.toml`, else the embedded default (tooling `demo`: the MCP
+server bundled in `host.demo_server`, started with the host's own Python over stdio).
+
+Contract:
+- Unknown tables and keys are errors, named by their dotted path (`tooling.files.comand`).
+- Every error is a `ConfigError` naming the file, the key path, what was found and what is
+  expected. Nothing is half-loaded: either a whole `Config` comes back or an error is raised.
+- `${VAR}` and `${VAR:-default}` in string values are expanded from the host's environment at
+  load; an unset variable without a default is an error naming the key. `$$` is a literal `$`.
+  `${AGENT_HOST_PYTHON}` is always defined: the interpreter running the host.
+- Relative paths (`cwd`, `component`) are resolved against the config file's folder.
+
+This module imports nothing of the host but `errors`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import tomli_w
+
+from host.errors import ConfigError
+
+DEFAULT_FILE_NAME: Final = "agent-host.toml"
+"""Looked up in the current folder when neither `--config` nor `AGENT_HOST_CONFIG` is given."""
+
+ENV_CONFIG: Final = "AGENT_HOST_CONFIG"
+"""Environment variable naming the config file."""
+
+DEFAULT_REQUEST_TIMEOUT: Final = 30.0
+"""Seconds a tooling request (and a connection attempt) may take before it is cancelled."""
+
+PYTHON_VARIABLE: Final = "AGENT_HOST_PYTHON"
+"""Always-defined variable for `${...}` expansion: the Python interpreter running the host."""
+
+ToolingKind = Literal["mcp"]
+Transport = Literal["stdio", "http"]
+
+_KINDS: Final = ("mcp",)
+_PLANNED_KINDS: Final = ("python", "mock")
+
+
+@dataclass(frozen=True)
+class ToolingConfig:
+    """One `[tooling.NAME]` table."""
+
+    name: str
+    kind: ToolingKind = "mcp"
+    transport: Transport = "stdio"
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: Path | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    timeout: float = DEFAULT_REQUEST_TIMEOUT
+    origin: str = "<default>"
+    """Where this table was defined, for messages: `FILE [tooling.NAME]`."""
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """One `[agents.NAME]` table: a component, its input and its settings."""
+
+    name: str
+    component: Path | None = None
+    input: str | None = None
+    toolings: tuple[str, ...] = ()
+    tools: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    memory: int | None = None
+    """Bytes of linear memory the guest may use; None for the host default."""
+    timeout: float | None = None
+    """Wall-clock seconds for `run`; None for the host default."""
+    origin: str = "<default>"
+
+
+@dataclass(frozen=True)
+class Config:
+    """A whole, validated configuration."""
+
+    toolings: Mapping[str, ToolingConfig]
+    agents: Mapping[str, AgentConfig] = field(default_factory=dict)
+    source: Path | None = None
+    """The file it was read from; None for the embedded default."""
+
+    def describe_source(self) -> str:
+        return str(self.source) if self.source is not None else "the embedded default configuration"
+
+
+def default_config() -> Config:
+    """The embedded default: tooling `demo`, the bundled MCP server over stdio."""
+    demo = ToolingConfig(
+        name="demo",
+        command=sys.executable,
+        args=("-m", "host.demo_server"),
+        origin="embedded default [tooling.demo]",
+    )
+    return Config(toolings={"demo": demo})
+
+
+def find_config_file(explicit: str | None, cwd: Path | None = None) -> Path | None:
+    """The config file to use, or None for the embedded default."""
+    if explicit:
+        return Path(explicit)
+    from_env = os.environ.get(ENV_CONFIG)
+    if from_env:
+        return Path(from_env)
+    candidate = (cwd or Path.cwd()) / DEFAULT_FILE_NAME
+    return candidate if candidate.is_file() else None
+
+
+def load_config(path: Path | None, environ: Mapping[str, str] | None = None) -> Config:
+    """Read and validate `path`, or return the embedded default when `path` is None."""
+    if path is None:
+        return default_config()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(
+            f"{path}: no such file", hint="run `agent-host config init` to write a starter file"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    return parse_config(text, path, environ)
+
+
+def parse_config(text: str, path: Path, environ: Mapping[str, str] | None = None) -> Config:
+    """Validate TOML `text` as if read from `path` (used for messages and relative paths)."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}", hint="check quoting and `key = value` syntax") from None
+    env = dict(os.environ if environ is None else environ)
+    env.setdefault(PYTHON_VARIABLE, sys.executable)
+    return _Parser(path, env).config(raw)
+
+
+_VAR = re.compile(r"\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\})")
+
+
+class _Parser:
+    """Walks the TOML document; every check names its dotted key path."""
+
+    def __init__(self, path: Path, env: Mapping[str, str]) -> None:
+        self.path = path
+        self.base = path.parent
+        self.env = env
+
+    def fail(self, key: str, problem: str, hint: str | None = None) -> ConfigError:
+        return ConfigError(f"{self.path}: {key}: {problem}", hint=hint)
+
+    def config(self, raw: dict[str, Any]) -> Config:
+        self.reject_unknown(raw, "", {"tooling", "agents"})
+        toolings_raw = self.table(raw, "tooling", "tooling")
+        agents_raw = self.table(raw, "agents", "agents")
+        toolings = {name: self.tooling(name, self.table(toolings_raw, name, f"tooling.{name}")) for name in toolings_raw}
+        agents = {name: self.agent(name, self.table(agents_raw, name, f"agents.{name}")) for name in agents_raw}
+        for agent in agents.values():
+            for granted in (*agent.toolings, *agent.tools):
+                if granted not in toolings:
+                    raise self.fail(
+                        f"agents.{agent.name}",
+                        f"names tooling {granted!r}, which is not defined",
+                        hint=f"add a [tooling.{granted}] table or remove it; defined: {_names(toolings)}",
+                    )
+        return Config(toolings=toolings, agents=agents, source=self.path)
+
+    def tooling(self, name: str, raw: dict[str, Any]) -> ToolingConfig:
+        key = f"tooling.{name}"
+        self.reject_unknown(raw, key, {"kind", "transport", "command", "args", "env", "cwd", "url", "headers", "timeout"})
+        kind = self.string(raw, "kind", key, default="mcp")
+        if kind in _PLANNED_KINDS:
+            raise self.fail(f"{key}.kind", f"kind {kind!r} is not available in this version of agent-host")
+        if kind not in _KINDS:
+            raise self.fail(f"{key}.kind", f"expected one of {', '.join(_KINDS)}, got {kind!r}")
+        command = self.string(raw, "command", key, default=None)
+        url = self.string(raw, "url", key, default=None)
+        transport = self.string(raw, "transport", key, default="http" if url is not None and command is None else "stdio")
+        if transport == "stdio":
+            if command is None:
+                raise self.fail(key, "a stdio tooling needs `command`", hint='e.g. command = "npx"')
+            if url is not None or "headers" in raw:
+                raise self.fail(key, "`url` and `headers` apply only to transport = \"http\"")
+        elif transport == "http":
+            if url is None:
+                raise self.fail(key, 'transport = "http" needs `url`', hint='e.g. url = "http://127.0.0.1:8000/mcp"')
+            if not url.startswith(("http://", "https://")):
+                raise self.fail(f"{key}.url", f"expected an http:// or https:// URL, got {url!r}")
+            for stdio_only in ("command", "args", "env", "cwd"):
+                if stdio_only in raw:
+                    raise self.fail(f"{key}.{stdio_only}", 'applies only to transport = "stdio"')
+        else:
+            raise self.fail(f"{key}.transport", f'expected "stdio" or "http", got {transport!r}')
+        cwd = self.string(raw, "cwd", key, default=None)
+        return ToolingConfig(
+            name=name,
+            kind="mcp",
+            transport="stdio" if transport == "stdio" else "http",
+            command=command,
+            args=self.strings(raw, "args", key),
+            env=self.string_map(raw, "env", key),
+            cwd=self.base / cwd if cwd is not None else None,
+            url=url,
+            headers=self.string_map(raw, "headers", key),
+            timeout=self.seconds(raw, "timeout", key, DEFAULT_REQUEST_TIMEOUT),
+            origin=f"{self.path} [{key}]",
+        )
+
+    def agent(self, name: str, raw: dict[str, Any]) -> AgentConfig:
+        key = f"agents.{name}"
+        self.reject_unknown(raw, key, {"component", "input", "toolings", "tools", "memory", "timeout"})
+        component = self.string(raw, "component", key, default=None)
+        tools_raw = self.table(raw, "tools", f"{key}.tools")
+        tools = {tooling: self.strings(tools_raw, tooling, f"{key}.tools") for tooling in tools_raw}
+        timeout = self.seconds(raw, "timeout", key, None) if "timeout" in raw else None
+        return AgentConfig(
+            name=name,
+            component=self.base / component if component is not None else None,
+            input=self.string(raw, "input", key, default=None),
+            toolings=self.strings(raw, "toolings", key),
+            tools=tools,
+            memory=self.size(raw, "memory", key),
+            timeout=timeout,
+            origin=f"{self.path} [{key}]",
+        )
+
+    # -- typed accessors ---------------------------------------------------------------------
+
+    def reject_unknown(self, raw: Mapping[str, Any], key: str, known: set[str]) -> None:
+        for name in raw:
+            if name not in known:
+                path = f"{key}.{name}" if key else name
+                raise self.fail(path, "unknown key", hint=f"known keys here: {', '.join(sorted(known))}")
+
+    def table(self, raw: Mapping[str, Any], name: str, key: str) -> dict[str, Any]:
+        value = raw.get(name, {})
+        if not isinstance(value, dict):
+            raise self.fail(key, f"expected a table, got {_kind(value)}")
+        return value
+
+    def string(self, raw: Mapping[str, Any], name: str, key: str, *, default: Any) -> Any:
+        if name not in raw:
+            return default
+        value = raw[name]
+        if not isinstance(value, str):
+            raise self.fail(f"{key}.{name}", f"expected a string, got {_kind(value)}")
+        return self.expand(value, f"{key}.{name}")
+
+    def strings(self, raw: Mapping[str, Any], name: str, key: str) -> tuple[str, ...]:
+        value = raw.get(name, [])
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise self.fail(f"{key}.{name}", f"expected a list of strings, got {_kind(value)}")
+        return tuple(self.expand(item, f"{key}.{name}[{i}]") for i, item in enumerate(value))
+
+    def string_map(self, raw: Mapping[str, Any], name: str, key: str) -> dict[str, str]:
+        value = raw.get(name, {})
+        if not isinstance(value, dict):
+            raise self.fail(f"{key}.{name}", f"expected a table of strings, got {_kind(value)}")
+        out: dict[str, str] = {}
+        for item_key, item in value.items():
+            if not isinstance(item, str):
+                raise self.fail(f"{key}.{name}.{item_key}", f"expected a string, got {_kind(item)}")
+            out[item_key] = self.expand(item, f"{key}.{name}.{item_key}")
+        return out
+
+    def seconds(self, raw: Mapping[str, Any], name: str, key: str, default: Any) -> Any:
+        value = raw.get(name, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise self.fail(f"{key}.{name}", f"expected a number of seconds > 0, got {value!r}")
+        return float(value)
+
+    def size(self, raw: Mapping[str, Any], name: str, key: str) -> int | None:
+        if name not in raw:
+            return None
+        value = raw[name]
+        parsed = parse_size(value) if isinstance(value, str | int) and not isinstance(value, bool) else None
+        if parsed is None or parsed <= 0:
+            raise self.fail(
+                f"{key}.{name}", f"expected a size such as \"256MiB\" or a number of bytes, got {value!r}"
+            )
+        return parsed
+
+    def expand(self, value: str, key: str) -> str:
+        def replace(match: re.Match[str]) -> str:
+            if match.group(0) == "$$":
+                return "$"
+            variable, default = match.group(1), match.group(2)
+            if variable in self.env:
+                return self.env[variable]
+            if default is not None:
+                return default
+            raise self.fail(
+                key,
+                f"environment variable {variable} is not set",
+                hint=f"set {variable}, or write ${{{variable}:-default}} to give a default",
+            )
+
+        return _VAR.sub(replace, value)
+
+
+_UNITS: Final = {
+    "": 1,
+    "b": 1,
+    "kb": 1000,
+    "mb": 1000**2,
+    "gb": 1000**3,
+    "kib": 1024,
+    "mib": 1024**2,
+    "gib": 1024**3,
+}
+
+
+def parse_size(value: str | int) -> int | None:
+    """Bytes from `256MiB`, `1GB`, `4096` or an int; None when it cannot be read."""
+    if isinstance(value, int):
+        return value
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", value)
+    if match is None or match.group(2).lower() not in _UNITS:
+        return None
+    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+
+
+def _kind(value: object) -> str:
+    names: dict[type, str] = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
+    names |= {list: "a list", dict: "a table"}
+    return f"{names.get(type(value), type(value).__name__)} ({value!r})"
+
+
+def _names(items: Mapping[str, object]) -> str:
+    return ", ".join(sorted(items)) or "(none)"
+
+
+def starter_config_text() -> str:
+    """A commented starter file; values are written with tomli-w so they are valid TOML."""
+    section: Callable[[dict[str, Any]], str] = tomli_w.dumps
+    parts = [
+        "# agent-host configuration (see README.md, section Configuration).\n",
+        "# Check it with:  agent-host config check agent-host.toml\n",
+        "#\n",
+        "# Each [tooling.NAME] table is a source of tools and resources; a guest reaches it with\n",
+        '# tooling.get("NAME"). kind = "mcp" (an MCP server), transport = "stdio" (a child process)\n',
+        '# or "http" (streamable HTTP). `timeout` is seconds per request. ${VAR} reads the environment.\n',
+        "\n",
+        "# The MCP server bundled with agent-host, started with the host's own Python.\n",
+        section({"tooling": {"demo": {"kind": "mcp", "transport": "stdio", "command": "${AGENT_HOST_PYTHON}",
+                                      "args": ["-m", "host.demo_server"], "timeout": DEFAULT_REQUEST_TIMEOUT}}}),
+        "\n",
+        "# An npm server, for example (uncomment to use; needs node):\n",
+        *(f"# {line}\n" for line in section({"tooling": {"files": {
+            "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "./data"],
+            "env": {"LOG_LEVEL": "info"}}}}).splitlines()),
+        "\n",
+        "# A streamable HTTP server (headers may use ${VAR}):\n",
+        *(f"# {line}\n" for line in section({"tooling": {"remote": {
+            "transport": "http", "url": "http://127.0.0.1:8000/mcp",
+            "headers": {"Authorization": "Bearer ${TOKEN}"}}}}).splitlines()),
+        "\n",
+        "# A named agent: run it with  agent-host run --agent demo\n",
+        section({"agents": {"demo": {"component": "guests/demo", "input": "hello", "toolings": ["demo"],
+                                     "timeout": 300.0}}}),
+    ]
+    return "".join(parts)

@@ -1,0 +1,107 @@
+"""The host's two error families, and nothing else.
+
+`ToolingError` is the only error a guest ever sees: it carries an `ErrorCode` (the WIT `error-code`
+enum, kebab-case values), a message written for a person (what went wrong and what to change) and
+optional JSON `data`. Toolings raise it; `runtime.wit_values` alone turns it into a WIT value.
+
+`HostError` and its subclasses are for the person running the host (bad config, failed build, a
+guest that trapped). Each has a kebab-case `reference`, a `hint` and the exit code it maps to; the
+command line prints one line per error and the traceback only with `--debug`.
+
+This module imports nothing from the rest of the package.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import ClassVar
+
+from host import status_codes
+
+
+class ErrorCode(enum.StrEnum):
+    """Why a tooling operation failed; values match the WIT enum `error-code`."""
+
+    NOT_FOUND = "not-found"
+    DENIED = "denied"
+    INVALID_ARGUMENTS = "invalid-arguments"
+    TOOL_FAILED = "tool-failed"
+    TIMEOUT = "timeout"
+    CANCELLED = "cancelled"
+    UNAVAILABLE = "unavailable"
+    LIMIT_EXCEEDED = "limit-exceeded"
+    PROTOCOL = "protocol"
+    INTERNAL = "internal"
+
+
+class ToolingError(Exception):
+    """A failure a guest can see and act on.
+
+    `data` is JSON text or None. Equality is by value so tests can compare whole errors.
+    """
+
+    def __init__(self, code: ErrorCode, message: str, data: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+    def __repr__(self) -> str:
+        return f"ToolingError({self.code.value!r}, {self.message!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolingError):
+            return NotImplemented
+        return (self.code, self.message, self.data) == (other.code, other.message, other.data)
+
+    def __hash__(self) -> int:
+        return hash((self.code, self.message, self.data))
+
+
+class HostError(Exception):
+    """Base of every error reported to the person running the host."""
+
+    reference: ClassVar[str] = "host-error"
+    exit_code: ClassVar[int] = status_codes.USAGE_ERROR
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message if self.hint is None else f"{self.message}\n  hint: {self.hint}"
+
+
+class ConfigError(HostError):
+    """The configuration file is missing, malformed or inconsistent."""
+
+    reference = "config-error"
+
+
+class UsageError(HostError):
+    """The command line asked for something impossible."""
+
+    reference = "usage-error"
+
+
+class BuildError(HostError):
+    """componentize-py could not build a guest."""
+
+    reference = "build-error"
+
+
+class ComponentError(HostError):
+    """A `.wasm` file is not a component this host can run (wrong world, not a component)."""
+
+    reference = "component-error"
+
+
+class GuestTrap(HostError):
+    """The guest trapped, hit a limit or its host call failed: it was stopped."""
+
+    reference = "guest-trap"
+    exit_code = status_codes.TRAP

@@ -1,0 +1,266 @@
+"""Running one guest: its own thread, its own `Store`, deny-all WASI, captured output.
+
+Contract:
+- `start_guest(...)` runs the guest's `run(input)` on a new thread named `guest-<agent>` and
+  returns a `GuestThread`; `join()` gives its `Outcome`. Nothing the guest does raises in the
+  host: every failure becomes an `Outcome` (`ok`, `error` for `run` returning `err`, `trap`).
+- Every wasmtime call for the store happens on that thread. The store gets a WASI context with
+  no environment, no arguments, no preopened directories and no network; the guest's stdout and
+  stderr go to files in a private temp folder, forwarded line by line to the host's stderr with
+  the prefix `[agent] ` while it runs (never to the host's stdout, which carries the answer).
+- Memory is limited by `memory` bytes when given (the guest then sees `MemoryError`); wall-clock
+  time by an epoch deadline of `timeout` seconds when given (the guest traps with a timeout).
+- A trap is reported with its reason: the wasm trap message, plus the last line of the guest's
+  stderr when a Python exception caused it. A host function failure is reported as such;
+  `KeyboardInterrupt`/`SystemExit` raised in a host function is re-raised by `join()`.
+- When the guest ends, however it ends, `session.close()` runs and the temp folder is removed.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Literal, TextIO
+
+from wasmtime import Store, WasiConfig, WasmtimeError
+from wasmtime.component import Component
+
+from host import status_codes
+from host.runtime import thread_state, wit_values
+from host.runtime.engine import EPOCH_TICK, Runtime
+from host.session import GuestSession
+
+logger = logging.getLogger(__name__)
+
+NO_DEADLINE_TICKS: Final = 10**12
+"""Epoch deadline used when no wall-clock limit is set (about 300 years of ticks)."""
+
+FORWARD_INTERVAL: Final = 0.05
+"""Seconds between polls of the guest's output files."""
+
+Status = Literal["ok", "error", "trap"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a guest run ended."""
+
+    agent: str
+    status: Status
+    text: str
+    """`run`'s answer (ok), its error string (error), or the trap reason (trap)."""
+    duration: float
+
+    @property
+    def exit_code(self) -> int:
+        return {
+            "ok": status_codes.SUCCESS,
+            "error": status_codes.GUEST_ERROR,
+            "trap": status_codes.TRAP,
+        }[self.status]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-run limits; None means the host default (unlimited here)."""
+
+    memory: int | None = None
+    timeout: float | None = None
+    timeout_origin: str = "the run timeout"
+
+
+class GuestThread:
+    """A guest running on its own thread."""
+
+    def __init__(self, thread: threading.Thread, result: list[Outcome], relay: list[BaseException]) -> None:
+        self._thread = thread
+        self._result = result
+        self._relay = relay
+
+    def join(self, timeout: float | None = None) -> Outcome | None:
+        """The outcome, or None if the guest is still running after `timeout` seconds."""
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            return None
+        if self._relay:
+            raise self._relay[0]
+        return self._result[0]
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+
+def start_guest(
+    runtime: Runtime,
+    component: Component,
+    session: GuestSession,
+    input_text: str,
+    limits: Limits | None = None,
+    output: TextIO | None = None,
+) -> GuestThread:
+    result: list[Outcome] = []
+    relay: list[BaseException] = []
+
+    def body() -> None:
+        try:
+            result.append(run_guest(runtime, component, session, input_text, limits or Limits(), output))
+        except (KeyboardInterrupt, SystemExit) as exc:
+            relay.append(exc)
+        except BaseException as exc:  # boundary: a host bug in one guest must not take down the host
+            logger.exception("internal error running agent %s", session.agent)
+            result.append(Outcome(session.agent, "trap", f"internal host error: {type(exc).__name__}: {exc}", 0.0))
+
+    thread = threading.Thread(target=body, name=f"guest-{session.agent}", daemon=True)
+    thread.start()
+    return GuestThread(thread, result, relay)
+
+
+def run_guest(
+    runtime: Runtime,
+    component: Component,
+    session: GuestSession,
+    input_text: str,
+    limits: Limits,
+    output: TextIO | None = None,
+) -> Outcome:
+    """Run the guest on the current thread (see the module docstring)."""
+    agent = session.agent
+    start = time.monotonic()
+    workdir = Path(tempfile.mkdtemp(prefix=f"agent-host-{agent}-"))
+    out_path, err_path = workdir / "stdout", workdir / "stderr"
+    forwarder = _Forwarder(agent, [out_path, err_path], output or sys.stderr)
+    store = Store(runtime.engine)
+    try:
+        wasi = WasiConfig()
+        wasi.stdout_file = str(out_path)
+        wasi.stderr_file = str(err_path)
+        store.set_wasi(wasi)
+        if limits.memory is not None:
+            store.set_limits(memory_size=limits.memory)
+        ticks = NO_DEADLINE_TICKS if limits.timeout is None else max(1, round(limits.timeout / EPOCH_TICK))
+        store.set_epoch_deadline(ticks)
+        forwarder.start()
+        with thread_state.running(session):
+            status, text = _call_run(runtime, component, store, input_text, limits, err_path)
+    finally:
+        session.close()
+        forwarder.stop()
+        store.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+    return Outcome(agent, status, text, time.monotonic() - start)
+
+
+def _call_run(
+    runtime: Runtime, component: Component, store: Store, input_text: str, limits: Limits, err_path: Path
+) -> tuple[Status, str]:
+    try:
+        with runtime.instantiate_lock:
+            instance = runtime.linker.instantiate(store, component)
+    except WasmtimeError as exc:
+        return "trap", (
+            f"the component cannot be instantiated: {_reason(str(exc))} "
+            "(was it built against agent-host's WIT world `agent`? `agent-host wit` prints it)"
+        )
+    run = instance.get_func(store, "run")
+    if run is None:
+        return "trap", "the component does not export `run`; build it against agent-host's WIT world `agent`"
+    try:
+        value = run(store, input_text)
+        run.post_return(store)
+    except WasmtimeError as exc:
+        relayed = thread_state.take_exception()
+        if isinstance(relayed, KeyboardInterrupt | SystemExit):
+            raise relayed from None
+        if relayed is not None:
+            return "trap", f"host error: {type(relayed).__name__}: {relayed}"
+        return "trap", _trap_reason(str(exc), limits, err_path)
+    relayed = thread_state.take_exception()
+    if isinstance(relayed, KeyboardInterrupt | SystemExit):
+        raise relayed
+    ok, text = wit_values.run_result(value)
+    return ("ok" if ok else "error"), text
+
+
+def _reason(message: str) -> str:
+    """The innermost cause of a wasmtime error: the last line after `Caused by:`."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    if "Caused by:" in lines:
+        tail = lines[lines.index("Caused by:") + 1 :]
+        if tail:
+            return tail[-1].split(": ", 1)[-1] if tail[-1][:1].isdigit() else tail[-1]
+    return lines[0] if lines else "unknown trap"
+
+
+def _trap_reason(message: str, limits: Limits, err_path: Path) -> str:
+    reason = _reason(message)
+    if "interrupt" in reason and limits.timeout is not None:
+        return f"time limit: run did not finish within {limits.timeout:g} s ({limits.timeout_origin})"
+    last = _last_exception_line(err_path)
+    if last is not None:
+        return f"{last} ({reason})"
+    return reason
+
+
+def _last_exception_line(err_path: Path) -> str | None:
+    """The `Type: message` line ending a Python traceback on the guest's stderr, if any."""
+    try:
+        text = err_path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    if "Traceback (most recent call last)" not in text:
+        return None
+    lines = [line for line in text.splitlines() if line.strip()]
+    return f"the guest raised {lines[-1].strip()}" if lines else None
+
+
+class _Forwarder:
+    """Copies complete lines from the guest's output files to the host's stderr, prefixed."""
+
+    def __init__(self, agent: str, paths: list[Path], sink: TextIO) -> None:
+        self._prefix = f"[{agent}] "
+        self._paths = paths
+        self._offsets = dict.fromkeys(paths, 0)
+        self._partial = dict.fromkeys(paths, b"")
+        self._sink = sink
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name=f"output-{agent}", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(FORWARD_INTERVAL):
+            self._pump(final=False)
+
+    def stop(self) -> None:
+        if self._thread.is_alive():
+            self._stop.set()
+            self._thread.join()
+        self._pump(final=True)
+
+    def _pump(self, *, final: bool) -> None:
+        for path in self._paths:
+            try:
+                with path.open("rb") as handle:
+                    handle.seek(self._offsets[path])
+                    chunk = handle.read()
+            except OSError:
+                continue
+            self._offsets[path] += len(chunk)
+            lines = (self._partial[path] + chunk).split(b"\n")
+            tail = lines.pop()
+            if final and tail:
+                lines.append(tail)
+                tail = b""
+            self._partial[path] = tail
+            for line in lines:
+                self._sink.write(f"{self._prefix}{line.decode('utf-8', errors='replace')}\n")
+            if lines:
+                self._sink.flush()

@@ -1,0 +1,80 @@
+"""Per-thread state of the guest running on this thread: its session and the exception relay.
+
+wasmtime-py relays a Python exception raised in a host function through one process-global slot,
+so with guests on several threads an exception can surface on the wrong thread. Instead, every host
+function is wrapped by `host_function`: any `BaseException` it raises is stored in this thread's
+relay and replaced by a `WasmtimeError` (the guest traps with that message). After the export call
+returns or traps, the runner calls `take_exception()` and re-raises interrupts (`KeyboardInterrupt`,
+`SystemExit`) and reports other exceptions as host errors.
+
+`running(session)` marks this thread as running that guest; host functions find it with
+`session()`. Using them outside `running` is a host bug and raises `RuntimeError`.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from wasmtime import WasmtimeError
+
+from host.session import GuestSession
+
+logger = logging.getLogger(__name__)
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+class _State(threading.local):
+    session: GuestSession | None = None
+    exception: BaseException | None = None
+
+
+_state = _State()
+
+
+@contextmanager
+def running(session: GuestSession) -> Iterator[None]:
+    """Mark the current thread as running `session`'s guest."""
+    if _state.session is not None:
+        raise RuntimeError("this thread is already running a guest")
+    _state.session = session
+    _state.exception = None
+    try:
+        yield
+    finally:
+        _state.session = None
+
+
+def session() -> GuestSession:
+    current = _state.session
+    if current is None:
+        raise RuntimeError("host function called on a thread that is not running a guest")
+    return current
+
+
+def take_exception() -> BaseException | None:
+    """The exception a host function raised on this thread since the last call, if any."""
+    exc, _state.exception = _state.exception, None
+    return exc
+
+
+def host_function(fn: _F) -> _F:
+    """Wrap a host function so that no exception reaches wasmtime-py's global relay."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any) -> Any:
+        try:
+            return fn(*args)
+        except BaseException as exc:  # boundary: relay per thread, trap the guest with a message
+            if _state.exception is None:
+                _state.exception = exc
+            if not isinstance(exc, KeyboardInterrupt | SystemExit):
+                logger.debug("host function %s failed", fn.__name__, exc_info=exc)
+            raise WasmtimeError(f"host function {fn.__name__} failed: {type(exc).__name__}: {exc}") from None
+
+    return wrapper  # type: ignore[return-value]

@@ -1,0 +1,78 @@
+"""Every conversion between host data and WIT values: the only module that builds `Record`/`Variant`.
+
+wasmtime-py lowers `variant`, `result` and `option` "tagged only if ambiguous": when two cases map
+to overlapping Python types the value must be `Variant(tag, payload)`, otherwise the bare payload.
+For this package's WIT that means:
+
+| WIT type                                   | form here                       |
+| ------------------------------------------ | ------------------------------- |
+| `result<string | list<..> | own<..>, error>`| bare value or bare error record |
+| `result<tool-result | resource-content, error>` | `Variant("ok"/"err", ...)` (two records) |
+| `result<string, string>` (run's result)    | `Variant("ok"/"err", str)`      |
+| `option<envelope>`                         | `None` or the record            |
+| `event`                                    | always `Variant(case, payload)` |
+
+Records carry kebab-case attribute names (`mime-type`). `tests/unit/test_wit_values.py` checks
+each shape against wasmtime's own type objects.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from wasmtime.component import Record, Variant
+
+from host.errors import ToolingError
+from host.session import CallOutcome
+from host.toolings import ResourceData, ResourceSpec, ToolSpec
+
+
+def record(**fields: Any) -> Record:
+    """A WIT record; snake_case keyword names become kebab-case field names."""
+    value = Record()
+    for key, item in fields.items():
+        setattr(value, key.replace("_", "-"), item)
+    return value
+
+
+def error(exc: ToolingError) -> Record:
+    return record(code=exc.code.value, message=exc.message, data=exc.data)
+
+
+def tool(spec: ToolSpec) -> Record:
+    return record(
+        name=spec.name,
+        description=spec.description,
+        input_schema=json.dumps(spec.input_schema, ensure_ascii=False),
+        output_schema=json.dumps(spec.output_schema, ensure_ascii=False) if spec.output_schema is not None else None,
+    )
+
+
+def tool_result(outcome: CallOutcome) -> Record:
+    return record(name=outcome.name, arguments=outcome.arguments, value=outcome.value)
+
+
+def resource_info(spec: ResourceSpec) -> Record:
+    return record(uri=spec.uri, name=spec.name, description=spec.description, mime_type=spec.mime_type)
+
+
+def resource_content(data: ResourceData) -> Record:
+    return record(uri=data.uri, mime_type=data.mime_type, content=data.guest_content())
+
+
+def ok(value: Any) -> Variant:
+    """The `ok` case of a result whose cases are ambiguous (both records, or both strings)."""
+    return Variant("ok", value)
+
+
+def err(exc: ToolingError) -> Variant:
+    """The `err` case of a result whose cases are ambiguous."""
+    return Variant("err", error(exc))
+
+
+def run_result(value: Any) -> tuple[bool, str]:
+    """Read `run`'s `result<string, string>`: (ok?, text)."""
+    if not isinstance(value, Variant) or value.tag not in ("ok", "err") or not isinstance(value.payload, str):
+        raise TypeError(f"unexpected value from run: {value!r}")
+    return value.tag == "ok", value.payload

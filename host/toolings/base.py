@@ -1,0 +1,127 @@
+"""The tooling protocol every kind implements, and the plain data it speaks.
+
+A tooling lives on the bridge loop: every method is a coroutine run there, never on a guest
+thread. Methods raise `ToolingError` for every expected failure (unreachable server, unknown
+tool, protocol violation); any other exception is a host bug and reaches the guest as `internal`.
+
+Ordering and bounds: toolings do not enforce deadlines themselves. The caller (`session`) wraps
+every call in the tooling's request timeout, and cancelling the awaiting task cancels the upstream
+request. Lists are complete (all pages) and in the server's order.
+
+This module imports neither wasmtime nor mcp.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from host.config import ToolingConfig
+
+JsonObject = dict[str, Any]
+
+ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
+"""Receives (progress, total, message) for a call in flight."""
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as listed; schemas are parsed JSON objects."""
+
+    name: str
+    description: str | None
+    input_schema: JsonObject
+    output_schema: JsonObject | None = None
+    annotations: JsonObject | None = None
+
+
+@dataclass(frozen=True)
+class ResourceSpec:
+    """A resource as listed."""
+
+    uri: str
+    name: str
+    description: str | None = None
+    mime_type: str | None = None
+
+
+@dataclass(frozen=True)
+class ResourceData:
+    """A resource's content: exactly one of `text` and `blob` (base64) is set."""
+
+    uri: str
+    mime_type: str | None
+    text: str | None = None
+    blob: str | None = None
+
+    def guest_content(self) -> str:
+        """The content as the WIT contract gives it to a guest.
+
+        Text when the MIME type is absent or `text/*`, base64 of the bytes otherwise; a text
+        resource with a non-text type is encoded, a blob with a text type decoded (and kept as
+        base64 when it is not UTF-8, which the guest can tell from the MIME type it asked for).
+        """
+        textual = self.mime_type is None or self.mime_type.lower().startswith("text/")
+        if self.text is not None:
+            return self.text if textual else base64.b64encode(self.text.encode("utf-8")).decode("ascii")
+        blob = self.blob or ""
+        if not textual:
+            return blob
+        try:
+            return base64.b64decode(blob, validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            return blob
+
+
+@dataclass
+class CallResult:
+    """A finished tool call in MCP's wire form: `content`, optional `structuredContent`, `isError`."""
+
+    value: JsonObject = field(default_factory=dict)
+
+    @property
+    def is_error(self) -> bool:
+        return bool(self.value.get("isError", False))
+
+    def text(self) -> str:
+        """The text blocks of `content`, joined by newlines."""
+        blocks = self.value.get("content", [])
+        texts = [b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
+        return "\n".join(t for t in texts if isinstance(t, str))
+
+
+class Tooling(Protocol):
+    """What the host needs from a tooling of any kind."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def config(self) -> ToolingConfig: ...
+
+    async def connect(self) -> None:
+        """Make the tooling usable; idempotent, concurrent callers share one attempt.
+
+        Raises `ToolingError(unavailable)` naming why (command not found, connection refused...).
+        """
+        ...
+
+    async def list_tools(self) -> list[ToolSpec]: ...
+
+    async def call_tool(self, name: str, arguments: JsonObject, progress: ProgressFn | None = None) -> CallResult:
+        """Run tool `name`; an `isError` result is returned, not raised."""
+        ...
+
+    async def list_resources(self) -> list[ResourceSpec]: ...
+
+    async def read_resource(self, uri: str) -> ResourceData: ...
+
+    async def aclose(self) -> None:
+        """Close the connection; idempotent; bounded in time."""
+        ...
