@@ -49,12 +49,16 @@ class Host:
         """A session for agent `agent` (also used by the command line's `tools` and `call`)."""
         return GuestSession(agent, self.bridge, self.toolings)
 
-    def start(self, wasm: Path, input_text: str, *, agent: str = "guest", settings: AgentConfig | None = None) -> GuestThread:
+    def start(
+        self, wasm: Path, input_text: str, *, agent: str = "guest", settings: AgentConfig | None = None
+    ) -> GuestThread:
         """Load (compiling once) and start the component in `wasm` on its own thread."""
         component = self.runtime.load(wasm)
         limits = Limits()
         if settings is not None:
-            limits = Limits(memory=settings.memory, timeout=settings.timeout, timeout_origin=f"timeout in {settings.origin}")
+            limits = Limits(
+                memory=settings.memory, timeout=settings.timeout, timeout_origin=f"timeout in {settings.origin}"
+            )
         return start_guest(self.runtime, component, self.session(agent), input_text, limits)
 
     def run(self, wasm: Path, input_text: str, *, agent: str = "guest", settings: AgentConfig | None = None) -> Outcome:

@@ -22,7 +22,7 @@ import concurrent.futures
 import logging
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, cast
 
 import anyio
 import anyio.from_thread
@@ -73,7 +73,7 @@ class Bridge:
         """Run `fn(*args)` on the loop and wait for it, at most `timeout` seconds."""
         future = self._submit(_bounded, fn, args, timeout, on_timeout)
         try:
-            return future.result(timeout + RESULT_GRACE)
+            return cast(_T, future.result(timeout + RESULT_GRACE))
         except concurrent.futures.TimeoutError:
             future.cancel()
             raise on_timeout() from None
@@ -116,9 +116,9 @@ class Bridge:
 
 
 async def _bounded(
-    fn: Callable[..., Awaitable[_T]], args: tuple[Any, ...], timeout: float, on_timeout: Callable[[], ToolingError]
+    fn: Callable[..., Awaitable[_T]], args: tuple[Any, ...], seconds: float, on_timeout: Callable[[], ToolingError]
 ) -> _T:
-    with anyio.move_on_after(timeout) as scope:
+    with anyio.move_on_after(seconds) as scope:
         return await fn(*args)
     assert scope.cancelled_caught
     raise on_timeout()

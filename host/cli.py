@@ -86,15 +86,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
+    # The shared options are accepted before and after the subcommand. Copies on subcommands
+    # default to SUPPRESS so that they do not overwrite a value given before the subcommand.
+    top = argparse.ArgumentParser(add_help=False)
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--config", metavar="FILE", help="configuration file (default: see below)")
-    common.add_argument("--debug", action="store_true", help="verbose logs, tracebacks, keep server logs")
+    for parser_, default in ((top, None), (common, argparse.SUPPRESS)):
+        parser_.add_argument(
+            "--config", metavar="FILE", default=default, help="configuration file (default: see below)"
+        )
+        parser_.add_argument(
+            "--debug", action="store_true", default=default or False, help="verbose logs, tracebacks, keep server logs"
+        )
 
     parser = argparse.ArgumentParser(
         prog="agent-host",
         description=DESCRIPTION,
         epilog=EPILOG,
-        parents=[common],
+        parents=[top],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -183,7 +191,11 @@ def _setup_logging(debug: bool) -> None:
 class _Formatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         if record.name == "host.guest":
-            return f"{record.getMessage()}" if record.levelno == logging.INFO else f"{record.levelname.lower()}: {record.getMessage()}"
+            return (
+                f"{record.getMessage()}"
+                if record.levelno == logging.INFO
+                else f"{record.levelname.lower()}: {record.getMessage()}"
+            )
         text = f"agent-host: {record.getMessage()}"
         if record.levelno >= logging.WARNING:
             text = f"agent-host: {record.levelname.lower()}: {record.getMessage()}"

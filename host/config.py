@@ -163,7 +163,9 @@ class _Parser:
         self.reject_unknown(raw, "", {"tooling", "agents"})
         toolings_raw = self.table(raw, "tooling", "tooling")
         agents_raw = self.table(raw, "agents", "agents")
-        toolings = {name: self.tooling(name, self.table(toolings_raw, name, f"tooling.{name}")) for name in toolings_raw}
+        toolings = {
+            name: self.tooling(name, self.table(toolings_raw, name, f"tooling.{name}")) for name in toolings_raw
+        }
         agents = {name: self.agent(name, self.table(agents_raw, name, f"agents.{name}")) for name in agents_raw}
         for agent in agents.values():
             for granted in (*agent.toolings, *agent.tools):
@@ -177,7 +179,9 @@ class _Parser:
 
     def tooling(self, name: str, raw: dict[str, Any]) -> ToolingConfig:
         key = f"tooling.{name}"
-        self.reject_unknown(raw, key, {"kind", "transport", "command", "args", "env", "cwd", "url", "headers", "timeout"})
+        self.reject_unknown(
+            raw, key, {"kind", "transport", "command", "args", "env", "cwd", "url", "headers", "timeout"}
+        )
         kind = self.string(raw, "kind", key, default="mcp")
         if kind in _PLANNED_KINDS:
             raise self.fail(f"{key}.kind", f"kind {kind!r} is not available in this version of agent-host")
@@ -185,12 +189,14 @@ class _Parser:
             raise self.fail(f"{key}.kind", f"expected one of {', '.join(_KINDS)}, got {kind!r}")
         command = self.string(raw, "command", key, default=None)
         url = self.string(raw, "url", key, default=None)
-        transport = self.string(raw, "transport", key, default="http" if url is not None and command is None else "stdio")
+        transport = self.string(
+            raw, "transport", key, default="http" if url is not None and command is None else "stdio"
+        )
         if transport == "stdio":
             if command is None:
                 raise self.fail(key, "a stdio tooling needs `command`", hint='e.g. command = "npx"')
             if url is not None or "headers" in raw:
-                raise self.fail(key, "`url` and `headers` apply only to transport = \"http\"")
+                raise self.fail(key, '`url` and `headers` apply only to transport = "http"')
         elif transport == "http":
             if url is None:
                 raise self.fail(key, 'transport = "http" needs `url`', hint='e.g. url = "http://127.0.0.1:8000/mcp"')
@@ -285,9 +291,7 @@ class _Parser:
         value = raw[name]
         parsed = parse_size(value) if isinstance(value, str | int) and not isinstance(value, bool) else None
         if parsed is None or parsed <= 0:
-            raise self.fail(
-                f"{key}.{name}", f"expected a size such as \"256MiB\" or a number of bytes, got {value!r}"
-            )
+            raise self.fail(f"{key}.{name}", f'expected a size such as "256MiB" or a number of bytes, got {value!r}')
         return parsed
 
     def expand(self, value: str, key: str) -> str:
@@ -352,21 +356,55 @@ def starter_config_text() -> str:
         '# or "http" (streamable HTTP). `timeout` is seconds per request. ${VAR} reads the environment.\n',
         "\n",
         "# The MCP server bundled with agent-host, started with the host's own Python.\n",
-        section({"tooling": {"demo": {"kind": "mcp", "transport": "stdio", "command": "${AGENT_HOST_PYTHON}",
-                                      "args": ["-m", "host.demo_server"], "timeout": DEFAULT_REQUEST_TIMEOUT}}}),
+        section(
+            {
+                "tooling": {
+                    "demo": {
+                        "kind": "mcp",
+                        "transport": "stdio",
+                        "command": "${AGENT_HOST_PYTHON}",
+                        "args": ["-m", "host.demo_server"],
+                        "timeout": DEFAULT_REQUEST_TIMEOUT,
+                    }
+                }
+            }
+        ),
         "\n",
         "# An npm server, for example (uncomment to use; needs node):\n",
-        *(f"# {line}\n" for line in section({"tooling": {"files": {
-            "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "./data"],
-            "env": {"LOG_LEVEL": "info"}}}}).splitlines()),
+        *(
+            f"# {line}\n"
+            for line in section(
+                {
+                    "tooling": {
+                        "files": {
+                            "command": "npx",
+                            "args": ["-y", "@modelcontextprotocol/server-filesystem", "./data"],
+                            "env": {"LOG_LEVEL": "info"},
+                        }
+                    }
+                }
+            ).splitlines()
+        ),
         "\n",
         "# A streamable HTTP server (headers may use ${VAR}):\n",
-        *(f"# {line}\n" for line in section({"tooling": {"remote": {
-            "transport": "http", "url": "http://127.0.0.1:8000/mcp",
-            "headers": {"Authorization": "Bearer ${TOKEN}"}}}}).splitlines()),
+        *(
+            f"# {line}\n"
+            for line in section(
+                {
+                    "tooling": {
+                        "remote": {
+                            "transport": "http",
+                            "url": "http://127.0.0.1:8000/mcp",
+                            "headers": {"Authorization": "Bearer ${TOKEN}"},
+                        }
+                    }
+                }
+            ).splitlines()
+        ),
         "\n",
         "# A named agent: run it with  agent-host run --agent demo\n",
-        section({"agents": {"demo": {"component": "guests/demo", "input": "hello", "toolings": ["demo"],
-                                     "timeout": 300.0}}}),
+        section(
+            {"agents": {"demo": {"component": "guests/demo", "input": "hello", "toolings": ["demo"], "timeout": 300.0}}}
+        ),
     ]
     return "".join(parts)

@@ -18,7 +18,7 @@ import socket
 import struct
 import sys
 import zlib
-from typing import Annotated
+from typing import Annotated, TypedDict
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -49,6 +49,16 @@ def _png(width: int = 16, height: int = 16) -> bytes:
 LOGO = _png()
 
 
+class Sum(TypedDict):
+    sum: float
+
+
+class Counts(TypedDict):
+    words: int
+    lines: int
+    characters: int
+
+
 def build_server() -> MCPServer:
     server = MCPServer("agent-host-demo", version="0.1.0", log_level="WARNING")
     state = {"note": "This note is empty. Change it with the set_note tool."}
@@ -59,12 +69,14 @@ def build_server() -> MCPServer:
         return text
 
     @server.tool()
-    def add(a: Annotated[float, Field(description="First number")], b: Annotated[float, Field(description="Second number")]) -> dict[str, float]:  # noqa: E501
+    def add(
+        a: Annotated[float, Field(description="First number")], b: Annotated[float, Field(description="Second number")]
+    ) -> Sum:
         """Add two numbers; the result is structured as {"sum": a + b}."""
         return {"sum": a + b}
 
     @server.tool()
-    def word_count(text: Annotated[str, Field(description="Text to count")]) -> dict[str, int]:
+    def word_count(text: Annotated[str, Field(description="Text to count")]) -> Counts:
         """Count the words, lines and characters of a text."""
         return {"words": len(text.split()), "lines": len(text.splitlines()), "characters": len(text)}
 

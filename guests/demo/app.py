@@ -4,8 +4,6 @@ It lists the tools, calls two of them with `call-tool-blocking`, reads a text re
 binary one, and returns a readable summary. Input (optional): text to analyse.
 """
 
-import json
-
 import wit_world
 from agentlib import call, content_bytes, failure, text_of
 from componentize_py_types import Err
@@ -27,15 +25,16 @@ class WitWorld(wit_world.WitWorld):
                 readme = demo.read_resource("demo://readme")
                 logo = demo.read_resource("demo://logo.png")
         except Err as err:
-            raise Err(f"the demo tooling failed: {failure(err)}")
+            raise Err(f"the demo tooling failed: {failure(err)}") from None
 
         png = content_bytes(logo)
+        signature = "ok" if png.startswith(b"\x89PNG") else "missing"
         lines = [
             f"Tools of 'demo': {', '.join(tool.name for tool in tools)}",
             f"word_count: {counts['words']} words, {counts['lines']} lines, {counts['characters']} characters",
             f"add(words, lines) = {total:g}",
             f"echo: {echoed}",
             f"Resource {readme.uri} ({readme.mime_type}): {readme.content.splitlines()[0]}",
-            f"Resource {logo.uri} ({logo.mime_type}): {len(png)} bytes, PNG signature {'ok' if png[:4] == b'\x89PNG' else 'missing'}",
+            f"Resource {logo.uri} ({logo.mime_type}): {len(png)} bytes, PNG signature {signature}",
         ]
         return "\n".join(lines)

@@ -209,15 +209,17 @@ def _trap_reason(message: str, limits: Limits, err_path: Path) -> str:
 
 
 def _last_exception_line(err_path: Path) -> str | None:
-    """The `Type: message` line ending a Python traceback on the guest's stderr, if any."""
+    """The `Type: message` line ending the last Python traceback on the guest's stderr, if any."""
     try:
         text = err_path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    if "Traceback (most recent call last)" not in text:
+    marker = "Traceback (most recent call last):"
+    if marker not in text:
         return None
-    lines = [line for line in text.splitlines() if line.strip()]
-    return f"the guest raised {lines[-1].strip()}" if lines else None
+    after = text[text.rindex(marker) + len(marker) :].splitlines()
+    line = next((line for line in after if line.strip() and not line[:1].isspace()), None)
+    return f"the guest raised {line.strip()}" if line is not None else None
 
 
 class _Forwarder:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -23,8 +22,11 @@ from host.config import ToolingConfig
 
 JsonObject = dict[str, Any]
 
-ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
-"""Receives (progress, total, message) for a call in flight."""
+
+class ProgressFn(Protocol):
+    """Receives progress reports for a call in flight."""
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -22,18 +22,17 @@ Contract:
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import IO, Any, Final, TypeVar
+from typing import Any, Final, TextIO, TypeVar
 
 import anyio
 import httpx2
 import mcp_types as types
-from anyio.abc import TaskGroup, TaskStatus
+from anyio.abc import TaskGroup
 from mcp import Client
-from mcp.client.session import IncomingMessage
+from mcp.client.session import IncomingMessage, MessageHandlerFnT
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -117,7 +116,20 @@ class McpTooling:
                 await self._conn.close()
             self._tools = None
             conn = _Connection(self._config, self._log_dir, self._on_message)
-            await self._nursery.start(conn.own)
+            self._nursery.start_soon(conn.own, name=f"mcp-owner-{self.name}")
+            with anyio.move_on_after(self._config.timeout):
+                await conn.ready.wait()
+            if not conn.ready.is_set():
+                # Report at once; the owner stops the server in the background (the SDK's stdio
+                # shutdown may take seconds for a server that ignores EOF).
+                conn.abandon()
+                raise ToolingError(
+                    ErrorCode.UNAVAILABLE,
+                    f"{self._where()} did not complete the MCP handshake within {self._config.timeout:g} s"
+                    f"{_stderr_hint(conn)} (raise `timeout` in {self._config.origin} if the server is slow to start)",
+                )
+            if conn.error is not None:
+                raise conn.error
             self._conn = conn
             logger.debug("%s connected (protocol %s)", self._where(), conn.client.protocol_version)
 
@@ -227,7 +239,7 @@ class _Connection:
         self,
         config: ToolingConfig,
         log_dir: Path,
-        on_message: Callable[[IncomingMessage], Awaitable[None]],
+        on_message: MessageHandlerFnT,
     ) -> None:
         self.config = config
         self.stderr_path = log_dir / f"{config.name}.stderr.log"
@@ -237,6 +249,9 @@ class _Connection:
         self._scope: anyio.CancelScope | None = None
         self._client: Client | None = None
         self.alive = False
+        self.ready = anyio.Event()
+        """Set once the handshake finished or failed (then `error` says why)."""
+        self.error: ToolingError | None = None
 
     @property
     def client(self) -> Client:
@@ -248,45 +263,42 @@ class _Connection:
         self.alive = False
         self._close_requested.set()
 
-    async def own(self, *, task_status: TaskStatus[None]) -> None:
-        """The owner task: enter the client, report started, wait for close, exit the client."""
-        started = False
+    async def own(self) -> None:
+        """The owner task: enter the client, set `ready`, wait for close, exit the client.
+
+        Never raises: a failure before `ready` is stored in `error` for the connecting task; one
+        after it means the server went away, which callers have already seen as their own errors.
+        """
         try:
-            # The handshake deadline sits on the owner's outermost scope: a deadline scope inside the
-            # exit stack would close before the client's own task groups (anyio forbids that).
-            with anyio.CancelScope(deadline=anyio.current_time() + self.config.timeout) as scope:
+            with anyio.CancelScope() as scope:
                 self._scope = scope
                 async with AsyncExitStack() as stack:
-                    client = await self._enter(stack)
-                    scope.deadline = math.inf
-                    self._client = client
+                    self._client = await self._enter(stack)
                     self.alive = True
-                    started = True
-                    task_status.started()
+                    self.ready.set()
                     await self._close_requested.wait()
-            if scope.cancelled_caught and not started:
-                raise ToolingError(
-                    ErrorCode.UNAVAILABLE,
-                    f"tooling {self.config.name!r} did not complete the MCP handshake within "
-                    f"{self.config.timeout:g} s{_stderr_hint(self)} (raise `timeout` in "
-                    f"{self.config.origin} if the server is slow to start)",
-                )
-        except ToolingError:  # raised only before start: the caller of `start` receives it
-            raise
         except Exception as exc:  # boundary: any connect failure becomes one ToolingError for the caller
-            if not started:
-                raise _connect_error(exc, self) from None
-            # After start: the server went away; callers already saw their own errors.
-            logger.debug("tooling %r: connection ended with %r", self.config.name, exc)
+            if not self.ready.is_set():
+                self.error = _connect_error(exc, self)
+            else:
+                logger.debug("tooling %r: connection ended with %r", self.config.name, exc)
         finally:
             self.alive = False
+            self.ready.set()
             self._done.set()
+
+    def abandon(self) -> None:
+        """Stop a connection that is still connecting."""
+        self.alive = False
+        self._close_requested.set()
+        if self._scope is not None:
+            self._scope.cancel()
 
     async def _enter(self, stack: AsyncExitStack) -> Client:
         config = self.config
         if config.transport == "stdio":
             assert config.command is not None
-            errlog: IO[str] = stack.enter_context(self.stderr_path.open("a", encoding="utf-8"))
+            errlog: TextIO = stack.enter_context(self.stderr_path.open("a", encoding="utf-8"))
             params = StdioServerParameters(
                 command=config.command,
                 args=list(config.args),
@@ -416,7 +428,8 @@ def _connect_error(exc: BaseException, conn: _Connection) -> ToolingError:
         )
     logger.debug("tooling %r: unexpected connect failure", config.name, exc_info=exc)
     return ToolingError(
-        ErrorCode.UNAVAILABLE, f"{where}: cannot connect: {type(leaf).__name__}: {_first_line(leaf)}{_stderr_hint(conn)}"
+        ErrorCode.UNAVAILABLE,
+        f"{where}: cannot connect: {type(leaf).__name__}: {_first_line(leaf)}{_stderr_hint(conn)}",
     )
 
 

@@ -1,0 +1,37 @@
+# agent-host. On a fresh machine (Python 3.11+):
+#   make demo   set everything up, build the example agent and run it against the bundled MCP server
+#   make test   set everything up, lint, type-check and run every test
+# Guest builds and compiled components are cached in ~/.cache/agent-host (or $AGENT_HOST_CACHE).
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup guests demo test lint bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "agent-host needs Python 3.11 or newer: run make PYTHON=python3.11")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $@
+
+guests: setup
+	$(BIN)/agent-host build guests/demo
+	$(BIN)/agent-host build tests/guests/probe
+
+demo: setup
+	$(BIN)/agent-host run guests/demo
+
+lint: setup
+	$(BIN)/ruff check host tests guests
+	$(BIN)/ruff format --check host tests guests
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache

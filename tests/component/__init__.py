@@ -1,0 +1,1 @@
+"""Component tests: real guests built with componentize-py, run in wasmtime, against real servers."""

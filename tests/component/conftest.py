@@ -1,0 +1,159 @@
+"""Fixtures for component tests: the probe guest, hosts, and real MCP servers on 127.0.0.1.
+
+- `probe_wasm`: tests/guests/probe built once per run (cached across runs by content).
+- `probe(host, steps)`: run the probe guest with a script; returns its per-step results.
+- `demo_host`: one host per module on the embedded default config (tooling `demo` over stdio),
+  connected eagerly so its server predates each test; closing it must leave no process.
+- `http_demo`: the bundled server over streamable HTTP on a free 127.0.0.1 port, stopped after.
+- `everything_bin`: @modelcontextprotocol/server-everything installed (pinned) into the cache
+  folder; the test is skipped, with the reason, when node or npm is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Final
+
+import pytest
+
+from host import Host, default_config
+from host.builder import build_guest
+from host.config import parse_config
+from host.paths import cache_dir
+from tests.processes import descendants, leaked
+
+REPO: Final = Path(__file__).resolve().parents[2]
+PROBE: Final = REPO / "tests" / "guests" / "probe"
+EVERYTHING_PACKAGE: Final = "@modelcontextprotocol/server-everything"
+EVERYTHING_VERSION: Final = "2026.8.31"
+SERVER_START_TIMEOUT: Final = 30.0
+"""Seconds a test server may take to print its URL."""
+
+Steps = list[dict[str, Any]]
+
+
+@pytest.fixture(scope="session")
+def probe_wasm() -> Path:
+    return build_guest(PROBE)
+
+
+def probe(host: Host, wasm: Path, steps: Steps, agent: str = "probe") -> list[dict[str, Any]]:
+    """Run the probe guest with `steps`; fail the test unless `run` returned ok."""
+    outcome = host.run(wasm, json.dumps({"steps": steps}), agent=agent)
+    assert outcome.status == "ok", outcome
+    results: list[dict[str, Any]] = json.loads(outcome.text)
+    return results
+
+
+def ok(result: dict[str, Any]) -> Any:
+    assert "ok" in result, result
+    return result["ok"]
+
+
+def err(result: dict[str, Any]) -> dict[str, Any]:
+    assert "err" in result, result
+    error: dict[str, Any] = result["err"]
+    return error
+
+
+def config_from(text: str, folder: Path) -> Any:
+    return parse_config(text, folder / "agent-host.toml")
+
+
+@pytest.fixture
+def make_host(tmp_path: Path) -> Iterator[Callable[[str], Host]]:
+    """Hosts from TOML text, closed after the test."""
+    hosts: list[Host] = []
+
+    def make(text: str) -> Host:
+        host = Host(config_from(text, tmp_path))
+        hosts.append(host)
+        return host
+
+    yield make
+    for host in hosts:
+        host.close()
+
+
+@pytest.fixture(scope="module")
+def demo_host() -> Iterator[Host]:
+    host = Host(default_config())
+    session = host.session("warm-up")
+    session.get("demo")
+    yield host
+    host.close()
+    left = leaked()
+    assert not left, f"closing the host left processes behind: {left}"
+
+
+class Server:
+    """A server child process that printed `listening on URL` and is stopped by `stop()`."""
+
+    def __init__(self, command: list[str], env: dict[str, str] | None = None) -> None:
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        self.url = self._wait_for_url()
+
+    def _wait_for_url(self) -> str:
+        import selectors
+
+        assert self.process.stdout is not None
+        selector = selectors.DefaultSelector()
+        selector.register(self.process.stdout, selectors.EVENT_READ)
+        if not selector.select(SERVER_START_TIMEOUT):
+            self.stop()
+            raise AssertionError(f"server did not start within {SERVER_START_TIMEOUT} s")
+        line = self.process.stdout.readline()
+        if not line.startswith("listening on "):
+            self.stop()
+            raise AssertionError(f"unexpected first line from the server: {line!r}")
+        return line.split()[-1]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+@pytest.fixture
+def http_demo() -> Iterator[Server]:
+    server = Server([sys.executable, "-m", "host.demo_server", "--http", "0"])
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def everything_bin() -> Path:
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip(f"{EVERYTHING_PACKAGE} needs node and npm, which are not on PATH")
+    prefix = cache_dir() / "npm" / f"server-everything-{EVERYTHING_VERSION}"
+    binary = prefix / "node_modules" / ".bin" / "mcp-server-everything"
+    if not binary.exists():
+        prefix.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
+             f"{EVERYTHING_PACKAGE}@{EVERYTHING_VERSION}"],
+            capture_output=True, text=True, check=False, timeout=600,
+        )  # fmt: skip
+        if done.returncode != 0 or not binary.exists():
+            pytest.fail(f"npm install {EVERYTHING_PACKAGE}@{EVERYTHING_VERSION} failed:\n{done.stderr[-2000:]}")
+    return binary
+
+
+def everything_toml(binary: Path, name: str = "everything") -> str:
+    return f'[tooling.{name}]\ncommand = "{binary}"\nargs = ["stdio"]\ntimeout = 30\n'
+
+
+__all__ = ["descendants"]

@@ -1,0 +1,124 @@
+"""`agent-host run` as a user runs it: a child process, real guests, the embedded default config.
+
+Provenance: design "Command line": stdout carries exactly the guest's answer; logs, progress and
+guest output go to stderr (guest lines prefixed with the agent's name); exit codes 0/1/2/3;
+`--input TEXT|@FILE|-`; `--agent NAME`. Issue 2, point 7: the example agent's summary.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.component.conftest import PROBE, REPO
+
+pytestmark = pytest.mark.component
+
+
+def agent_host(*args: str, stdin: str | None = None, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "host", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+        check=False,
+    )
+
+
+def steps(*items: dict[str, Any]) -> str:
+    return json.dumps({"steps": list(items)})
+
+
+def test_stdout_is_exactly_the_answer_and_guest_output_goes_to_stderr(probe_wasm: Path) -> None:
+    done = agent_host(
+        "run", str(probe_wasm), "--input",
+        steps({"op": "print", "text": "to stdout"}, {"op": "eprint", "text": "to stderr"},
+              {"op": "log", "level": "info", "message": "logged"}),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [{"ok": True}, {"ok": True}, {"ok": True}]
+    name = probe_wasm.stem
+    for line in ("to stdout", "to stderr", "logged"):
+        assert f"[{name}] {line}" in done.stderr
+
+
+def test_exit_codes_follow_the_design(probe_wasm: Path) -> None:
+    failed = agent_host("run", str(probe_wasm), "--input", steps({"op": "fail", "message": "declined"}))
+    assert failed.returncode == 1 and failed.stdout == ""
+    assert "returned an error: declined" in failed.stderr
+    trapped = agent_host("run", str(probe_wasm), "--input", steps({"op": "raise", "message": "kaput"}))
+    assert trapped.returncode == 3 and trapped.stdout == ""
+    assert "was stopped: the guest raised RuntimeError: kaput" in trapped.stderr
+    unusable = agent_host("run", str(probe_wasm), "--config", "/nonexistent/agent-host.toml")
+    assert unusable.returncode == 2
+    assert "no such file" in unusable.stderr
+
+
+def test_input_comes_from_text_a_file_or_stdin(probe_wasm: Path, tmp_path: Path) -> None:
+    script = steps({"op": "log", "message": "x"})
+    (tmp_path / "in.json").write_text(script)
+    for args, stdin in (
+        (["--input", script], None),
+        (["--input", f"@{tmp_path / 'in.json'}"], None),
+        (["--input", "-"], script),
+    ):
+        done = agent_host("run", str(probe_wasm), *args, stdin=stdin)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == [{"ok": True}]
+
+
+def test_an_agent_table_supplies_component_input_and_name(probe_wasm: Path, tmp_path: Path) -> None:
+    config = tmp_path / "agent-host.toml"
+    config.write_text(
+        '[tooling.demo]\ncommand = "${AGENT_HOST_PYTHON}"\nargs = ["-m", "host.demo_server"]\n'
+        f"[agents.scout]\ncomponent = '{PROBE}'\ntoolings = [\"demo\"]\n"
+        f"input = '{steps({'op': 'get', 'tooling': 'demo', 'as': 'd'}, {'op': 'eprint', 'text': 'hi'})}'\n"
+    )
+    done = agent_host("run", "--agent", "scout", "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [{"ok": True}, {"ok": True}]
+    assert "[scout] hi" in done.stderr
+
+
+def test_the_demo_agent_prints_its_summary() -> None:
+    done = agent_host("run", "guests/demo")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "Tools of 'demo': echo, add, word_count, fail, sleep, set_note"
+    assert "add(words, lines) = 15" in done.stdout
+    assert "Resource demo://logo.png (image/png): 190 bytes, PNG signature ok" in done.stdout
+
+
+def test_tools_and_call_use_the_embedded_default() -> None:
+    listed = agent_host("tools", "--json")
+    assert listed.returncode == 0, listed.stderr
+    report = json.loads(listed.stdout)
+    assert [t["name"] for t in report["demo"]["tools"]][:2] == ["echo", "add"]
+    called = agent_host("call", "demo", "add", '{"a": 1, "b": 2}')
+    assert called.returncode == 0 and json.loads(called.stdout)["structuredContent"] == {"sum": 3}
+    failed = agent_host("call", "demo", "fail", '{"message": "nope"}')
+    assert failed.returncode == 1 and json.loads(failed.stdout)["isError"] is True
+    unknown = agent_host("call", "demo", "nosuch")
+    assert unknown.returncode == 2 and "not-found" in unknown.stderr
+
+
+def test_a_guest_written_from_the_template_builds_and_runs(tmp_path: Path) -> None:
+    """A guest that is not in the repo, written against wit/ alone, built with `agent-host build`."""
+    assert agent_host("new", "outsider", "--dir", str(tmp_path)).returncode == 0
+    built = agent_host("build", str(tmp_path / "outsider"))
+    assert built.returncode == 0, built.stderr
+    wasm = Path(built.stdout.strip())
+    assert wasm.suffix == ".wasm" and wasm.is_file()
+    again = agent_host("build", str(tmp_path / "outsider"))
+    assert again.stdout == built.stdout and "building" not in again.stderr  # cached by content
+    done = agent_host("run", str(wasm), "--input", "ping")
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["tools"][:2] == ["echo", "add"]
+    assert answer["echo"]["content"] == [{"type": "text", "text": "ping"}]

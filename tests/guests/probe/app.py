@@ -1,0 +1,166 @@
+"""A scripted test guest: runs the steps given as JSON input and returns every outcome as JSON.
+
+Input: {"steps": [{"op": "get", "tooling": "demo", "as": "d"}, {"op": "list_tools", "h": "d"}, ...]}
+Output: a JSON list with one entry per step: {"ok": value} or {"err": {"code", "message", "data"}}.
+A step's string field "id" may instead be given as {"ref": N}: the `ok` value of step N.
+Written against wit/ alone (plus agentlib's nothing): one build serves every component test.
+"""
+
+import json
+import os
+import sys
+
+import wit_world
+from componentize_py_types import Err
+from wit_world.imports import inbox, log, tooling, types
+
+
+def _error(err: Err) -> dict:
+    value = err.value
+    if isinstance(value, types.Error):
+        return {"code": value.code.name.lower().replace("_", "-"), "message": value.message, "data": value.data}
+    return {"code": "?", "message": str(value), "data": None}
+
+
+def _tool(tool: types.Tool) -> dict:
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": json.loads(tool.input_schema),
+        "output_schema": json.loads(tool.output_schema) if tool.output_schema is not None else None,
+    }
+
+
+def _resource(info: types.ResourceInfo) -> dict:
+    return {"uri": info.uri, "name": info.name, "description": info.description, "mime_type": info.mime_type}
+
+
+def _content(content: types.ResourceContent) -> dict:
+    return {"uri": content.uri, "mime_type": content.mime_type, "content": content.content}
+
+
+def _envelope(envelope) -> dict | None:
+    if envelope is None:
+        return None
+    event = envelope.event
+    kind = type(event).__name__.removeprefix("Event_")
+    value = event.value
+    if isinstance(value, types.ToolResult):
+        payload = {"name": value.name, "arguments": value.arguments, "value": json.loads(value.value)}
+    elif isinstance(value, types.Error):
+        payload = {"code": value.code.name.lower().replace("_", "-"), "message": value.message, "data": value.data}
+    elif isinstance(value, types.Progress):
+        payload = {"progress": value.progress, "total": value.total, "message": value.message}
+    elif isinstance(value, types.ResourceContent):
+        payload = _content(value)
+    elif isinstance(value, list):
+        payload = [_tool(v) if isinstance(v, types.Tool) else _resource(v) for v in value]
+    else:
+        payload = repr(value)
+    return {"id": envelope.id, "kind": kind, "value": payload}
+
+
+class WitWorld(wit_world.WitWorld):
+    def run(self, input: str) -> str:
+        script = json.loads(input)
+        handles: dict[str, tooling.Tooling] = {}
+        results: list[dict] = []
+
+        def arg(step: dict, key: str):
+            value = step[key]
+            if isinstance(value, dict) and "ref" in value:
+                return results[value["ref"]]["ok"]
+            return value
+
+        for step in script["steps"]:
+            op = step["op"]
+            h = handles.get(step.get("h", ""))
+            try:
+                if op == "get":
+                    handles[step["as"]] = tooling.get(step["tooling"])
+                    value = True
+                elif op == "drop":
+                    handles.pop(step["h"]).__exit__(None, None, None)
+                    value = True
+                elif op == "kind":
+                    value = h.kind()
+                elif op == "name":
+                    value = h.name()
+                elif op == "list_tools":
+                    value = [_tool(t) for t in h.list_tools()]
+                elif op == "call_blocking":
+                    r = h.call_tool_blocking(step["tool"], step.get("args", "{}"))
+                    value = {"name": r.name, "arguments": r.arguments, "value": json.loads(r.value)}
+                elif op == "list_resources":
+                    value = [_resource(r) for r in h.list_resources()]
+                elif op == "read_resource":
+                    value = _content(h.read_resource(step["uri"]))
+                elif op == "call":
+                    value = h.call_tool(step["tool"], step.get("args", "{}"))
+                elif op == "is_open":
+                    value = h.is_open(arg(step, "id"))
+                elif op == "cancel":
+                    value = h.cancel(arg(step, "id"))
+                elif op == "subscribe_resource":
+                    value = h.subscribe_resource(step["uri"])
+                elif op == "subscribe_resource_list":
+                    value = h.subscribe_resource_list()
+                elif op == "subscribe_tool_list":
+                    value = h.subscribe_tool_list()
+                elif op == "unsubscribe_resource":
+                    value = h.unsubscribe_resource(arg(step, "id"))
+                elif op == "unsubscribe_resource_list":
+                    value = h.unsubscribe_resource_list(arg(step, "id"))
+                elif op == "unsubscribe_tool_list":
+                    value = h.unsubscribe_tool_list(arg(step, "id"))
+                elif op == "recv":
+                    value = _envelope(inbox.recv(step.get("timeout_ms")))
+                elif op == "try_recv":
+                    value = _envelope(inbox.try_recv())
+                elif op == "log":
+                    log.log(getattr(log.Level, step.get("level", "info").upper()), step["message"])
+                    value = True
+                elif op == "print":
+                    print(step["text"])
+                    value = True
+                elif op == "eprint":
+                    print(step["text"], file=sys.stderr)
+                    value = True
+                elif op == "fail":
+                    raise Err(step["message"])
+                elif op == "raise":
+                    raise RuntimeError(step["message"])
+                elif op == "loop":
+                    while True:
+                        pass
+                elif op == "alloc":
+                    hoard = []
+                    while True:
+                        hoard.append(bytearray(1 << 20))
+                elif op == "recurse":
+
+                    def down(n: int) -> int:
+                        return down(n + 1) + 1
+
+                    sys.setrecursionlimit(10**9)
+                    value = down(0)
+                elif op == "read_file":
+                    with open(step["path"], "rb") as handle:
+                        value = handle.read(200).decode("utf-8", "replace")
+                elif op == "write_file":
+                    with open(step["path"], "w") as handle:
+                        value = handle.write(step.get("text", "x"))
+                elif op == "env":
+                    value = dict(os.environ)
+                elif op == "listdir":
+                    value = sorted(os.listdir(step["path"]))
+                else:
+                    raise ValueError(f"unknown op {op!r}")
+                results.append({"ok": value})
+            except Err as err:
+                if op == "fail":
+                    raise
+                results.append({"err": _error(err)})
+            except (OSError, MemoryError, RecursionError) as exc:
+                results.append({"err": {"code": "python", "message": f"{type(exc).__name__}: {exc}", "data": None}})
+        return json.dumps(results)

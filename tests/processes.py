@@ -1,0 +1,67 @@
+"""Which processes this test run started and has not reaped: the leak check behind every test.
+
+Reads /proc (Linux). A process counts as leaked when it descends from the pytest process, is not
+a zombie being reaped, and was not registered as long-lived by a session fixture (`keep`).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+_kept: set[int] = set()
+
+
+def keep(pid: int) -> None:
+    """Exempt a session-scoped server (stopped by its own fixture) from the per-test check."""
+    _kept.add(pid)
+
+
+def release(pid: int) -> None:
+    _kept.discard(pid)
+
+
+def _table() -> dict[int, tuple[int, str, str]]:
+    table: dict[int, tuple[int, str, str]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue
+        # pid (comm) state ppid ...; comm may contain spaces and parentheses.
+        rest = stat[stat.rindex(")") + 2 :].split()
+        table[int(entry.name)] = (int(rest[1]), rest[0], cmdline)
+    return table
+
+
+def descendants(root: int | None = None) -> dict[int, str]:
+    """Live descendants of `root` (default: this process), pid → command line."""
+    root = os.getpid() if root is None else root
+    table = _table()
+    found: dict[int, str] = {}
+    frontier = [root]
+    while frontier:
+        parent = frontier.pop()
+        for pid, (ppid, state, cmdline) in table.items():
+            if ppid == parent and pid not in found:
+                if state != "Z":
+                    found[pid] = cmdline
+                frontier.append(pid)
+    return found
+
+
+def leaked(grace: float = 3.0, ignore: set[int] | frozenset[int] = frozenset()) -> dict[int, str]:
+    """Descendants not kept nor in `ignore`, after waiting up to `grace` seconds for them to exit."""
+    deadline = time.monotonic() + grace
+    while True:
+        exempt = set(_kept) | set(ignore)
+        for pid in list(_kept):
+            exempt |= set(descendants(pid))
+        alive = {pid: cmd for pid, cmd in descendants().items() if pid not in exempt}
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.05)

@@ -1,0 +1,188 @@
+"""Configuration: valid files load into dataclasses; every mistake names the file, the key and the fix.
+
+Provenance: issue 2, point 5 (TOML as in the design, `${VAR}` expansion, errors that name the file,
+the key path and what is expected; `config init` writes a commented starter file).
+"""
+
+from __future__ import annotations
+
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from host.config import default_config, find_config_file, load_config, parse_config, parse_size, starter_config_text
+from host.errors import ConfigError
+
+DESIGN_EXAMPLE = """
+[tooling.files]
+kind = "mcp"
+transport = "stdio"
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-filesystem", "./data"]
+env = { LOG_LEVEL = "info" }
+timeout = 30
+
+[tooling.remote]
+kind = "mcp"
+transport = "http"
+url = "http://127.0.0.1:8000/mcp"
+headers = { Authorization = "Bearer ${TOKEN}" }
+
+[agents.watcher]
+component = "guests/watcher"
+input = '{"uri": "file:///data/a.txt"}'
+toolings = ["files"]
+tools = { files = ["read_*"] }
+memory = "256MiB"
+timeout = 300
+"""
+
+
+def parse(text: str, env: dict[str, str] | None = None, path: Path = Path("/etc/agent/agent-host.toml")) -> object:
+    return parse_config(text, path, env if env is not None else {})
+
+
+def error_of(text: str, env: dict[str, str] | None = None) -> str:
+    with pytest.raises(ConfigError) as caught:
+        parse(text, env)
+    return str(caught.value)
+
+
+def test_the_design_example_loads_with_every_value() -> None:
+    config = parse_config(DESIGN_EXAMPLE, Path("/etc/agent/agent-host.toml"), {"TOKEN": "t0k"})
+    files, remote = config.toolings["files"], config.toolings["remote"]
+    assert (files.transport, files.command, files.args) == (
+        "stdio",
+        "npx",
+        ("-y", "@modelcontextprotocol/server-filesystem", "./data"),
+    )
+    assert files.env == {"LOG_LEVEL": "info"} and files.timeout == 30.0
+    assert (remote.transport, remote.url, remote.headers) == (
+        "http",
+        "http://127.0.0.1:8000/mcp",
+        {"Authorization": "Bearer t0k"},
+    )
+    watcher = config.agents["watcher"]
+    assert watcher.component == Path("/etc/agent/guests/watcher")
+    assert watcher.toolings == ("files",) and watcher.tools == {"files": ("read_*",)}
+    assert watcher.memory == 256 * 1024 * 1024 and watcher.timeout == 300.0
+    assert watcher.input == '{"uri": "file:///data/a.txt"}'
+
+
+def test_transport_defaults_to_stdio_with_a_command_and_http_with_a_url() -> None:
+    config = parse_config(
+        '[tooling.a]\ncommand = "x"\n[tooling.b]\nurl = "http://127.0.0.1:1/mcp"\n', Path("c.toml"), {}
+    )
+    assert config.toolings["a"].transport == "stdio"
+    assert config.toolings["b"].transport == "http"
+
+
+def test_variables_expand_with_defaults_and_dollar_escapes() -> None:
+    text = '[tooling.a]\ncommand = "${BIN}"\nargs = ["${MISSING:-fallback}", "$$HOME", "${AGENT_HOST_PYTHON}"]\n'
+    tooling = parse_config(text, Path("c.toml"), {"BIN": "/usr/bin/srv"}).toolings["a"]
+    assert tooling.command == "/usr/bin/srv"
+    assert tooling.args == ("fallback", "$HOME", sys.executable)
+
+
+def test_an_unset_variable_names_the_key_and_the_variable() -> None:
+    message = error_of('[tooling.r]\nurl = "http://127.0.0.1/mcp"\nheaders = { Authorization = "Bearer ${TOKEN}" }\n')
+    assert "agent-host.toml: tooling.r.headers.Authorization: environment variable TOKEN is not set" in message
+    assert "${TOKEN:-default}" in message
+
+
+def test_invalid_toml_names_the_file_and_the_position() -> None:
+    message = error_of('[tooling.a]\ncommand = "unterminated\n')
+    assert message.startswith("/etc/agent/agent-host.toml: invalid TOML:")
+    assert "line 2" in message
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('[tooling.a]\ncomand = "x"\n', "tooling.a.comand: unknown key"),
+        ('[tools.a]\ncommand = "x"\n', "tools: unknown key"),
+        (
+            '[tooling.a]\ncommand = "x"\nargs = "-y"\n',
+            "tooling.a.args: expected a list of strings, got a string ('-y')",
+        ),
+        ("[tooling.a]\ncommand = 3\n", "tooling.a.command: expected a string, got an integer (3)"),
+        ("[tooling.a]\nargs = []\n", "tooling.a: a stdio tooling needs `command`"),
+        ('[tooling.a]\ntransport = "http"\n', 'tooling.a: transport = "http" needs `url`'),
+        ('[tooling.a]\nurl = "ftp://x"\n', "tooling.a.url: expected an http:// or https:// URL, got 'ftp://x'"),
+        (
+            '[tooling.a]\ntransport = "ws"\ncommand = "x"\n',
+            'tooling.a.transport: expected "stdio" or "http", got \'ws\'',
+        ),
+        ('[tooling.a]\ncommand = "x"\ntimeout = 0\n', "tooling.a.timeout: expected a number of seconds > 0, got 0"),
+        ('[tooling.a]\ncommand = "x"\nkind = "rpc"\n', "tooling.a.kind: expected one of mcp, got 'rpc'"),
+        (
+            '[tooling.a]\nurl = "http://h/mcp"\ncommand = "x"\ntransport = "http"\n',
+            'tooling.a.command: applies only to transport = "stdio"',
+        ),
+        ('[tooling.a]\ncommand = "x"\nheaders = {}\n', '`url` and `headers` apply only to transport = "http"'),
+        ('[agents.w]\ntoolings = ["nope"]\n', "agents.w: names tooling 'nope', which is not defined"),
+        (
+            '[agents.w]\nmemory = "lots"\n',
+            "agents.w.memory: expected a size such as \"256MiB\" or a number of bytes, got 'lots'",
+        ),
+        ("tooling = 3\n", "tooling: expected a table, got an integer (3)"),
+    ],
+)
+def test_mistakes_name_the_key_path_and_what_is_expected(text: str, expected: str) -> None:
+    message = error_of(text)
+    assert message.startswith("/etc/agent/agent-host.toml: ")
+    assert expected in message
+
+
+def test_planned_kinds_are_refused_clearly() -> None:
+    assert "kind 'python' is not available in this version" in error_of('[tooling.a]\nkind = "python"\n')
+
+
+def test_a_missing_file_suggests_config_init(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no such file") as caught:
+        load_config(tmp_path / "absent.toml")
+    assert caught.value.hint is not None and "config init" in caught.value.hint
+
+
+def test_the_embedded_default_runs_the_bundled_server_with_the_hosts_python() -> None:
+    demo = default_config().toolings["demo"]
+    assert demo.command == sys.executable
+    assert demo.args == ("-m", "host.demo_server")
+    assert default_config().source is None
+
+
+def test_the_starter_file_is_commented_valid_toml_that_loads(tmp_path: Path) -> None:
+    text = starter_config_text()
+    assert text.startswith("# agent-host configuration")
+    assert "# [tooling.files]" in text
+    tomllib.loads(text)
+    config = parse_config(text, tmp_path / "agent-host.toml", {})
+    assert config.toolings["demo"].args == ("-m", "host.demo_server")
+    assert config.toolings["demo"].command == sys.executable
+    assert config.agents["demo"].component == tmp_path / "guests" / "demo"
+
+
+def test_config_file_lookup_prefers_flag_then_environment_then_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AGENT_HOST_CONFIG", raising=False)
+    assert find_config_file(None, tmp_path) is None
+    (tmp_path / "agent-host.toml").write_text("")
+    assert find_config_file(None, tmp_path) == tmp_path / "agent-host.toml"
+    monkeypatch.setenv("AGENT_HOST_CONFIG", "/from/env.toml")
+    assert find_config_file(None, tmp_path) == Path("/from/env.toml")
+    assert find_config_file("flag.toml", tmp_path) == Path("flag.toml")
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [("256MiB", 256 << 20), ("1GiB", 1 << 30), ("512MB", 512_000_000), ("4096", 4096), ("1.5KiB", 1536)],
+)
+def test_sizes_parse_with_units(text: str, size: int) -> None:
+    assert parse_size(text) == size
+
+
+def test_unreadable_sizes_are_none() -> None:
+    assert parse_size("12 parsecs") is None

@@ -1,0 +1,75 @@
+"""MCP failures map to the documented error codes, with messages that say what to do.
+
+Provenance: issue 2 failure paths; style.md §8-9 (one module maps MCP errors; both error planes).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp.client.session import IncomingMessage
+from mcp.shared.exceptions import MCPError
+
+from host.config import ToolingConfig
+from host.errors import ErrorCode
+from host.toolings.mcp import _connect_error, _Connection, _map_mcp_error
+
+
+def mcp_error(code: int, message: str = "boom") -> MCPError:
+    return MCPError(code, message)
+
+
+@pytest.mark.parametrize(
+    ("code", "what", "expected"),
+    [
+        (-32000, "the call of tool 'x'", ErrorCode.UNAVAILABLE),
+        (-32001, "the call of tool 'x'", ErrorCode.TIMEOUT),
+        (-32601, "resources/list", ErrorCode.UNAVAILABLE),
+        (-32602, "the call of tool 'x'", ErrorCode.INVALID_ARGUMENTS),
+        (-32602, "the read of resource 'u'", ErrorCode.NOT_FOUND),
+        (-32002, "the read of resource 'u'", ErrorCode.NOT_FOUND),
+        (-32700, "tools/list", ErrorCode.PROTOCOL),
+        (-32600, "tools/list", ErrorCode.PROTOCOL),
+        (-32603, "the call of tool 'x'", ErrorCode.TOOL_FAILED),
+        (-32603, "tools/list", ErrorCode.PROTOCOL),
+        (-1, "tools/list", ErrorCode.PROTOCOL),
+    ],
+)
+def test_mcp_error_codes_map_to_guest_codes(code: int, what: str, expected: ErrorCode) -> None:
+    error = _map_mcp_error(mcp_error(code), "demo", what, None)
+    assert error.code is expected
+    assert "tooling 'demo'" in error.message
+
+
+def _conn(tmp_path: Path, **kwargs: object) -> _Connection:
+    config = ToolingConfig(name="t", origin="cfg.toml [tooling.t]", **kwargs)  # type: ignore[arg-type]
+    return _Connection(config, tmp_path, _ignore)
+
+
+async def _ignore(message: IncomingMessage) -> None:
+    return None
+
+
+def test_a_missing_command_names_it_and_the_config_key(tmp_path: Path) -> None:
+    error = _connect_error(FileNotFoundError(2, "No such file"), _conn(tmp_path, command="mcp-x"))
+    assert error.code is ErrorCode.UNAVAILABLE
+    assert "command 'mcp-x' was not found" in error.message and "cfg.toml [tooling.t]" in error.message
+
+
+def test_a_refused_http_connection_inside_an_exception_group_is_found(tmp_path: Path) -> None:
+    group = ExceptionGroup(
+        "unhandled", [ExceptionGroup("inner", [httpx2.ConnectError("All connection attempts failed")])]
+    )
+    error = _connect_error(group, _conn(tmp_path, transport="http", url="http://127.0.0.1:9/mcp"))
+    assert error.code is ErrorCode.UNAVAILABLE
+    assert "cannot connect to http://127.0.0.1:9/mcp" in error.message and "is the server running?" in error.message
+
+
+def test_a_closed_handshake_quotes_the_servers_stderr(tmp_path: Path) -> None:
+    conn = _conn(tmp_path, command="srv")
+    conn.stderr_path.write_text("starting\nfatal: no API key\n")
+    error = _connect_error(mcp_error(-32000, "Connection closed"), conn)
+    assert error.code is ErrorCode.UNAVAILABLE
+    assert "fatal: no API key" in error.message
