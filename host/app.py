@@ -17,6 +17,7 @@ from pathlib import Path
 
 from host.bridge import Bridge
 from host.config import AgentConfig, Config
+from host.inbox import Inbox
 from host.paths import cache_dir
 from host.runtime.engine import Runtime
 from host.runtime.guest import GuestThread, Limits, Outcome, start_guest
@@ -47,7 +48,9 @@ class Host:
 
     def session(self, agent: str) -> GuestSession:
         """A session for agent `agent` (also used by the command line's `tools` and `call`)."""
-        return GuestSession(agent, self.bridge, self.toolings)
+        limits = self.config.host
+        inbox = Inbox(limits.inbox_size, limits.max_open_calls, limits.max_subscriptions)
+        return GuestSession(agent, self.bridge, self.toolings, inbox=inbox, max_wait=limits.recv_timeout)
 
     def start(
         self, wasm: Path, input_text: str, *, agent: str = "guest", settings: AgentConfig | None = None

@@ -38,14 +38,29 @@ ENV_CONFIG: Final = "AGENT_HOST_CONFIG"
 """Environment variable naming the config file."""
 
 DEFAULT_REQUEST_TIMEOUT: Final = 30.0
-"""Seconds a tooling request (and a connection attempt) may take before it is cancelled."""
+"""Seconds a tooling request may take before it is cancelled."""
+
+DEFAULT_CONNECT_TIMEOUT: Final = 30.0
+"""Seconds to start (or reach) a server and complete the MCP handshake."""
+
+DEFAULT_INBOX_SIZE: Final = 1024
+DEFAULT_MAX_OPEN_CALLS: Final = 256
+DEFAULT_MAX_SUBSCRIPTIONS: Final = 256
+DEFAULT_RECV_TIMEOUT: Final = 60.0
 
 PYTHON_VARIABLE: Final = "AGENT_HOST_PYTHON"
 """Always-defined variable for `${...}` expansion: the Python interpreter running the host."""
 
 ToolingKind = Literal["mcp"]
 Transport = Literal["stdio", "http"]
+Protocol = Literal["auto", "2025-11-25"]
 
+_TOP_KEYS: Final = frozenset({"host", "tooling", "agents"})
+_HOST_KEYS: Final = frozenset({"inbox_size", "max_open_calls", "max_subscriptions", "recv_timeout"})
+_TOOLING_KEYS: Final = frozenset(
+    {"kind", "transport", "command", "args", "env", "cwd", "url", "headers", "timeout", "connect_timeout", "protocol"}
+)
+_AGENT_KEYS: Final = frozenset({"component", "input", "toolings", "tools", "memory", "timeout"})
 _KINDS: Final = ("mcp",)
 _PLANNED_KINDS: Final = ("python", "mock")
 
@@ -64,6 +79,9 @@ class ToolingConfig:
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     timeout: float = DEFAULT_REQUEST_TIMEOUT
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    protocol: Protocol = "auto"
+    """MCP protocol era: "auto" (discover, fall back to the 2025 handshake) or "2025-11-25" (handshake only)."""
     origin: str = "<default>"
     """Where this table was defined, for messages: `FILE [tooling.NAME]`."""
 
@@ -85,11 +103,26 @@ class AgentConfig:
 
 
 @dataclass(frozen=True)
+class HostSettings:
+    """The `[host]` table: limits every guest of this host shares the defaults of."""
+
+    inbox_size: int = DEFAULT_INBOX_SIZE
+    """Envelopes one guest's inbox holds; at least 2 * max_open_calls + max_subscriptions."""
+    max_open_calls: int = DEFAULT_MAX_OPEN_CALLS
+    """Calls one guest may have open; `call-tool` answers `limit-exceeded` beyond."""
+    max_subscriptions: int = DEFAULT_MAX_SUBSCRIPTIONS
+    """Subscriptions one guest may hold; `subscribe-*` answers `limit-exceeded` beyond."""
+    recv_timeout: float = DEFAULT_RECV_TIMEOUT
+    """Seconds `inbox.recv` waits when the guest passes no timeout."""
+
+
+@dataclass(frozen=True)
 class Config:
     """A whole, validated configuration."""
 
     toolings: Mapping[str, ToolingConfig]
     agents: Mapping[str, AgentConfig] = field(default_factory=dict)
+    host: HostSettings = field(default_factory=HostSettings)
     source: Path | None = None
     """The file it was read from; None for the embedded default."""
 
@@ -160,7 +193,8 @@ class _Parser:
         return ConfigError(f"{self.path}: {key}: {problem}", hint=hint)
 
     def config(self, raw: dict[str, Any]) -> Config:
-        self.reject_unknown(raw, "", {"tooling", "agents"})
+        self.reject_unknown(raw, "", _TOP_KEYS)
+        host = self.host(self.table(raw, "host", "host"))
         toolings_raw = self.table(raw, "tooling", "tooling")
         agents_raw = self.table(raw, "agents", "agents")
         toolings = {
@@ -175,13 +209,29 @@ class _Parser:
                         f"names tooling {granted!r}, which is not defined",
                         hint=f"add a [tooling.{granted}] table or remove it; defined: {_names(toolings)}",
                     )
-        return Config(toolings=toolings, agents=agents, source=self.path)
+        return Config(toolings=toolings, agents=agents, host=host, source=self.path)
+
+    def host(self, raw: dict[str, Any]) -> HostSettings:
+        self.reject_unknown(raw, "host", _HOST_KEYS)
+        settings = HostSettings(
+            inbox_size=self.count(raw, "inbox_size", "host", DEFAULT_INBOX_SIZE),
+            max_open_calls=self.count(raw, "max_open_calls", "host", DEFAULT_MAX_OPEN_CALLS),
+            max_subscriptions=self.count(raw, "max_subscriptions", "host", DEFAULT_MAX_SUBSCRIPTIONS),
+            recv_timeout=self.seconds(raw, "recv_timeout", "host", DEFAULT_RECV_TIMEOUT),
+        )
+        needed = 2 * settings.max_open_calls + settings.max_subscriptions
+        if settings.inbox_size < needed:
+            raise self.fail(
+                "host.inbox_size",
+                f"{settings.inbox_size} is too small: {settings.max_open_calls} open calls (2 envelopes each) and "
+                f"{settings.max_subscriptions} subscriptions (1 each) need {needed}",
+                hint="raise inbox_size or lower max_open_calls / max_subscriptions",
+            )
+        return settings
 
     def tooling(self, name: str, raw: dict[str, Any]) -> ToolingConfig:
         key = f"tooling.{name}"
-        self.reject_unknown(
-            raw, key, {"kind", "transport", "command", "args", "env", "cwd", "url", "headers", "timeout"}
-        )
+        self.reject_unknown(raw, key, _TOOLING_KEYS)
         kind = self.string(raw, "kind", key, default="mcp")
         if kind in _PLANNED_KINDS:
             raise self.fail(f"{key}.kind", f"kind {kind!r} is not available in this version of agent-host")
@@ -208,6 +258,9 @@ class _Parser:
         else:
             raise self.fail(f"{key}.transport", f'expected "stdio" or "http", got {transport!r}')
         cwd = self.string(raw, "cwd", key, default=None)
+        protocol = self.string(raw, "protocol", key, default="auto")
+        if protocol not in ("auto", "2025-11-25"):
+            raise self.fail(f"{key}.protocol", f'expected "auto" or "2025-11-25", got {protocol!r}')
         return ToolingConfig(
             name=name,
             kind="mcp",
@@ -219,12 +272,14 @@ class _Parser:
             url=url,
             headers=self.string_map(raw, "headers", key),
             timeout=self.seconds(raw, "timeout", key, DEFAULT_REQUEST_TIMEOUT),
+            connect_timeout=self.seconds(raw, "connect_timeout", key, DEFAULT_CONNECT_TIMEOUT),
+            protocol="auto" if protocol == "auto" else "2025-11-25",
             origin=f"{self.path} [{key}]",
         )
 
     def agent(self, name: str, raw: dict[str, Any]) -> AgentConfig:
         key = f"agents.{name}"
-        self.reject_unknown(raw, key, {"component", "input", "toolings", "tools", "memory", "timeout"})
+        self.reject_unknown(raw, key, _AGENT_KEYS)
         component = self.string(raw, "component", key, default=None)
         tools_raw = self.table(raw, "tools", f"{key}.tools")
         tools = {tooling: self.strings(tools_raw, tooling, f"{key}.tools") for tooling in tools_raw}
@@ -242,7 +297,7 @@ class _Parser:
 
     # -- typed accessors ---------------------------------------------------------------------
 
-    def reject_unknown(self, raw: Mapping[str, Any], key: str, known: set[str]) -> None:
+    def reject_unknown(self, raw: Mapping[str, Any], key: str, known: frozenset[str]) -> None:
         for name in raw:
             if name not in known:
                 path = f"{key}.{name}" if key else name
@@ -278,6 +333,12 @@ class _Parser:
                 raise self.fail(f"{key}.{name}.{item_key}", f"expected a string, got {_kind(item)}")
             out[item_key] = self.expand(item, f"{key}.{name}.{item_key}")
         return out
+
+    def count(self, raw: Mapping[str, Any], name: str, key: str, default: int) -> int:
+        value = raw.get(name, default)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise self.fail(f"{key}.{name}", f"expected a whole number >= 1, got {value!r}")
+        return value
 
     def seconds(self, raw: Mapping[str, Any], name: str, key: str, default: Any) -> Any:
         value = raw.get(name, default)

@@ -11,23 +11,37 @@ Contract:
   `invalid-arguments` with the parser's position.
 - A tool result with `isError: true` becomes `ToolingError(tool-failed)`: the message is the
   result's text content, `data` the whole result as JSON.
-- `close()` forgets every handle; it is idempotent.
+- `call_tool` returns a fresh UUID at once; the call runs as a task on the loop, bounded by the
+  tooling's timeout, and ends with exactly one final envelope in the guest's `Inbox` (none when
+  cancelled). `cancel` cancels that task, which cancels the upstream request.
+- Subscriptions are registered with the tooling's shared `Watchers` (blocking until the server
+  acknowledged them); their events are pushed into the inbox by a sink that never blocks.
+  `unsubscribe` closes the inbox side first (no envelope after it returns), then releases upstream.
+- `drop(rep)` cancels what was opened through that handle; `close()` (the guest's run ended, by
+  returning or trapping) cancels everything, upstream too, and closes the inbox. Idempotent.
 
 This module imports neither wasmtime nor mcp.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+import functools
 import json
 import logging
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Literal, TypeVar
+
+import anyio
 
 from host.bridge import Bridge
+from host.config import DEFAULT_RECV_TIMEOUT
 from host.errors import ErrorCode, ToolingError
-from host.toolings import ResourceData, ResourceSpec, Tooling, ToolingSet, ToolSpec
-from host.toolings.base import JsonObject
+from host.inbox import FINAL_KINDS, Envelope, Inbox, Progress
+from host.toolings import ResourceData, ResourceSpec, Sink, Tooling, ToolingSet, ToolSpec, Watchers
+from host.toolings.base import CallResult, JsonObject
 
 logger = logging.getLogger(__name__)
 guest_logger = logging.getLogger("host.guest")
@@ -35,13 +49,16 @@ guest_logger = logging.getLogger("host.guest")
 _T = TypeVar("_T")
 
 CONNECT_GRACE: Final = 2.0
-"""Seconds added to a tooling's timeout for `get`, so the connection's own, more precise timeout
-message wins over the generic one."""
+"""Seconds added to a tooling's connect timeout for `get`, so the connection's own, more precise
+timeout message wins over the generic one."""
 
 MAX_LOG_MESSAGE: Final = 16 * 1024
 """Characters of one guest log message kept; the rest is cut with a marker."""
 
-ASYNC_UNAVAILABLE: Final = "asynchronous calls, subscriptions and the inbox are not available in this host version"
+RELEASE_TIMEOUT: Final = 10.0
+"""Seconds allowed for releasing ended subscriptions upstream."""
+
+SubscriptionKind = Literal["resource", "resource-list", "tool-list"]
 
 LOG_LEVELS: Final = {
     "trace": logging.DEBUG,
@@ -61,6 +78,19 @@ class Handle:
 
 
 @dataclass(frozen=True)
+class _OpenCall:
+    rep: int
+    future: concurrent.futures.Future[None]
+
+
+@dataclass(frozen=True)
+class _OpenSubscription:
+    rep: int
+    kind: SubscriptionKind
+    watchers: Watchers
+
+
+@dataclass(frozen=True)
 class CallOutcome:
     """A successful blocking call: WIT `tool-result`."""
 
@@ -72,12 +102,24 @@ class CallOutcome:
 class GuestSession:
     """State and operations of one guest (see the module docstring)."""
 
-    def __init__(self, agent: str, bridge: Bridge, toolings: ToolingSet) -> None:
+    def __init__(
+        self,
+        agent: str,
+        bridge: Bridge,
+        toolings: ToolingSet,
+        *,
+        inbox: Inbox | None = None,
+        max_wait: float = DEFAULT_RECV_TIMEOUT,
+    ) -> None:
         self.agent = agent
         self._bridge = bridge
         self._toolings = toolings
+        self.inbox = inbox if inbox is not None else Inbox()
+        self.max_wait = max_wait
         self._handles: dict[int, Handle] = {}
         self._next_rep = 1
+        self._calls: dict[str, _OpenCall] = {}
+        self._subscriptions: dict[str, _OpenSubscription] = {}
 
     # -- handles -----------------------------------------------------------------------------
 
@@ -87,8 +129,8 @@ class GuestSession:
             f"connecting to tooling {name!r}",
             self._toolings.connect,
             name,
-            timeout=config.timeout + CONNECT_GRACE,
-            hint=f"raise `timeout` in {config.origin}",
+            timeout=config.connect_timeout + CONNECT_GRACE,
+            hint=f"raise `connect_timeout` in {config.origin}",
         )
         rep = self._next_rep
         self._next_rep += 1
@@ -102,10 +144,15 @@ class GuestSession:
             raise ToolingError(ErrorCode.NOT_FOUND, f"tooling handle {rep} is not open (it was dropped)") from None
 
     def drop(self, rep: int) -> None:
-        self._handles.pop(rep, None)
+        """Forget a handle and cancel every call and subscription opened through it."""
+        if self._handles.pop(rep, None) is not None:
+            self._cancel_where(lambda owner: owner != rep)
 
     def close(self) -> None:
+        """End of the guest's run: cancel everything it opened, upstream too. Idempotent."""
+        self._cancel_where(lambda owner: False)
         self._handles.clear()
+        self.inbox.close()
 
     # -- tooling operations --------------------------------------------------------------------
 
@@ -123,11 +170,7 @@ class GuestSession:
         tooling = self.handle(rep).tooling
         parsed = parse_arguments(arguments)
         result = self._request(tooling, f"the call of tool {name!r}", tooling.call_tool, name, parsed)
-        value = json.dumps(result.value, ensure_ascii=False)
-        if result.is_error:
-            text = result.text() or f"tool {name!r} reported an error without text"
-            raise ToolingError(ErrorCode.TOOL_FAILED, text, data=value)
-        return CallOutcome(name=name, arguments=arguments, value=value)
+        return call_outcome(name, arguments, result)
 
     def list_resources(self, rep: int) -> list[ResourceSpec]:
         tooling = self.handle(rep).tooling
@@ -137,33 +180,130 @@ class GuestSession:
         tooling = self.handle(rep).tooling
         return self._request(tooling, f"the read of resource {uri!r}", tooling.read_resource, uri)
 
-    # -- the asynchronous half (not offered by this host version) -------------------------------
+    # -- the asynchronous half ----------------------------------------------------------------
 
     def call_tool(self, rep: int, name: str, arguments: str) -> str:
-        self.handle(rep)
-        raise ToolingError(ErrorCode.UNAVAILABLE, f"call-tool: {ASYNC_UNAVAILABLE}; use call-tool-blocking")
+        tooling = self.handle(rep).tooling
+        parsed = parse_arguments(arguments)
+        call_id = str(uuid.uuid4())
+        self.inbox.open_call(call_id)
+        try:
+            future = self._bridge.start(self._run_call, tooling, call_id, name, arguments, parsed)
+        except ToolingError:
+            self.inbox.cancel(call_id)
+            raise
+        self._calls[call_id] = _OpenCall(rep, future)
+        return call_id
 
-    def subscribe(self, rep: int, what: str) -> str:
-        self.handle(rep)
-        raise ToolingError(ErrorCode.UNAVAILABLE, f"{what}: {ASYNC_UNAVAILABLE}")
+    async def _run_call(self, tooling: Tooling, call_id: str, name: str, arguments: str, parsed: JsonObject) -> None:
+        """On the loop: run one call and push exactly one final envelope (none when cancelled)."""
+        inbox = self.inbox
+
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
+            inbox.push_progress(call_id, Progress(progress, total, message))
+
+        timeout = tooling.config.timeout
+        try:
+            with anyio.move_on_after(timeout) as scope:
+                result = await tooling.call_tool(name, parsed, progress)
+            if scope.cancelled_caught:
+                raise ToolingError(
+                    ErrorCode.TIMEOUT,
+                    f"tooling {tooling.name!r}: the call of tool {name!r} did not finish within {timeout:g} s and "
+                    f"was cancelled (raise `timeout` in {tooling.config.origin} to wait longer)",
+                )
+            inbox.push_final(call_id, "tool-result", call_outcome(name, arguments, result))
+        except ToolingError as exc:
+            inbox.push_final(call_id, "error", exc)
+        except Exception as exc:  # boundary: a host bug must reach the guest as an `internal` envelope
+            logger.exception("internal error in the call of %r (agent %s)", name, self.agent)
+            inbox.push_final(call_id, "error", _internal(f"the call of tool {name!r}", exc))
 
     def is_open(self, rep: int, call_id: str) -> bool:
         self.handle(rep)
-        return False
+        return self.inbox.is_open(call_id)
 
     def cancel(self, rep: int, call_id: str) -> bool:
         self.handle(rep)
-        return False
+        call = self._calls.pop(call_id, None)
+        was_open = self.inbox.cancel(call_id)
+        if call is not None:
+            call.future.cancel()  # cancels the task on the loop, which cancels the upstream request
+        return was_open
 
-    def unsubscribe(self, rep: int, sub_id: str) -> bool:
+    def subscribe(self, rep: int, kind: SubscriptionKind, uri: str = "") -> str:
+        tooling = self.handle(rep).tooling
+        sub_id = str(uuid.uuid4())
+        self.inbox.open_subscription(sub_id)
+        sink: Sink = functools.partial(self.inbox.push_event, sub_id)
+        what = f"subscribe-{kind}" + (f" of {uri!r}" if uri else "")
+        try:
+            watchers = self._run(what, self._watchers, tooling.name, timeout=tooling.config.timeout, hint="")
+            if kind == "resource":
+                subscribe = functools.partial(watchers.subscribe_resource, sub_id, uri, sink)
+            elif kind == "resource-list":
+                subscribe = functools.partial(watchers.subscribe_resource_list, sub_id, sink)
+            else:
+                subscribe = functools.partial(watchers.subscribe_tool_list, sub_id, sink)
+            self._request(tooling, what, subscribe)
+        except ToolingError:
+            self.inbox.close_subscription(sub_id)
+            raise
+        self._subscriptions[sub_id] = _OpenSubscription(rep, kind, watchers)
+        return sub_id
+
+    async def _watchers(self, name: str) -> Watchers:
+        return self._toolings.watchers(name)
+
+    def unsubscribe(self, rep: int, kind: SubscriptionKind, sub_id: str) -> bool:
         self.handle(rep)
-        return False
+        subscription = self._subscriptions.get(sub_id)
+        if subscription is None or subscription.kind != kind:
+            return False
+        del self._subscriptions[sub_id]
+        self.inbox.close_subscription(sub_id)
+        self._release([(sub_id, subscription)])
+        return True
 
-    def recv(self, timeout_ms: int | None) -> None:
-        return None
+    def recv(self, timeout_ms: int | None) -> Envelope | None:
+        timeout = self.max_wait if timeout_ms is None else timeout_ms / 1000
+        return self._received(self.inbox.recv(timeout))
 
-    def try_recv(self) -> None:
-        return None
+    def try_recv(self) -> Envelope | None:
+        return self._received(self.inbox.recv(None))
+
+    def _received(self, envelope: Envelope | None) -> Envelope | None:
+        if envelope is not None and envelope.kind in FINAL_KINDS:
+            self._calls.pop(envelope.id, None)
+        return envelope
+
+    def _cancel_where(self, keep: Callable[[int], bool]) -> None:
+        """Cancel the calls and end the subscriptions whose handle `keep` rejects, upstream too."""
+        for call_id, call in list(self._calls.items()):
+            if not keep(call.rep):
+                del self._calls[call_id]
+                self.inbox.cancel(call_id)
+                call.future.cancel()
+        ended = [(sub_id, sub) for sub_id, sub in self._subscriptions.items() if not keep(sub.rep)]
+        for sub_id, _ in ended:
+            del self._subscriptions[sub_id]
+            self.inbox.close_subscription(sub_id)
+        self._release(ended)
+
+    def _release(self, ended: list[tuple[str, _OpenSubscription]]) -> None:
+        """Release ended subscriptions upstream; failures are logged, never raised."""
+        if not ended or self._bridge.closed:
+            return
+
+        async def release() -> None:
+            async with anyio.create_task_group() as tg:
+                for sub_id, subscription in ended:
+                    tg.start_soon(subscription.watchers.unsubscribe, sub_id)
+
+        try:
+            self._bridge.call(release, timeout=RELEASE_TIMEOUT, on_timeout=_release_timeout)
+        except ToolingError as exc:
+            logger.warning("agent %s: releasing subscriptions: %s", self.agent, exc)
 
     # -- log -------------------------------------------------------------------------------------
 
@@ -196,9 +336,24 @@ class GuestSession:
             raise
         except Exception as exc:  # boundary: a host bug must reach the guest as `internal`, not as a trap
             logger.exception("internal error during %s (agent %s)", what, self.agent)
-            raise ToolingError(
-                ErrorCode.INTERNAL, f"internal error in the host during {what}: {type(exc).__name__}: {exc}"
-            ) from exc
+            raise _internal(what, exc) from exc
+
+
+def _internal(what: str, exc: BaseException) -> ToolingError:
+    return ToolingError(ErrorCode.INTERNAL, f"internal error in the host during {what}: {type(exc).__name__}: {exc}")
+
+
+def _release_timeout() -> ToolingError:
+    return ToolingError(ErrorCode.TIMEOUT, f"releasing subscriptions took longer than {RELEASE_TIMEOUT:g} s")
+
+
+def call_outcome(name: str, arguments: str, result: CallResult) -> CallOutcome:
+    """A finished call as the guest sees it; an `isError` result raises `tool-failed`."""
+    value = json.dumps(result.value, ensure_ascii=False)
+    if result.is_error:
+        text = result.text() or f"tool {name!r} reported an error without text"
+        raise ToolingError(ErrorCode.TOOL_FAILED, text, data=value)
+    return CallOutcome(name=name, arguments=arguments, value=value)
 
 
 def parse_arguments(text: str) -> JsonObject:

@@ -56,6 +56,8 @@ class Outcome:
     text: str
     """`run`'s answer (ok), its error string (error), or the trap reason (trap)."""
     duration: float
+    inbox_peak: int = 0
+    """Most envelopes the guest's inbox held at once."""
 
     @property
     def exit_code(self) -> int:
@@ -154,7 +156,7 @@ def run_guest(
         forwarder.stop()
         store.close()
         shutil.rmtree(workdir, ignore_errors=True)
-    return Outcome(agent, status, text, time.monotonic() - start)
+    return Outcome(agent, status, text, time.monotonic() - start, session.inbox.peak)
 
 
 def _call_run(

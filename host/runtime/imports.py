@@ -18,8 +18,10 @@ from wasmtime import StoreContext
 from wasmtime.component import Linker, LinkerInstance, Record, ResourceAny, ResourceHost, ResourceType, Variant
 
 from host.errors import ToolingError
+from host.inbox import Envelope
 from host.runtime import wit_values
 from host.runtime.thread_state import host_function, session
+from host.session import SubscriptionKind
 
 PACKAGE: Final = "agent-host:guest"
 VERSION: Final = "0.1.0"
@@ -85,11 +87,11 @@ def _define_tooling(li: LinkerInstance) -> None:
         "list-resources": list_resources,
         "read-resource": read_resource,
         "subscribe-resource-list": subscribe_resource_list,
-        "unsubscribe-resource-list": unsubscribe,
+        "unsubscribe-resource-list": unsubscribe_resource_list,
         "subscribe-resource": subscribe_resource,
-        "unsubscribe-resource": unsubscribe,
+        "unsubscribe-resource": unsubscribe_resource,
         "subscribe-tool-list": subscribe_tool_list,
-        "unsubscribe-tool-list": unsubscribe,
+        "unsubscribe-tool-list": unsubscribe_tool_list,
     }
     for method, fn in methods.items():
         li.add_func(f"[method]tooling.{method}", fn)
@@ -179,38 +181,56 @@ def read_resource(store: StoreContext, handle: ResourceAny, uri: str) -> Variant
 @host_function
 def subscribe_resource_list(store: StoreContext, handle: ResourceAny) -> Any:
     rep = _rep(store, handle)
-    return _bare(lambda: session().subscribe(rep, "subscribe-resource-list"), _same)
+    return _bare(lambda: session().subscribe(rep, "resource-list"), _same)
 
 
 @host_function
 def subscribe_resource(store: StoreContext, handle: ResourceAny, uri: str) -> Any:
     rep = _rep(store, handle)
-    return _bare(lambda: session().subscribe(rep, "subscribe-resource"), _same)
+    return _bare(lambda: session().subscribe(rep, "resource", uri), _same)
 
 
 @host_function
 def subscribe_tool_list(store: StoreContext, handle: ResourceAny) -> Any:
     rep = _rep(store, handle)
-    return _bare(lambda: session().subscribe(rep, "subscribe-tool-list"), _same)
+    return _bare(lambda: session().subscribe(rep, "tool-list"), _same)
 
 
-@host_function
-def unsubscribe(store: StoreContext, handle: ResourceAny, sub_id: str) -> bool:
+def _unsubscribe(store: StoreContext, handle: ResourceAny, kind: SubscriptionKind, sub_id: str) -> bool:
     rep = _rep(store, handle)
     try:
-        return session().unsubscribe(rep, sub_id)
+        return session().unsubscribe(rep, kind, sub_id)
     except ToolingError:
         return False
 
 
 @host_function
-def recv(store: StoreContext, timeout_ms: int | None) -> Any:
-    return session().recv(timeout_ms)
+def unsubscribe_resource_list(store: StoreContext, handle: ResourceAny, sub_id: str) -> bool:
+    return _unsubscribe(store, handle, "resource-list", sub_id)
 
 
 @host_function
-def try_recv(store: StoreContext) -> Any:
-    return session().try_recv()
+def unsubscribe_resource(store: StoreContext, handle: ResourceAny, sub_id: str) -> bool:
+    return _unsubscribe(store, handle, "resource", sub_id)
+
+
+@host_function
+def unsubscribe_tool_list(store: StoreContext, handle: ResourceAny, sub_id: str) -> bool:
+    return _unsubscribe(store, handle, "tool-list", sub_id)
+
+
+def _envelope(item: Envelope | None) -> Record | None:
+    return None if item is None else wit_values.envelope(item)
+
+
+@host_function
+def recv(store: StoreContext, timeout_ms: int | None) -> Record | None:
+    return _envelope(session().recv(timeout_ms))
+
+
+@host_function
+def try_recv(store: StoreContext) -> Record | None:
+    return _envelope(session().try_recv())
 
 
 @host_function

@@ -24,6 +24,7 @@ from typing import Any
 from wasmtime.component import Record, Variant
 
 from host.errors import ToolingError
+from host.inbox import Envelope, Progress
 from host.session import CallOutcome
 from host.toolings import ResourceData, ResourceSpec, ToolSpec
 
@@ -59,6 +60,35 @@ def resource_info(spec: ResourceSpec) -> Record:
 
 def resource_content(data: ResourceData) -> Record:
     return record(uri=data.uri, mime_type=data.mime_type, content=data.guest_content())
+
+
+def progress(report: Progress) -> Record:
+    return record(progress=float(report.progress), total=report.total, message=report.message)
+
+
+def envelope(item: Envelope) -> Record:
+    """An inbox envelope; the `event` variant is always tagged (several cases are records)."""
+    payload = item.payload
+    converted: Any
+    if item.kind == "tool-result":
+        assert isinstance(payload, CallOutcome)
+        converted = tool_result(payload)
+    elif item.kind == "error":
+        assert isinstance(payload, ToolingError)
+        converted = error(payload)
+    elif item.kind == "progress":
+        assert isinstance(payload, Progress)
+        converted = progress(payload)
+    elif item.kind == "resource-updated":
+        assert isinstance(payload, ResourceData)
+        converted = resource_content(payload)
+    elif item.kind == "resource-list-updated":
+        assert isinstance(payload, list)
+        converted = [resource_info(spec) for spec in payload]
+    else:
+        assert isinstance(payload, list)
+        converted = [tool(spec) for spec in payload]
+    return record(id=item.id, event=Variant(item.kind, converted))
 
 
 def ok(value: Any) -> Variant:

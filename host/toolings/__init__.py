@@ -19,6 +19,7 @@ from host.config import ToolingConfig
 from host.errors import ErrorCode, ToolingError
 from host.toolings.base import CallResult, ResourceData, ResourceSpec, Tooling, ToolSpec
 from host.toolings.mcp import McpTooling
+from host.toolings.watchers import Sink, Watchers
 
 __all__ = (
     "CallResult",
@@ -27,6 +28,8 @@ __all__ = (
     "ToolSpec",
     "Tooling",
     "ToolingSet",
+    "Watchers",
+    "Sink",
 )
 
 
@@ -38,6 +41,7 @@ class ToolingSet:
         self._nursery = nursery
         self._log_dir = log_dir
         self._toolings: dict[str, Tooling] = {}
+        self._watchers: dict[str, Watchers] = {}
 
     @property
     def names(self) -> list[str]:
@@ -58,7 +62,13 @@ class ToolingSet:
         if tooling is None:
             tooling = self._create(self.config(name))
             self._toolings[name] = tooling
+            self._watchers[name] = Watchers(tooling, self._nursery)
         return tooling
+
+    def watchers(self, name: str) -> Watchers:
+        """The shared subscriptions of tooling `name` (created with it)."""
+        self.get(name)
+        return self._watchers[name]
 
     async def connect(self, name: str) -> Tooling:
         tooling = self.get(name)

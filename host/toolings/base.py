@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from host.config import ToolingConfig
 
@@ -95,6 +96,31 @@ class CallResult:
         return "\n".join(t for t in texts if isinstance(t, str))
 
 
+@dataclass(frozen=True)
+class WatchSet:
+    """What a tooling is asked to watch upstream: the union of its guests' subscriptions."""
+
+    uris: frozenset[str] = frozenset()
+    resource_list: bool = False
+    tool_list: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(self.uris) or self.resource_list or self.tool_list
+
+
+@dataclass(frozen=True)
+class Change:
+    """A change reported by a tooling: a resource (`uri`), a list, or `reconnected` (everything
+    watched may have changed while the connection was down)."""
+
+    kind: Literal["resource", "resources", "tools", "reconnected"]
+    uri: str = ""
+
+
+ChangeListener = Callable[[Change], None]
+"""Called on the bridge loop; must not block."""
+
+
 class Tooling(Protocol):
     """What the host needs from a tooling of any kind."""
 
@@ -123,6 +149,18 @@ class Tooling(Protocol):
     async def list_resources(self) -> list[ResourceSpec]: ...
 
     async def read_resource(self, uri: str) -> ResourceData: ...
+
+    def set_listener(self, listener: ChangeListener) -> None:
+        """Register the one receiver of this tooling's change notifications."""
+        ...
+
+    async def set_watch(self, watch: WatchSet) -> None:
+        """Make the upstream subscriptions match `watch` (and keep them so across reconnections).
+
+        Raises `ToolingError(unavailable)` when the server cannot notify changes of something in
+        `watch`, naming what is missing.
+        """
+        ...
 
     async def aclose(self) -> None:
         """Close the connection; idempotent; bounded in time."""

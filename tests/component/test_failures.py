@@ -87,7 +87,7 @@ def test_a_server_that_never_answers_the_handshake_times_out_and_is_stopped(
 ) -> None:
     mute = "import time; time.sleep(120)"
     host = make_host(
-        DEMO + f'[tooling.mute]\ncommand = "${{AGENT_HOST_PYTHON}}"\nargs = ["-c", "{mute}"]\ntimeout = 1\n'
+        DEMO + f'[tooling.mute]\ncommand = "${{AGENT_HOST_PYTHON}}"\nargs = ["-c", "{mute}"]\nconnect_timeout = 1\n'
     )
     results = probe(
         host,

@@ -14,7 +14,8 @@ from mcp.shared.exceptions import MCPError
 
 from host.config import ToolingConfig
 from host.errors import ErrorCode
-from host.toolings.mcp import _connect_error, _Connection, _map_mcp_error
+from host.toolings.mcp_connection import McpConnection
+from host.toolings.mcp_errors import connect_error, map_mcp_error
 
 
 def mcp_error(code: int, message: str = "boom") -> MCPError:
@@ -38,14 +39,18 @@ def mcp_error(code: int, message: str = "boom") -> MCPError:
     ],
 )
 def test_mcp_error_codes_map_to_guest_codes(code: int, what: str, expected: ErrorCode) -> None:
-    error = _map_mcp_error(mcp_error(code), "demo", what, None)
+    error = map_mcp_error(mcp_error(code), "demo", what, None)
     assert error.code is expected
     assert "tooling 'demo'" in error.message
 
 
-def _conn(tmp_path: Path, **kwargs: object) -> _Connection:
+def _conn(tmp_path: Path, **kwargs: object) -> McpConnection:
     config = ToolingConfig(name="t", origin="cfg.toml [tooling.t]", **kwargs)  # type: ignore[arg-type]
-    return _Connection(config, tmp_path, _ignore)
+    return McpConnection(config, tmp_path, _ignore, _unused)
+
+
+def _unused(conn: McpConnection, reason: str) -> None:
+    raise AssertionError("not called in these tests")
 
 
 async def _ignore(message: IncomingMessage) -> None:
@@ -53,7 +58,7 @@ async def _ignore(message: IncomingMessage) -> None:
 
 
 def test_a_missing_command_names_it_and_the_config_key(tmp_path: Path) -> None:
-    error = _connect_error(FileNotFoundError(2, "No such file"), _conn(tmp_path, command="mcp-x"))
+    error = connect_error(FileNotFoundError(2, "No such file"), _conn(tmp_path, command="mcp-x"))
     assert error.code is ErrorCode.UNAVAILABLE
     assert "command 'mcp-x' was not found" in error.message and "cfg.toml [tooling.t]" in error.message
 
@@ -62,7 +67,7 @@ def test_a_refused_http_connection_inside_an_exception_group_is_found(tmp_path: 
     group = ExceptionGroup(
         "unhandled", [ExceptionGroup("inner", [httpx2.ConnectError("All connection attempts failed")])]
     )
-    error = _connect_error(group, _conn(tmp_path, transport="http", url="http://127.0.0.1:9/mcp"))
+    error = connect_error(group, _conn(tmp_path, transport="http", url="http://127.0.0.1:9/mcp"))
     assert error.code is ErrorCode.UNAVAILABLE
     assert "cannot connect to http://127.0.0.1:9/mcp" in error.message and "is the server running?" in error.message
 
@@ -70,6 +75,6 @@ def test_a_refused_http_connection_inside_an_exception_group_is_found(tmp_path: 
 def test_a_closed_handshake_quotes_the_servers_stderr(tmp_path: Path) -> None:
     conn = _conn(tmp_path, command="srv")
     conn.stderr_path.write_text("starting\nfatal: no API key\n")
-    error = _connect_error(mcp_error(-32000, "Connection closed"), conn)
+    error = connect_error(mcp_error(-32000, "Connection closed"), conn)
     assert error.code is ErrorCode.UNAVAILABLE
     assert "fatal: no API key" in error.message

@@ -2,13 +2,14 @@
 
 Input: {"steps": [{"op": "get", "tooling": "demo", "as": "d"}, {"op": "list_tools", "h": "d"}, ...]}
 Output: a JSON list with one entry per step: {"ok": value} or {"err": {"code", "message", "data"}}.
-A step's string field "id" may instead be given as {"ref": N}: the `ok` value of step N.
+A step's "id"/"ids" may instead be given as {"ref": N} (also inside a list): the `ok` value of step N.
 Written against wit/ alone (plus agentlib's nothing): one build serves every component test.
 """
 
 import json
 import os
 import sys
+import time
 
 import wit_world
 from componentize_py_types import Err
@@ -66,11 +67,15 @@ class WitWorld(wit_world.WitWorld):
         handles: dict[str, tooling.Tooling] = {}
         results: list[dict] = []
 
-        def arg(step: dict, key: str):
-            value = step[key]
+        def resolve(value):
             if isinstance(value, dict) and "ref" in value:
                 return results[value["ref"]]["ok"]
+            if isinstance(value, list):
+                return [resolve(item) for item in value]
             return value
+
+        def arg(step: dict, key: str):
+            return resolve(step[key])
 
         for step in script["steps"]:
             op = step["op"]
@@ -113,6 +118,48 @@ class WitWorld(wit_world.WitWorld):
                     value = h.unsubscribe_resource_list(arg(step, "id"))
                 elif op == "unsubscribe_tool_list":
                     value = h.unsubscribe_tool_list(arg(step, "id"))
+                elif op == "call_each":
+                    value = [h.call_tool(step["tool"], json.dumps(a)) for a in step["args_list"]]
+                elif op == "all_open":
+                    value = [h.is_open(i) for i in arg(step, "ids")]
+                elif op == "drain":
+                    # Receive until every call in `ids` has its final envelope, `count` envelopes
+                    # arrived, or a recv times out (`timeout_ms` each).
+                    wanted = set(arg(step, "ids")) if "ids" in step else None
+                    count = step.get("count")
+                    value = []
+                    while True:
+                        envelope = _envelope(inbox.recv(step.get("timeout_ms", 10000)))
+                        if envelope is None:
+                            break
+                        value.append(envelope)
+                        if wanted is not None and envelope["kind"] in ("ToolResult", "Error"):
+                            wanted.discard(envelope["id"])
+                            if not wanted:
+                                break
+                        if count is not None and len(value) >= count:
+                            break
+                elif op == "pending":
+                    value = []
+                    while (envelope := inbox.try_recv()) is not None:
+                        value.append(_envelope(envelope))
+                elif op == "sleep":
+                    time.sleep(step["ms"] / 1000)
+                    value = True
+                elif op == "busy":
+                    end = time.monotonic() + step["ms"] / 1000
+                    while time.monotonic() < end:
+                        pass
+                    value = True
+                elif op == "poll":
+                    # Call a tool until structuredContent[key] == equals (or give up after timeout_ms).
+                    end = time.monotonic() + step.get("timeout_ms", 10000) / 1000
+                    while True:
+                        r = h.call_tool_blocking(step["tool"], step.get("args", "{}"))
+                        value = json.loads(r.value)["structuredContent"]
+                        if value.get(step["key"]) == step["equals"] or time.monotonic() > end:
+                            break
+                        time.sleep(0.05)
                 elif op == "recv":
                     value = _envelope(inbox.recv(step.get("timeout_ms")))
                 elif op == "try_recv":

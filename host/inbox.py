@@ -1,0 +1,241 @@
+"""A guest's inbox: the bounded FIFO of envelopes for its open calls and subscriptions.
+
+The guest's thread opens calls and subscriptions and receives envelopes; the bridge loop pushes
+events. Pushes never block and never wait for the guest: the pump hands an event over and moves on.
+
+Guarantees (stated to guests in wit/inbox.wit):
+- FIFO: envelopes are received in the order their first event was pushed.
+- Bounded without loss: at most `capacity` envelopes are ever queued. This holds by admission
+  control, not by dropping: an open call holds at most two envelopes (its latest progress, then its
+  final outcome), a subscription at most one, and `capacity >= 2 * max_open_calls +
+  max_subscriptions` is checked at construction. `open_call` refuses with `limit-exceeded` once
+  `max_open_calls` calls are open; `open_subscription` likewise.
+- Coalescing: while a progress envelope of a call, or any envelope of a subscription, is
+  undelivered, a newer one replaces its payload in place (the guest sees the latest state, in the
+  original position). A final envelope is never replaced.
+- Exactly once: a call's final envelope is queued at most once; progress pushed after it (the SDK
+  may run progress callbacks late) is discarded. A call stays open until its final envelope has
+  been received, or until it is cancelled.
+- After `cancel(id)` / `close_subscription(id)` return, nothing for `id` is queued or delivered:
+  undelivered envelopes are removed and later pushes are ignored. `close()` wakes a waiting
+  `recv` and makes the inbox refuse everything.
+
+This module imports neither wasmtime nor mcp.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from host.config import DEFAULT_INBOX_SIZE, DEFAULT_MAX_OPEN_CALLS, DEFAULT_MAX_SUBSCRIPTIONS
+from host.errors import ErrorCode, ToolingError
+
+EventKind = Literal[
+    "tool-result", "error", "progress", "resource-list-updated", "resource-updated", "tool-list-updated"
+]
+FINAL_KINDS: Final = frozenset({"tool-result", "error"})
+
+
+@dataclass
+class Envelope:
+    """An event with the id of the call or subscription it belongs to. `payload` is plain data:
+    a `CallOutcome`, `ToolingError`, `Progress`, `ResourceData` or a list of specs."""
+
+    id: str
+    kind: EventKind
+    payload: object
+    live: bool = True
+
+
+@dataclass(frozen=True)
+class Progress:
+    progress: float
+    total: float | None
+    message: str | None
+
+
+@dataclass
+class _Call:
+    progress: Envelope | None = None
+    final_queued: bool = False
+
+
+class Inbox:
+    """One guest's inbox (see the module docstring). Thread-safe."""
+
+    def __init__(
+        self,
+        capacity: int = DEFAULT_INBOX_SIZE,
+        max_open_calls: int = DEFAULT_MAX_OPEN_CALLS,
+        max_subscriptions: int = DEFAULT_MAX_SUBSCRIPTIONS,
+    ) -> None:
+        if capacity < 2 * max_open_calls + max_subscriptions:
+            raise ValueError(
+                f"inbox capacity {capacity} cannot hold the envelopes of {max_open_calls} open calls "
+                f"(2 each) and {max_subscriptions} subscriptions (1 each)"
+            )
+        self.capacity = capacity
+        self.max_open_calls = max_open_calls
+        self.max_subscriptions = max_subscriptions
+        self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
+        self._queue: deque[Envelope] = deque()
+        self._live = 0
+        self.peak = 0
+        """Most envelopes queued at once so far (for tests and diagnostics)."""
+        self._calls: dict[str, _Call] = {}
+        self._subscriptions: dict[str, Envelope | None] = {}
+        self._closed = False
+
+    # -- the guest's side ------------------------------------------------------------------------
+
+    def open_call(self, call_id: str) -> None:
+        with self._lock:
+            self._check_open()
+            if len(self._calls) >= self.max_open_calls:
+                raise ToolingError(
+                    ErrorCode.LIMIT_EXCEEDED,
+                    f"{len(self._calls)} calls are already open (the limit is {self.max_open_calls}); "
+                    "receive their results from the inbox or cancel some first",
+                )
+            self._calls[call_id] = _Call()
+
+    def open_subscription(self, sub_id: str) -> None:
+        with self._lock:
+            self._check_open()
+            if len(self._subscriptions) >= self.max_subscriptions:
+                raise ToolingError(
+                    ErrorCode.LIMIT_EXCEEDED,
+                    f"{len(self._subscriptions)} subscriptions are already open (the limit is "
+                    f"{self.max_subscriptions}); unsubscribe some first",
+                )
+            self._subscriptions[sub_id] = None
+
+    def is_open(self, call_id: str) -> bool:
+        with self._lock:
+            return call_id in self._calls
+
+    def has_subscription(self, sub_id: str) -> bool:
+        with self._lock:
+            return sub_id in self._subscriptions
+
+    def cancel(self, call_id: str) -> bool:
+        """Forget call `call_id` and everything queued for it; returns whether it was open."""
+        with self._lock:
+            if self._calls.pop(call_id, None) is None:
+                return False
+            self._discard(call_id)
+            return True
+
+    def close_subscription(self, sub_id: str) -> bool:
+        """Forget subscription `sub_id` and its undelivered envelope; returns whether it was open."""
+        with self._lock:
+            if sub_id not in self._subscriptions:
+                return False
+            del self._subscriptions[sub_id]
+            self._discard(sub_id)
+            return True
+
+    def open_ids(self) -> tuple[list[str], list[str]]:
+        """(open call ids, open subscription ids)."""
+        with self._lock:
+            return list(self._calls), list(self._subscriptions)
+
+    def recv(self, timeout: float | None) -> Envelope | None:
+        """The next envelope, waiting up to `timeout` seconds (None: no wait)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._lock:
+            while True:
+                envelope = self._pop()
+                if envelope is not None or self._closed or deadline is None:
+                    return envelope
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                self._arrived.wait(remaining)
+
+    def close(self) -> None:
+        """Refuse everything from now on and wake a waiting `recv`."""
+        with self._lock:
+            self._closed = True
+            self._calls.clear()
+            self._subscriptions.clear()
+            self._queue.clear()
+            self._live = 0
+            self._arrived.notify_all()
+
+    # -- the pump's side (never blocks) ----------------------------------------------------------
+
+    def push_progress(self, call_id: str, progress: Progress) -> None:
+        with self._lock:
+            call = self._calls.get(call_id)
+            if call is None or call.final_queued:
+                return
+            if call.progress is not None and call.progress.live:
+                call.progress.payload = progress
+                return
+            call.progress = self._append(call_id, "progress", progress)
+
+    def push_final(self, call_id: str, kind: Literal["tool-result", "error"], payload: object) -> None:
+        with self._lock:
+            call = self._calls.get(call_id)
+            if call is None or call.final_queued:
+                return
+            call.final_queued = True
+            self._append(call_id, kind, payload)
+
+    def push_event(self, sub_id: str, kind: EventKind, payload: object) -> None:
+        with self._lock:
+            if sub_id not in self._subscriptions:
+                return
+            pending = self._subscriptions[sub_id]
+            if pending is not None and pending.live:
+                pending.kind = kind
+                pending.payload = payload
+                return
+            self._subscriptions[sub_id] = self._append(sub_id, kind, payload)
+
+    # -- internals (lock held) -------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ToolingError(ErrorCode.UNAVAILABLE, "the guest's inbox is closed (its run has ended)")
+
+    def _append(self, item_id: str, kind: EventKind, payload: object) -> Envelope:
+        envelope = Envelope(item_id, kind, payload)
+        self._queue.append(envelope)
+        self._live += 1
+        self.peak = max(self.peak, self._live)
+        assert self._live <= self.capacity, "inbox bound broken: admission control failed"
+        self._arrived.notify()
+        return envelope
+
+    def _pop(self) -> Envelope | None:
+        while self._queue:
+            envelope = self._queue.popleft()
+            if not envelope.live:
+                continue
+            envelope.live = False
+            self._live -= 1
+            if envelope.kind in FINAL_KINDS:
+                self._calls.pop(envelope.id, None)
+            elif envelope.kind == "progress":
+                call = self._calls.get(envelope.id)
+                if call is not None and call.progress is envelope:
+                    call.progress = None
+            elif self._subscriptions.get(envelope.id) is envelope:
+                self._subscriptions[envelope.id] = None
+            return envelope
+        return None
+
+    def _discard(self, item_id: str) -> None:
+        for envelope in self._queue:
+            if envelope.id == item_id and envelope.live:
+                envelope.live = False
+                self._live -= 1
+        if len(self._queue) > 2 * self._live + 64:
+            self._queue = deque(e for e in self._queue if e.live)

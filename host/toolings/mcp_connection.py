@@ -1,0 +1,340 @@
+"""One MCP client connection, owned by one task; how it learns the server went away; its listen stream.
+
+Contract:
+- `own()` runs as a task in the bridge's nursery: it enters the SDK `Client` (the SDK requires one
+  task to enter and exit it), sets `ready`, waits until asked to close, and exits the client. It
+  never raises: a failure before `ready` is stored in `error` (a `ToolingError`) for the task that
+  is connecting; later failures mean the server went away.
+- Loss detection: the transport's receive stream is wrapped, so the end of the server's output
+  (a stdio server that exited, a closed stream) is noticed at once, not at the next request. Loss
+  is also reported by requests that fail with `CONNECTION_CLOSED` and by a listen stream that
+  drops. Whatever the cause, `on_lost(connection, reason)` is called once, unless the host itself
+  is closing the connection.
+- A stdio server's stderr goes to `<log_dir>/<name>.stderr.log`; its environment is the SDK's safe
+  default (HOME, LOGNAME, PATH, SHELL, TERM, USER) plus the tooling's `env`.
+- Protocol eras: `modern` is true on 2026-07-28 connections (server built on SDK 2.x), where
+  change notifications arrive on one `subscriptions/listen` stream (`listen()` replaces it with a
+  new filter, overlapping old and new so no change falls between them); on 2025-11-25 connections
+  `upstream` holds the URIs subscribed with `resources/subscribe`.
+- `close()` is bounded: after `CLOSE_GRACE` seconds the owner is cancelled (the SDK's own stdio
+  shutdown is shielded and bounded, and kills the process tree).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final, TextIO
+
+import anyio
+import httpx2
+from mcp import Client
+from mcp.client import Transport
+from mcp.client.session import MessageHandlerFnT
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import ServerEvent, SubscriptionLost
+from mcp.shared.message import SessionMessage
+from mcp_types import SubscriptionFilter
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from host.config import ToolingConfig
+from host.errors import ErrorCode, ToolingError
+from host.toolings.base import WatchSet
+from host.toolings.mcp_errors import connect_error, first_line
+
+logger = logging.getLogger(__name__)
+
+CLOSE_GRACE: Final = 8.0
+"""Seconds a connection's owner may take to shut down (the SDK's stdio shutdown needs up to ~6 s
+for a server that ignores EOF and SIGTERM) before it is cancelled."""
+
+HTTP_CONNECT_TIMEOUT: Final = 30.0
+"""Seconds for connect/write/pool on HTTP; mirrors the SDK's defaults."""
+
+HTTP_READ_TIMEOUT: Final = 300.0
+"""Seconds between bytes on a held-open HTTP response stream; mirrors the SDK's defaults."""
+
+OnLost = Callable[["McpConnection", str], None]
+OnEvent = Callable[[ServerEvent], None]
+
+
+class McpConnection:
+    """One entered SDK `Client` and everything tied to its lifetime."""
+
+    def __init__(self, config: ToolingConfig, log_dir: Path, on_message: MessageHandlerFnT, on_lost: OnLost) -> None:
+        self.config = config
+        self.stderr_path = log_dir / f"{config.name}.stderr.log"
+        self._on_message = on_message
+        self._on_lost = on_lost
+        self._close_requested = anyio.Event()
+        self._done = anyio.Event()
+        self._scope: anyio.CancelScope | None = None
+        self._client: Client | None = None
+        self._closing = False
+        self._lost_reported = False
+        self.alive = False
+        self.ready = anyio.Event()
+        """Set once the handshake finished or failed (then `error` says why)."""
+        self.error: ToolingError | None = None
+        self.upstream: set[str] = set()
+        """2025 era: URIs subscribed with resources/subscribe on this connection."""
+        self._listen: _Listen | None = None
+
+    @property
+    def client(self) -> Client:
+        assert self._client is not None, "connection used before it was established"
+        return self._client
+
+    @property
+    def modern(self) -> bool:
+        return self.client.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+    @property
+    def listening(self) -> WatchSet:
+        return self._listen.watch if self._listen is not None else WatchSet()
+
+    # -- lifetime --------------------------------------------------------------------------------
+
+    async def own(self) -> None:
+        """The owner task (see the module docstring). Never raises."""
+        try:
+            with anyio.CancelScope() as scope:
+                self._scope = scope
+                async with AsyncExitStack() as stack:
+                    self._client = await self._enter(stack)
+                    self.alive = True
+                    self.ready.set()
+                    await self._close_requested.wait()
+                    self._closing = True
+                    if self._listen is not None:
+                        self._listen.stop()
+        except Exception as exc:  # boundary: any connect failure becomes one ToolingError for the caller
+            if not self.ready.is_set():
+                self.error = connect_error(exc, self)
+            else:
+                logger.debug("tooling %r: connection ended with %r", self.config.name, exc)
+        finally:
+            self.alive = False
+            self.ready.set()
+            self._done.set()
+
+    async def _enter(self, stack: AsyncExitStack) -> Client:
+        config = self.config
+        transport: Transport
+        if config.transport == "stdio":
+            assert config.command is not None
+            errlog: TextIO = stack.enter_context(self.stderr_path.open("a", encoding="utf-8"))
+            params = StdioServerParameters(
+                command=config.command, args=list(config.args), env=dict(config.env) or None, cwd=config.cwd
+            )
+            transport = stdio_client(params, errlog=errlog)
+        else:
+            assert config.url is not None
+            http = await stack.enter_async_context(
+                httpx2.AsyncClient(
+                    headers=dict(config.headers), timeout=httpx2.Timeout(HTTP_CONNECT_TIMEOUT, read=HTTP_READ_TIMEOUT)
+                )
+            )
+            transport = streamable_http_client(config.url, http_client=http)
+        mode = "legacy" if config.protocol == "2025-11-25" else "auto"
+        client = Client(
+            _signal_end(transport, self._stream_ended), cache=None, message_handler=self._on_message, mode=mode
+        )
+        return await stack.enter_async_context(client)
+
+    def _stream_ended(self) -> None:
+        self.lost("the server's output ended (did it exit?)")
+
+    def lost(self, reason: str) -> None:
+        """Mark the connection unusable, let its owner shut it down, and report it once."""
+        was_alive = self.alive
+        self.alive = False
+        self._close_requested.set()
+        if was_alive and not self._closing and not self._lost_reported:
+            self._lost_reported = True
+            self._on_lost(self, reason)
+
+    def abandon(self) -> None:
+        """Stop a connection that is still connecting."""
+        self._closing = True
+        self.alive = False
+        self._close_requested.set()
+        if self._scope is not None:
+            self._scope.cancel()
+
+    async def close(self) -> None:
+        """Ask the owner to exit the client and wait for it, cancelling it after `CLOSE_GRACE`."""
+        self._closing = True
+        self.alive = False
+        self._close_requested.set()
+        with anyio.move_on_after(CLOSE_GRACE, shield=True):
+            await self._done.wait()
+            return
+        if self._scope is not None:
+            self._scope.cancel()
+        with anyio.move_on_after(CLOSE_GRACE, shield=True):
+            await self._done.wait()
+
+    def stderr_tail(self) -> str:
+        try:
+            text = self.stderr_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return text[-1500:].strip()
+
+    # -- 2026-07-28: the listen stream -------------------------------------------------------------
+
+    async def listen(self, watch: WatchSet, on_event: OnEvent, nursery: anyio.abc.TaskGroup, ack_within: float) -> None:
+        """Replace the listen stream by one for `watch` (none when empty); wait for its ack.
+
+        The new stream is acknowledged before the old one stops, so no change falls in between.
+        Raises `ToolingError` (via `error_for`) when the server refuses or does not honour it.
+        """
+        old = self._listen
+        if watch:
+            new = _Listen(self, watch, on_event)
+            nursery.start_soon(new.run, name=f"mcp-listen-{self.config.name}")
+            with anyio.move_on_after(ack_within):
+                await new.acked.wait()
+            if not new.acked.is_set() or new.error is not None:
+                new.stop()
+                raise new.failure(ack_within)
+            self._listen = new
+        else:
+            self._listen = None
+        if old is not None:
+            old.stop()
+
+
+class _Listen:
+    """One `subscriptions/listen` stream, run by its own task."""
+
+    def __init__(self, conn: McpConnection, watch: WatchSet, on_event: OnEvent) -> None:
+        self.conn = conn
+        self.watch = watch
+        self._on_event = on_event
+        self.acked = anyio.Event()
+        self.error: BaseException | None = None
+        self.honored: SubscriptionFilter | None = None
+        self._scope: anyio.CancelScope | None = None
+        self._stopping = False
+
+    async def run(self) -> None:
+        watch = self.watch
+        try:
+            with anyio.CancelScope() as scope:
+                self._scope = scope
+                async with self.conn.client.listen(
+                    tools_list_changed=watch.tool_list,
+                    resources_list_changed=watch.resource_list,
+                    resource_subscriptions=sorted(watch.uris),
+                ) as subscription:
+                    self.honored = subscription.honored
+                    missing = _not_honoured(watch, subscription.honored)
+                    if missing:
+                        self.error = ToolingError(
+                            ErrorCode.UNAVAILABLE,
+                            f"tooling {self.conn.config.name!r}: the server does not honour subscriptions to {missing}",
+                        )
+                        return
+                    self.acked.set()
+                    async for event in subscription:
+                        self._on_event(event)
+                if not self._stopping:
+                    self.conn.lost("the server closed the subscription stream")
+        except SubscriptionLost:
+            if self.acked.is_set() and not self._stopping:
+                self.conn.lost("the subscription stream was lost")
+            elif not self.acked.is_set():
+                self.error = SubscriptionLost("the stream ended before the server acknowledged it")
+        except Exception as exc:  # boundary: a failing listen becomes an error for the subscriber or a lost connection
+            if not self.acked.is_set():
+                self.error = exc
+            elif not self._stopping:
+                self.conn.lost(f"the subscription stream failed: {exc!r}")
+        finally:
+            self.acked.set()
+
+    def stop(self) -> None:
+        self._stopping = True
+        if self._scope is not None:
+            self._scope.cancel()
+
+    def failure(self, timeout: float) -> ToolingError:
+        name = self.conn.config.name
+        if isinstance(self.error, ToolingError):
+            return self.error
+        if self.error is None:
+            return ToolingError(
+                ErrorCode.TIMEOUT,
+                f"tooling {name!r}: the server did not acknowledge the subscription within {timeout:g} s",
+            )
+        return ToolingError(
+            ErrorCode.UNAVAILABLE, f"tooling {name!r}: the server refused the subscription: {first_line(self.error)}"
+        )
+
+
+def _not_honoured(watch: WatchSet, honored: SubscriptionFilter) -> str:
+    missing = []
+    if watch.tool_list and not honored.tools_list_changed:
+        missing.append("tool list changes")
+    if watch.resource_list and not honored.resources_list_changed:
+        missing.append("resource list changes")
+    absent = watch.uris - set(honored.resource_subscriptions or ())
+    missing += sorted(absent)
+    return ", ".join(missing)
+
+
+ReadStream = Any
+"""The SDK's transport receive stream (its protocol type lives in a private module)."""
+
+
+@asynccontextmanager
+async def _signal_end(transport: Transport, on_end: Callable[[], None]) -> AsyncIterator[tuple[Any, Any]]:
+    """The transport, with a receive stream that reports its end to `on_end`."""
+    async with transport as (read, write):
+        yield _EndSignal(read, on_end), write
+
+
+class _EndSignal:
+    """A `ReadStream` that calls `on_end` when the stream ends or breaks (the server went away)."""
+
+    def __init__(self, inner: ReadStream, on_end: Callable[[], None]) -> None:
+        self._inner = inner
+        self._on_end = on_end
+
+    @property
+    def last_context(self) -> object:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        try:
+            item: SessionMessage | Exception = await self._inner.receive()
+            return item
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._on_end()
+            raise
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> _EndSignal:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _EndSignal:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()

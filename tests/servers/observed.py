@@ -1,0 +1,135 @@
+"""An MCP server (SDK 2.x, so the 2026-07-28 era) that reports what it observed, for pump tests.
+
+Run over stdio with `python -m tests.servers.observed`, or over HTTP on 127.0.0.1 with
+`--http PORT` (0: a free port; the first line on stdout is `listening on URL`).
+
+Tools:
+- `wait(seconds, steps)`: sleeps, reporting progress `steps` times; counts started, finished and
+  cancelled calls (a cancelled call is one whose handler was cancelled by the client).
+- `echo(text)`, `set(name, text)`: set changes resource `obs://NAME` and notifies its subscribers.
+- `churn(name, times)`: writes `obs://NAME` `times` times ("v1" ... "vN"), notifying after each.
+- `add_resource(name)`, `add_tool(name)`: change the lists and notify list subscribers.
+- `exit_now()`: the process exits at once (a crash).
+- `activity()`: {"started", "finished", "cancelled", "listens": [[URIs of each open listen stream]]}.
+Resources: `obs://a`, `obs://b` (text/plain), plus those added.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+import anyio
+from mcp.server.lowlevel.server import HandlerEntry
+from mcp.server.mcpserver import Context, MCPServer
+
+from host.demo_server import serve_http
+
+
+def build() -> MCPServer:
+    server = MCPServer("observed", log_level="WARNING")
+    counts = {"started": 0, "finished": 0, "cancelled": 0}
+    contents = {"a": "initial a", "b": "initial b"}
+    listens: list[list[str]] = []
+
+    def publish(name: str) -> None:
+        @server.resource(f"obs://{name}", name=name, mime_type="text/plain")
+        def content() -> str:
+            return contents[name]
+
+    for name in list(contents):
+        publish(name)
+
+    @server.tool()
+    async def wait(ctx: Context, seconds: float = 30.0, steps: int = 1) -> str:
+        """Sleep `seconds`, reporting progress `steps` times."""
+        counts["started"] += 1
+        try:
+            for step in range(1, steps + 1):
+                await anyio.sleep(seconds / steps)
+                await ctx.report_progress(step, steps, f"step {step}")
+        except anyio.get_cancelled_exc_class():
+            counts["cancelled"] += 1
+            raise
+        counts["finished"] += 1
+        return f"waited {seconds:g} s"
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Return the text."""
+        return text
+
+    @server.tool()
+    async def set(ctx: Context, name: str, text: str) -> str:
+        """Set resource obs://NAME to text and notify."""
+        contents[name] = text
+        await ctx.notify_resource_updated(f"obs://{name}")
+        return "ok"
+
+    @server.tool()
+    async def churn(ctx: Context, name: str, times: int) -> str:
+        """Write obs://NAME `times` times, notifying after each write."""
+        for index in range(1, times + 1):
+            contents[name] = f"v{index}"
+            await ctx.notify_resource_updated(f"obs://{name}")
+        return f"wrote {times} times"
+
+    @server.tool()
+    async def add_resource(ctx: Context, name: str) -> str:
+        """Add resource obs://NAME and notify list subscribers."""
+        contents[name] = f"new {name}"
+        publish(name)
+        await ctx.notify_resources_changed()
+        return "ok"
+
+    @server.tool()
+    async def add_tool(ctx: Context, name: str) -> str:
+        """Add a tool called NAME and notify list subscribers."""
+
+        def added() -> str:
+            return name
+
+        server.add_tool(added, name=name, description=f"added at run time: {name}")
+        await ctx.notify_tools_changed()
+        return "ok"
+
+    @server.tool()
+    def exit_now() -> str:
+        """Exit the server process at once."""
+        os._exit(3)
+
+    @server.tool()
+    def activity() -> dict[str, Any]:
+        """What this server observed."""
+        return {**counts, "listens": [list(uris) for uris in listens]}
+
+    # Record the resource URIs of every open subscriptions/listen stream.
+    handlers = server._lowlevel_server._request_handlers
+    original = handlers["subscriptions/listen"]
+
+    async def observed_listen(ctx: Any, params: Any) -> Any:
+        uris = sorted(params.notifications.resource_subscriptions or [])
+        listens.append(uris)
+        try:
+            return await original.handler(ctx, params)
+        finally:
+            listens.remove(uris)
+
+    handlers["subscriptions/listen"] = HandlerEntry(original.params_type, observed_listen)
+    return server
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--http", type=int, metavar="PORT")
+    args = parser.parse_args()
+    server = build()
+    if args.http is None:
+        server.run("stdio")
+    else:
+        anyio.run(serve_http, server, args.http)
+
+
+if __name__ == "__main__":
+    main()
