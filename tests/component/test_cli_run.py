@@ -95,6 +95,16 @@ def test_the_demo_agent_prints_its_summary() -> None:
     assert "Resource demo://logo.png (image/png): 190 bytes, PNG signature ok" in done.stdout
 
 
+def test_the_watcher_agent_reacts_to_changes_while_its_call_is_in_flight() -> None:
+    done = agent_host("run", "guests/watcher", "--input", "first note\nsecond one here")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-1] == "sleep finished: slept 3 s"
+    changes = [line for line in lines if line.startswith("note changed:")]
+    assert changes == ["note changed: 'first note' (2 words)", "note changed: 'second one here' (3 words)"]
+    assert lines.index(changes[-1]) < len(lines) - 1  # reacted before the call finished
+
+
 def test_tools_and_call_use_the_embedded_default() -> None:
     listed = agent_host("tools", "--json")
     assert listed.returncode == 0, listed.stderr

@@ -143,25 +143,26 @@ def test_an_unknown_resource_uri_is_not_found(demo_host: Host, probe_wasm: Path)
     assert ok(results[2])["uri"] == "demo://readme"
 
 
-def test_the_asynchronous_half_answers_unavailable_until_it_is_offered(demo_host: Host, probe_wasm: Path) -> None:
+def test_the_bundled_server_serves_asynchronous_calls_and_subscriptions(demo_host: Host, probe_wasm: Path) -> None:
     results = probe(
         demo_host,
         probe_wasm,
-        [GET, {"op": "call", "h": "d", "tool": "echo", "args": '{"text": "x"}'},
-         {"op": "subscribe_resource", "h": "d", "uri": "demo://note"},
-         {"op": "subscribe_resource_list", "h": "d"},
-         {"op": "subscribe_tool_list", "h": "d"},
-         {"op": "is_open", "h": "d", "id": "00000000-0000-0000-0000-000000000000"},
-         {"op": "cancel", "h": "d", "id": "00000000-0000-0000-0000-000000000000"},
-         {"op": "unsubscribe_resource", "h": "d", "id": "x"},
-         {"op": "try_recv"},
-         {"op": "recv", "timeout_ms": 10}],
+        [GET, {"op": "subscribe_resource", "h": "d", "uri": "demo://note"},
+         {"op": "call", "h": "d", "tool": "sleep", "args": '{"seconds": 0.4, "steps": 2}'},
+         {"op": "call_blocking", "h": "d", "tool": "set_note", "args": '{"text": "changed"}'},
+         {"op": "drain", "ids": [{"ref": 2}]},
+         {"op": "drain", "timeout_ms": 1000},
+         {"op": "unsubscribe_resource", "h": "d", "id": {"ref": 1}},
+         {"op": "call_blocking", "h": "d", "tool": "set_note", "args": '{"text": "This note is empty."}'}],
     )  # fmt: skip
-    for result in results[1:5]:
-        error = err(result)
-        assert error["code"] == "unavailable"
-        assert "not available in this host version" in error["message"]
-    assert [ok(r) for r in results[5:]] == [False, False, False, None, None]
+    events = ok(results[4]) + ok(results[5])
+    by_kind = [(e["id"], e["kind"]) for e in events]
+    call_id, sub_id = ok(results[2]), ok(results[1])
+    assert (call_id, "ToolResult") in by_kind and (sub_id, "ResourceUpdated") in by_kind
+    assert by_kind.index((call_id, "Progress")) < by_kind.index((call_id, "ToolResult"))
+    note = next(e for e in events if e["kind"] == "ResourceUpdated")
+    assert note["value"]["content"] == "changed"
+    assert ok(results[6]) is True
 
 
 def test_guest_log_messages_reach_the_host_log(

@@ -186,3 +186,23 @@ def test_sizes_parse_with_units(text: str, size: int) -> None:
 
 def test_unreadable_sizes_are_none() -> None:
     assert parse_size("12 parsecs") is None
+
+
+def test_the_host_table_sets_limits_and_checks_they_fit_the_inbox() -> None:
+    config = parse_config(
+        "[host]\ninbox_size = 40\nmax_open_calls = 10\nmax_subscriptions = 20\nrecv_timeout = 5\n", Path("c.toml"), {}
+    )
+    assert (config.host.inbox_size, config.host.max_open_calls, config.host.max_subscriptions) == (40, 10, 20)
+    assert config.host.recv_timeout == 5.0
+    message = error_of("[host]\ninbox_size = 100\nmax_open_calls = 100\n")
+    assert "host.inbox_size: 100 is too small: 100 open calls (2 envelopes each) and 256 subscriptions" in message
+    assert "host.max_open_calls: expected a whole number >= 1, got 0" in error_of("[host]\nmax_open_calls = 0\n")
+
+
+def test_protocol_and_connect_timeout_are_per_tooling() -> None:
+    text = '[tooling.a]\ncommand = "x"\nprotocol = "2025-11-25"\nconnect_timeout = 5\n'
+    tooling = parse_config(text, Path("c.toml"), {}).toolings["a"]
+    assert (tooling.protocol, tooling.connect_timeout, tooling.timeout) == ("2025-11-25", 5.0, 30.0)
+    assert 'tooling.a.protocol: expected "auto" or "2025-11-25", got \'2026\'' in error_of(
+        '[tooling.a]\ncommand = "x"\nprotocol = "2026"\n'
+    )
