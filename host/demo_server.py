@@ -48,6 +48,9 @@ def _png(width: int = 16, height: int = 16) -> bytes:
 
 LOGO = _png()
 
+HTTP_SHUTDOWN_GRACE = 1
+"""Seconds the HTTP server waits for open streams when asked to stop."""
+
 
 class Sum(TypedDict):
     sum: float
@@ -127,7 +130,8 @@ async def serve_http(server: MCPServer, port: int) -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     app = server.streamable_http_app(host="127.0.0.1")
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    # Open streams (a client's listen stream never ends by itself) must not hold up a shutdown.
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=HTTP_SHUTDOWN_GRACE)
     uv = uvicorn.Server(config)
     sys.stdout.write(f"listening on http://127.0.0.1:{sock.getsockname()[1]}/mcp\n")
     sys.stdout.flush()

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -150,6 +151,35 @@ def everything_bin() -> Path:
         if done.returncode != 0 or not binary.exists():
             pytest.fail(f"npm install {EVERYTHING_PACKAGE}@{EVERYTHING_VERSION} failed:\n{done.stderr[-2000:]}")
     return binary
+
+
+OBSERVED_TOML: Final = (
+    f'[tooling.t]\ncommand = "${{AGENT_HOST_PYTHON}}"\nargs = ["-m", "tests.servers.observed"]\ncwd = "{REPO}"\n'
+)
+"""Tooling `t`: tests/servers/observed.py over stdio (2026-07-28 era unless the era fixture says otherwise)."""
+
+
+@dataclass(frozen=True)
+class Era:
+    """One MCP protocol era of the observed test server."""
+
+    name: str
+    toml: str
+
+    def upstream(self, activity: dict[str, Any]) -> list[list[str]]:
+        """What the server is asked to watch: one URI list per upstream subscription."""
+        if self.name == "2026":
+            listens: list[list[str]] = activity["listens"]
+            return listens
+        return [[uri] for uri in activity["subscribed"]]
+
+
+@pytest.fixture(params=["2026", "2025"])
+def era(request: pytest.FixtureRequest) -> Era:
+    """The observed server over stdio, on the 2026-07-28 era (listen) or 2025-11-25 (resources/subscribe)."""
+    if request.param == "2026":
+        return Era("2026", OBSERVED_TOML)
+    return Era("2025", OBSERVED_TOML + 'protocol = "2025-11-25"\n')
 
 
 def everything_toml(binary: Path, name: str = "everything") -> str:

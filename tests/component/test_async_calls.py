@@ -19,11 +19,10 @@ from typing import Any
 import pytest
 
 from host import Host
-from tests.component.conftest import REPO, Server, err, everything_toml, ok, probe
+from tests.component.conftest import OBSERVED_TOML as OBSERVED
+from tests.component.conftest import Server, err, everything_toml, ok, probe
 
 pytestmark = pytest.mark.component
-
-OBSERVED = f'[tooling.t]\ncommand = "${{AGENT_HOST_PYTHON}}"\nargs = ["-m", "tests.servers.observed"]\ncwd = "{REPO}"\n'
 
 
 @dataclass

@@ -20,12 +20,10 @@ from typing import Any
 import pytest
 
 from host import Host
-from tests.component.conftest import REPO, Server, ok, probe
+from tests.component.conftest import Era, Server, ok, probe
 from tests.processes import descendants
 
 pytestmark = pytest.mark.component
-
-OBSERVED = f'[tooling.t]\ncommand = "${{AGENT_HOST_PYTHON}}"\nargs = ["-m", "tests.servers.observed"]\ncwd = "{REPO}"\n'
 GET = {"op": "get", "tooling": "t", "as": "t"}
 WAIT_60 = {"op": "call", "h": "t", "tool": "wait", "args": '{"seconds": 60}'}
 SUBSCRIBE = {"op": "subscribe_resource", "h": "t", "uri": "obs://a"}
@@ -52,9 +50,9 @@ def eventually(host: Host, check: Callable[[dict[str, Any]], bool]) -> dict[str,
 
 
 def test_dropping_a_handle_cancels_its_calls_and_subscriptions_upstream(
-    make_host: Callable[[str], Host], probe_wasm: Path
+    make_host: Callable[[str], Host], probe_wasm: Path, era: Era
 ) -> None:
-    host = make_host(OBSERVED)
+    host = make_host(era.toml)
     results = probe(
         host,
         probe_wasm,
@@ -64,23 +62,23 @@ def test_dropping_a_handle_cancels_its_calls_and_subscriptions_upstream(
          {"op": "poll", "h": "u", "tool": "activity", "key": "cancelled", "equals": 2},
          {"op": "pending"}],
     )  # fmt: skip
-    seen = ok(results[7])
-    assert seen["cancelled"] == 2 and seen["listens"] == []
+    assert ok(results[7])["cancelled"] == 2
+    eventually(host, lambda a: era.upstream(a) == [])
     assert ok(results[8]) == []
 
 
 @pytest.mark.parametrize("ending", ["return", "trap"])
 def test_the_end_of_run_cancels_everything_upstream(
-    make_host: Callable[[str], Host], probe_wasm: Path, ending: str
+    make_host: Callable[[str], Host], probe_wasm: Path, ending: str, era: Era
 ) -> None:
-    host = make_host(OBSERVED)
+    host = make_host(era.toml)
     steps: list[dict[str, Any]] = [GET, WAIT_60, WAIT_60, SUBSCRIBE, BOTH_STARTED]
     if ending == "trap":
         steps.append({"op": "raise", "message": "mid-flight"})
     outcome = host.run(probe_wasm, json.dumps({"steps": steps}), agent=ending)
     assert outcome.status == ("ok" if ending == "return" else "trap"), outcome
-    seen = eventually(host, lambda a: a["cancelled"] == 2)
-    assert seen["listens"] == [] and seen["finished"] == 0
+    seen = eventually(host, lambda a: a["cancelled"] == 2 and era.upstream(a) == [])
+    assert seen["finished"] == 0
 
 
 def _kill_server(pattern: str) -> int:
@@ -91,9 +89,9 @@ def _kill_server(pattern: str) -> int:
 
 
 def test_a_killed_stdio_server_fails_open_calls_then_comes_back_with_subscriptions(
-    make_host: Callable[[str], Host], probe_wasm: Path
+    make_host: Callable[[str], Host], probe_wasm: Path, era: Era
 ) -> None:
-    host = make_host(OBSERVED)
+    host = make_host(era.toml)
     guest = host.start(
         probe_wasm,
         json.dumps(
@@ -106,7 +104,7 @@ def test_a_killed_stdio_server_fails_open_calls_then_comes_back_with_subscriptio
         ),
         agent="survivor",
     )  # fmt: skip
-    eventually(host, lambda a: a["started"] == 1 and a["listens"] == [["obs://a"]])
+    eventually(host, lambda a: a["started"] == 1 and era.upstream(a) == [["obs://a"]])
     killed = _kill_server("tests.servers.observed")
     outcome = guest.join(60)
     assert outcome is not None and outcome.status == "ok", outcome
@@ -120,7 +118,7 @@ def test_a_killed_stdio_server_fails_open_calls_then_comes_back_with_subscriptio
     assert fresh["kind"] == "ResourceUpdated" and fresh["value"]["content"] == "initial a"
     assert ok(results[4])["value"]["content"][0]["text"] == "back"
     restarted = ok(results[5])["value"]["structuredContent"]
-    assert restarted["listens"] == [["obs://a"]]  # restored on the new server process
+    assert era.upstream(restarted) == [["obs://a"]]  # restored on the new server process
     assert killed not in descendants()
 
 

@@ -18,11 +18,10 @@ from typing import Any
 import pytest
 
 from host import Host
-from tests.component.conftest import REPO, err, everything_toml, ok, probe
+from tests.component.conftest import OBSERVED_TOML as OBSERVED
+from tests.component.conftest import Era, err, everything_toml, ok, probe
 
 pytestmark = pytest.mark.component
-
-OBSERVED = f'[tooling.t]\ncommand = "${{AGENT_HOST_PYTHON}}"\nargs = ["-m", "tests.servers.observed"]\ncwd = "{REPO}"\n'
 GET = {"op": "get", "tooling": "t", "as": "t"}
 WAIT = 10.0
 
@@ -40,9 +39,9 @@ def activity(host: Host) -> dict[str, Any]:
 
 
 def test_a_resource_subscription_delivers_the_new_content_after_each_change(
-    make_host: Callable[[str], Host], probe_wasm: Path
+    make_host: Callable[[str], Host], probe_wasm: Path, era: Era
 ) -> None:
-    host = make_host(OBSERVED)
+    host = make_host(era.toml)
     results = probe(
         host,
         probe_wasm,
@@ -64,9 +63,9 @@ def test_a_resource_subscription_delivers_the_new_content_after_each_change(
 
 
 def test_a_thousand_writes_while_the_guest_is_busy_leave_one_envelope_with_the_last_content(
-    make_host: Callable[[str], Host], probe_wasm: Path
+    make_host: Callable[[str], Host], probe_wasm: Path, era: Era
 ) -> None:
-    host = make_host("[host]\ninbox_size = 24\nmax_open_calls = 8\nmax_subscriptions = 8\n" + OBSERVED)
+    host = make_host("[host]\ninbox_size = 24\nmax_open_calls = 8\nmax_subscriptions = 8\n" + era.toml)
     outcome = host.run(
         probe_wasm,
         json.dumps(
@@ -90,9 +89,9 @@ def test_a_thousand_writes_while_the_guest_is_busy_leave_one_envelope_with_the_l
 
 
 def test_two_guests_on_one_uri_share_one_upstream_subscription(
-    make_host: Callable[[str], Host], probe_wasm: Path
+    make_host: Callable[[str], Host], probe_wasm: Path, era: Era
 ) -> None:
-    host = make_host(OBSERVED)
+    host = make_host(era.toml)
     first = host.start(
         probe_wasm,
         json.dumps({"steps": [GET, {"op": "subscribe_resource", "h": "t", "uri": "obs://a"},
@@ -100,7 +99,7 @@ def test_two_guests_on_one_uri_share_one_upstream_subscription(
         agent="first",
     )  # fmt: skip
     deadline = time.monotonic() + WAIT
-    while activity(host)["listens"] != [["obs://a"]]:
+    while era.upstream(activity(host)) != [["obs://a"]]:
         assert time.monotonic() < deadline, "the first guest did not subscribe"
         time.sleep(0.05)
     second = probe(
@@ -113,12 +112,12 @@ def test_two_guests_on_one_uri_share_one_upstream_subscription(
          {"op": "unsubscribe_resource", "h": "t", "id": {"ref": 1}}],
         agent="second",
     )  # fmt: skip
-    assert ok(second[2])["value"]["structuredContent"]["listens"] == [["obs://a"]]
+    assert era.upstream(ok(second[2])["value"]["structuredContent"]) == [["obs://a"]]
     assert ok(second[4])[0]["value"]["content"] == "for both"
     outcome = first.join(WAIT)
     assert outcome is not None and outcome.status == "ok", outcome
     assert json.loads(outcome.text)[2]["ok"][0]["value"]["content"] == "for both"
-    assert activity(host)["listens"] == []
+    assert era.upstream(activity(host)) == []
 
 
 def test_list_subscriptions_deliver_the_full_current_lists(make_host: Callable[[str], Host], probe_wasm: Path) -> None:
@@ -147,7 +146,8 @@ def test_list_subscriptions_deliver_the_full_current_lists(make_host: Callable[[
 def test_a_server_without_subscription_support_is_unavailable_at_subscribe_time(
     make_host: Callable[[str], Host], probe_wasm: Path
 ) -> None:
-    host = make_host(OBSERVED + 'protocol = "2025-11-25"\n')
+    demo = '[tooling.t]\ncommand = "${AGENT_HOST_PYTHON}"\nargs = ["-m", "host.demo_server"]\n'
+    host = make_host(demo + 'protocol = "2025-11-25"\n')  # MCPServer has no resources/subscribe handler
     results = probe(
         host,
         probe_wasm,

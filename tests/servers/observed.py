@@ -10,8 +10,13 @@ Tools:
 - `churn(name, times)`: writes `obs://NAME` `times` times ("v1" ... "vN"), notifying after each.
 - `add_resource(name)`, `add_tool(name)`: change the lists and notify list subscribers.
 - `exit_now()`: the process exits at once (a crash).
-- `activity()`: {"started", "finished", "cancelled", "listens": [[URIs of each open listen stream]]}.
+- `activity()`: {"started", "finished", "cancelled", "listens": [[URIs of each open listen stream]],
+  "subscribed": [URIs subscribed with 2025-era resources/subscribe]}.
 Resources: `obs://a`, `obs://b` (text/plain), plus those added.
+
+Both eras: a 2026-07-28 client is notified on its `subscriptions/listen` stream; a client that
+connected with the 2025-11-25 handshake (agent-host `protocol = "2025-11-25"`) subscribes with
+`resources/subscribe` and gets `notifications/resources/updated`.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import Any
 import anyio
 from mcp.server.lowlevel.server import HandlerEntry
 from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
 
 from host.demo_server import serve_http
 
@@ -32,6 +38,14 @@ def build() -> MCPServer:
     counts = {"started": 0, "finished": 0, "cancelled": 0}
     contents = {"a": "initial a", "b": "initial b"}
     listens: list[list[str]] = []
+    subscribed: dict[str, Any] = {}
+    """2025 era: URI -> the session that subscribed to it."""
+
+    async def notify(ctx: Context, uri: str) -> None:
+        await ctx.notify_resource_updated(uri)
+        session = subscribed.get(uri)
+        if session is not None:
+            await session.send_resource_updated(uri)
 
     def publish(name: str) -> None:
         @server.resource(f"obs://{name}", name=name, mime_type="text/plain")
@@ -64,7 +78,7 @@ def build() -> MCPServer:
     async def set(ctx: Context, name: str, text: str) -> str:
         """Set resource obs://NAME to text and notify."""
         contents[name] = text
-        await ctx.notify_resource_updated(f"obs://{name}")
+        await notify(ctx, f"obs://{name}")
         return "ok"
 
     @server.tool()
@@ -72,7 +86,7 @@ def build() -> MCPServer:
         """Write obs://NAME `times` times, notifying after each write."""
         for index in range(1, times + 1):
             contents[name] = f"v{index}"
-            await ctx.notify_resource_updated(f"obs://{name}")
+            await notify(ctx, f"obs://{name}")
         return f"wrote {times} times"
 
     @server.tool()
@@ -102,7 +116,7 @@ def build() -> MCPServer:
     @server.tool()
     def activity() -> dict[str, Any]:
         """What this server observed."""
-        return {**counts, "listens": [list(uris) for uris in listens]}
+        return {**counts, "listens": [list(uris) for uris in listens], "subscribed": sorted(subscribed)}
 
     # Record the resource URIs of every open subscriptions/listen stream.
     handlers = server._lowlevel_server._request_handlers
@@ -117,6 +131,17 @@ def build() -> MCPServer:
             listens.remove(uris)
 
     handlers["subscriptions/listen"] = HandlerEntry(original.params_type, observed_listen)
+
+    async def subscribe(ctx: Any, params: SubscribeRequestParams) -> EmptyResult:
+        subscribed[str(params.uri)] = ctx.session
+        return EmptyResult()
+
+    async def unsubscribe(ctx: Any, params: UnsubscribeRequestParams) -> EmptyResult:
+        subscribed.pop(str(params.uri), None)
+        return EmptyResult()
+
+    handlers["resources/subscribe"] = HandlerEntry(SubscribeRequestParams, subscribe)
+    handlers["resources/unsubscribe"] = HandlerEntry(UnsubscribeRequestParams, unsubscribe)
     return server
 
 
