@@ -138,15 +138,19 @@ async def serve_http(server: MCPServer, port: int) -> None:
     await uv.serve(sockets=[sock])
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m host.demo_server", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT")
+def serve(server: MCPServer, argv: list[str] | None = None, description: str | None = None) -> None:
+    """Run `server` over stdio, or over streamable HTTP on 127.0.0.1 with `--http PORT`."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT (0: free)")
     args = parser.parse_args(argv)
-    server = build_server()
     if args.http is None:
         server.run("stdio")
     else:
         anyio.run(serve_http, server, args.http)
+
+
+def main(argv: list[str] | None = None) -> None:
+    serve(build_server(), argv, description=__doc__.split("\n\n")[0])
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -180,6 +181,30 @@ def era(request: pytest.FixtureRequest) -> Era:
     if request.param == "2026":
         return Era("2026", OBSERVED_TOML)
     return Era("2025", OBSERVED_TOML + 'protocol = "2025-11-25"\n')
+
+
+EVENTUALLY: Final = 15.0
+"""Seconds `eventually` waits for the observed server to reach a state."""
+
+
+def activity(host: Host, tooling: str = "t") -> dict[str, Any]:
+    """What the observed server reports (`activity` tool), asked through `host`'s shared connection."""
+    session = host.session("observer")
+    rep = session.get(tooling)
+    value: dict[str, Any] = json.loads(session.call_tool_blocking(rep, "activity", "{}").value)["structuredContent"]
+    session.close()
+    return value
+
+
+def eventually(host: Host, check: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    """Poll the observed server's activity until `check` accepts it (fail after EVENTUALLY s)."""
+    deadline = time.monotonic() + EVENTUALLY
+    while True:
+        seen = activity(host)
+        if check(seen):
+            return seen
+        assert time.monotonic() < deadline, f"the server never reached the expected state: {seen}"
+        time.sleep(0.05)
 
 
 def everything_toml(binary: Path, name: str = "everything") -> str:

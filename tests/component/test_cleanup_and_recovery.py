@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from typing import Any
 import pytest
 
 from host import Host
-from tests.component.conftest import Era, Server, ok, probe
+from tests.component.conftest import Era, Server, eventually, ok, probe
 from tests.processes import descendants
 
 pytestmark = pytest.mark.component
@@ -28,25 +27,6 @@ GET = {"op": "get", "tooling": "t", "as": "t"}
 WAIT_60 = {"op": "call", "h": "t", "tool": "wait", "args": '{"seconds": 60}'}
 SUBSCRIBE = {"op": "subscribe_resource", "h": "t", "uri": "obs://a"}
 BOTH_STARTED = {"op": "poll", "h": "t", "tool": "activity", "key": "started", "equals": 2}
-WAIT = 15.0
-
-
-def activity(host: Host) -> dict[str, Any]:
-    session = host.session("observer")
-    rep = session.get("t")
-    value: dict[str, Any] = json.loads(session.call_tool_blocking(rep, "activity", "{}").value)["structuredContent"]
-    session.close()
-    return value
-
-
-def eventually(host: Host, check: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-    deadline = time.monotonic() + WAIT
-    while True:
-        seen = activity(host)
-        if check(seen):
-            return seen
-        assert time.monotonic() < deadline, f"the server never reached the expected state: {seen}"
-        time.sleep(0.05)
 
 
 def test_dropping_a_handle_cancels_its_calls_and_subscriptions_upstream(

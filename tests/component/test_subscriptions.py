@@ -19,7 +19,7 @@ import pytest
 
 from host import Host
 from tests.component.conftest import OBSERVED_TOML as OBSERVED
-from tests.component.conftest import Era, err, everything_toml, ok, probe
+from tests.component.conftest import Era, activity, err, everything_toml, ok, probe
 
 pytestmark = pytest.mark.component
 GET = {"op": "get", "tooling": "t", "as": "t"}
@@ -28,14 +28,6 @@ WAIT = 10.0
 
 def call(tool: str, **args: Any) -> dict[str, Any]:
     return {"op": "call_blocking", "h": "t", "tool": tool, "args": json.dumps(args)}
-
-
-def activity(host: Host) -> dict[str, Any]:
-    session = host.session("observer")
-    rep = session.get("t")
-    value: dict[str, Any] = json.loads(session.call_tool_blocking(rep, "activity", "{}").value)["structuredContent"]
-    session.close()
-    return value
 
 
 def test_a_resource_subscription_delivers_the_new_content_after_each_change(

@@ -21,7 +21,6 @@ connected with the 2025-11-25 handshake (agent-host `protocol = "2025-11-25"`) s
 
 from __future__ import annotations
 
-import argparse
 import os
 from typing import Any
 
@@ -30,7 +29,7 @@ from mcp.server.lowlevel.server import HandlerEntry
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
 
-from host.demo_server import serve_http
+from host.demo_server import serve
 
 
 def build() -> MCPServer:
@@ -145,16 +144,5 @@ def build() -> MCPServer:
     return server
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--http", type=int, metavar="PORT")
-    args = parser.parse_args()
-    server = build()
-    if args.http is None:
-        server.run("stdio")
-    else:
-        anyio.run(serve_http, server, args.http)
-
-
 if __name__ == "__main__":
-    main()
+    serve(build())
