@@ -1,11 +1,16 @@
 """The composition root: config → bridge → toolings → runtime.
 
-`Host` owns, in this order, a private log folder (server stderr files), the bridge (its loop thread
-and every tooling connection) and, created on first need, the runtime (engine, linker, epoch
-ticker). `close()` shuts them down in reverse: every connection is closed concurrently on the
-loop (stdio children exit or are killed), the loop stops, the ticker stops, the log folder is
-removed (kept, and its path logged, with `keep_logs=True`). `close()` is idempotent and `Host` is
-a context manager. Guests share the tooling connections of their host.
+`Host` owns, in this order, a private log folder (server stderr files), the audit log (when
+configured), the bridge (its loop thread and every tooling connection) and, created on first
+need, the runtime (engine, linker, epoch ticker). `close()` shuts them down in reverse: every
+connection is closed concurrently on the loop (stdio children exit or are killed), the loop stops,
+the ticker stops, the log folder is removed (kept, and its path logged, with `keep_logs=True`).
+`close()` is idempotent and `Host` is a context manager. Guests share the tooling connections of
+their host; each runs on its own thread under its own `AgentPolicy`.
+
+`stop_all(reason)` (the command line calls it on SIGINT/SIGTERM) stops every running guest: its
+waits in the host end, running wasm traps within one time slice, and what it opened is cancelled
+upstream as its run ends.
 """
 
 from __future__ import annotations
@@ -13,18 +18,25 @@ from __future__ import annotations
 import logging
 import shutil
 import tempfile
+import threading
+from collections.abc import Iterable
 from pathlib import Path
 
+from host.audit import AuditLog
 from host.bridge import Bridge
 from host.config import AgentConfig, Config
 from host.inbox import Inbox
 from host.paths import cache_dir
+from host.policy import AgentPolicy
 from host.runtime.engine import Runtime
-from host.runtime.guest import GuestThread, Limits, Outcome, start_guest
+from host.runtime.guest import GuestThread, Outcome, start_guest
 from host.session import GuestSession
 from host.toolings import ToolingSet
 
 logger = logging.getLogger(__name__)
+
+JOIN_POLL = 0.2
+"""Seconds between checks while waiting for guests (keeps the main thread responsive to signals)."""
 
 
 class Host:
@@ -35,9 +47,17 @@ class Host:
         self.cache = cache if cache is not None else cache_dir()
         self._keep_logs = keep_logs
         self.log_dir = Path(tempfile.mkdtemp(prefix="agent-host-logs-"))
+        settings = config.host
+        self.audit = (
+            AuditLog(settings.audit_log, include_arguments=settings.audit_arguments)
+            if settings.audit_log is not None
+            else None
+        )
         self.bridge = Bridge()
         self.toolings = ToolingSet(config.toolings, nursery=self.bridge.nursery, log_dir=self.log_dir)
         self._runtime: Runtime | None = None
+        self._running: list[GuestThread] = []
+        self._lock = threading.Lock()
         self._closed = False
 
     @property
@@ -46,31 +66,48 @@ class Host:
             self._runtime = Runtime(self.cache)
         return self._runtime
 
-    def session(self, agent: str) -> GuestSession:
-        """A session for agent `agent` (also used by the command line's `tools` and `call`)."""
+    def policy(self, agent: str, settings: AgentConfig | None = None, allow: Iterable[str] = ()) -> AgentPolicy:
+        """The grants and limits of `agent` (see `policy.AgentPolicy.resolve`)."""
+        return AgentPolicy.resolve(self.config, agent, settings, allow)
+
+    def session(self, agent: str, policy: AgentPolicy | None = None) -> GuestSession:
+        """A session for agent `agent`; by default with every configured tooling granted (the
+        command line's `tools` and `call` act for the person running the host)."""
+        if policy is None:
+            policy = self.policy(agent, allow=["*"] if self.config.toolings else ())
         limits = self.config.host
         inbox = Inbox(limits.inbox_size, limits.max_open_calls, limits.max_subscriptions)
-        return GuestSession(agent, self.bridge, self.toolings, inbox=inbox, max_wait=limits.recv_timeout)
+        return GuestSession(
+            agent, self.bridge, self.toolings, policy, inbox=inbox, max_wait=limits.recv_timeout, audit=self.audit
+        )
 
     def start(
-        self, wasm: Path, input_text: str, *, agent: str = "guest", settings: AgentConfig | None = None
+        self, wasm: Path, input_text: str, *, agent: str = "guest", policy: AgentPolicy | None = None
     ) -> GuestThread:
         """Load (compiling once) and start the component in `wasm` on its own thread."""
         component = self.runtime.load(wasm)
-        limits = Limits()
-        if settings is not None:
-            limits = Limits(
-                memory=settings.memory, timeout=settings.timeout, timeout_origin=f"timeout in {settings.origin}"
-            )
-        return start_guest(self.runtime, component, self.session(agent), input_text, limits)
+        policy = policy if policy is not None else self.policy(agent)
+        guest = start_guest(self.runtime, component, self.session(agent, policy), input_text, policy)
+        with self._lock:
+            self._running = [g for g in self._running if g.running] + [guest]
+        return guest
 
-    def run(self, wasm: Path, input_text: str, *, agent: str = "guest", settings: AgentConfig | None = None) -> Outcome:
+    def run(self, wasm: Path, input_text: str, *, agent: str = "guest", policy: AgentPolicy | None = None) -> Outcome:
         """Run a guest to completion."""
-        guest = self.start(wasm, input_text, agent=agent, settings=settings)
+        return self.wait(self.start(wasm, input_text, agent=agent, policy=policy))
+
+    def wait(self, guest: GuestThread) -> Outcome:
         while True:
-            outcome = guest.join(0.2)  # short waits keep the main thread responsive to Ctrl-C
+            outcome = guest.join(JOIN_POLL)
             if outcome is not None:
                 return outcome
+
+    def stop_all(self, reason: str) -> None:
+        """Stop every running guest (from any thread)."""
+        with self._lock:
+            running = list(self._running)
+        for guest in running:
+            guest.stop(reason)
 
     def close(self) -> None:
         if self._closed:
@@ -81,6 +118,8 @@ class Host:
         finally:
             if self._runtime is not None:
                 self._runtime.close()
+            if self.audit is not None:
+                self.audit.close()
             if self._keep_logs:
                 logger.info("server logs kept in %s", self.log_dir)
             else:

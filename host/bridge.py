@@ -12,6 +12,9 @@ Contract:
   `call` must not be used from the loop thread (the portal raises `RuntimeError`).
 - `start(fn, *args)` schedules `fn` without waiting and returns a `concurrent.futures.Future`;
   cancelling the future cancels the task.
+- An `Interrupt` lets another thread end the `call` a thread is blocked in: `fire(reason)`
+  cancels the task and the caller gets `ToolingError(cancelled)`; calls made after it fired
+  are refused the same way.
 - `close(shutdown)` runs `shutdown()` on the loop (bounded by `SHUTDOWN_TIMEOUT`), then cancels the
   nursery and stops the loop. It is idempotent; `call` after `close` raises `ToolingError(unavailable)`.
 """
@@ -39,6 +42,34 @@ RESULT_GRACE: Final = 5.0
 
 SHUTDOWN_TIMEOUT: Final = 20.0
 """Seconds `close` allows for closing every connection before it cancels them."""
+
+
+class Interrupt:
+    """Cancels, from any thread, the bridge call another thread is blocked in (and later ones)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._future: concurrent.futures.Future[Any] | None = None
+        self.reason: str | None = None
+
+    def _arm(self, future: concurrent.futures.Future[Any]) -> None:
+        with self._lock:
+            self._future = future
+            if self.reason is not None:
+                future.cancel()
+
+    def _disarm(self) -> None:
+        with self._lock:
+            self._future = None
+
+    def fire(self, reason: str) -> None:
+        with self._lock:
+            self.reason = reason
+            if self._future is not None:
+                self._future.cancel()
+
+    def error(self) -> ToolingError:
+        return ToolingError(ErrorCode.CANCELLED, f"the host stopped this agent: {self.reason}")
 
 
 class Bridge:
@@ -69,17 +100,29 @@ class Bridge:
         *args: Any,
         timeout: float,
         on_timeout: Callable[[], ToolingError],
+        interrupt: Interrupt | None = None,
     ) -> _T:
         """Run `fn(*args)` on the loop and wait for it, at most `timeout` seconds."""
+        if interrupt is not None and interrupt.reason is not None:
+            raise interrupt.error()
         future = self._submit(_bounded, fn, args, timeout, on_timeout)
+        if interrupt is not None:
+            interrupt._arm(future)
         try:
             return cast(_T, future.result(timeout + RESULT_GRACE))
         except concurrent.futures.TimeoutError:
             future.cancel()
             raise on_timeout() from None
+        except concurrent.futures.CancelledError:
+            if interrupt is not None and interrupt.reason is not None:
+                raise interrupt.error() from None
+            raise ToolingError(ErrorCode.CANCELLED, "the request was cancelled") from None
         except BaseException:
             future.cancel()
             raise
+        finally:
+            if interrupt is not None:
+                interrupt._disarm()
 
     def start(self, fn: Callable[..., Awaitable[_T]], *args: Any) -> concurrent.futures.Future[_T]:
         """Schedule `fn(*args)` on the loop without waiting."""

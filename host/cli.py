@@ -12,8 +12,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
+import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
@@ -115,14 +118,23 @@ def _parser() -> argparse.ArgumentParser:
 
     run = command(
         "run",
-        "run a guest (folder, built on demand, or .wasm) and print its answer",
+        "run a guest (folder, built on demand, or .wasm), or every configured agent",
         "Run GUEST's run(input) in a sandbox and print the string it returns on stdout.\n"
         "GUEST is a guest folder (built with componentize-py on demand, cached) or a .wasm component.\n"
-        "With --agent NAME, the [agents.NAME] table gives the component, input and limits.",
+        "With --agent NAME, the [agents.NAME] table gives the component, input, grants and limits.\n"
+        "Without GUEST and --agent, every [agents.*] runs at once, sharing connections; a table of\n"
+        "outcomes follows and the exit code is the worst one.\n"
+        "A guest may use only the toolings it is granted: [agents.NAME] toolings, or --allow\n"
+        "(the embedded default configuration grants its tooling demo). SIGINT/SIGTERM stop every\n"
+        "guest and cancel what they opened; a second signal exits at once.",
     )
     run.add_argument("guest", nargs="?", metavar="GUEST", help="guest folder or .wasm file")
     run.add_argument("--input", metavar="TEXT|@FILE|-", help="input for run(): text, @file, or - for stdin")
     run.add_argument("--agent", metavar="NAME", help="use the settings of [agents.NAME]")
+    run.add_argument(
+        "--allow", action="append", default=[], metavar="TOOLING", help="grant a tooling (repeatable; globs: '*' = all)"
+    )
+    run.add_argument("--json", action="store_true", help="with several agents: print the outcomes as JSON")
     run.add_argument("--module", metavar="NAME", help="module defining WitWorld (default: app.py)")
     run.set_defaults(handler=_cmd_run)
 
@@ -186,6 +198,8 @@ def _setup_logging(debug: bool) -> None:
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if debug else logging.WARNING)
     logging.getLogger("host").setLevel(logging.DEBUG if debug else logging.INFO)
+    # The SDK logs transport faults with tracebacks; the host reports them itself, in one line.
+    logging.getLogger("mcp").setLevel(logging.DEBUG if debug else logging.CRITICAL)
 
 
 class _Formatter(logging.Formatter):
@@ -223,6 +237,8 @@ def _read_input(spec: str | None, agent: AgentConfig | None) -> str:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     config = _config(args)
+    if args.guest is None and args.agent is None:
+        return _run_all(config, args)
     agent: AgentConfig | None = None
     if args.agent is not None:
         agent = config.agents.get(args.agent)
@@ -236,12 +252,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     elif agent is not None and agent.component is not None:
         spec = agent.component
     else:
-        raise UsageError("give a GUEST (folder or .wasm), or --agent NAME with `component` set")
+        raise UsageError(f"[agents.{args.agent}] has no `component`; give a GUEST (folder or .wasm)")
     wasm = resolve_component(spec, module=args.module)
     input_text = _read_input(args.input, agent)
     name = agent.name if agent is not None else spec.stem if spec.suffix == ".wasm" else spec.resolve().name
-    with Host(config, keep_logs=args.debug) as host:
-        outcome = host.run(wasm, input_text, agent=name, settings=agent)
+    with _signals() as stopper, Host(config, keep_logs=args.debug) as host:
+        stopper.host = host
+        outcome = host.run(wasm, input_text, agent=name, policy=host.policy(name, agent, args.allow))
     if outcome.status == "ok":
         sys.stdout.write(outcome.text)
         if sys.stdout.isatty() and not outcome.text.endswith("\n"):
@@ -252,7 +269,88 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         print(f"agent-host: agent {name} was stopped: {outcome.text}", file=sys.stderr)
     logger.debug("agent %s: %s in %.2f s", name, outcome.status, outcome.duration)
-    return outcome.exit_code
+    return status_codes.INTERRUPTED if stopper.received else outcome.exit_code
+
+
+def _run_all(config: Config, args: argparse.Namespace) -> int:
+    """Run every [agents.*] concurrently; a table (or JSON) of outcomes on stdout; the worst exit code."""
+    if not config.agents:
+        raise UsageError(
+            f"nothing to run: give a GUEST (folder or .wasm) or --agent NAME; {config.describe_source()} "
+            "defines no [agents.*] tables"
+        )
+    missing = [name for name, agent in config.agents.items() if agent.component is None]
+    if missing:
+        raise UsageError(f"agents without `component`: {', '.join(sorted(missing))} ({config.describe_source()})")
+    components = {
+        name: resolve_component(agent.component) for name, agent in sorted(config.agents.items()) if agent.component
+    }
+    with _signals() as stopper, Host(config, keep_logs=args.debug) as host:
+        stopper.host = host
+        started = {
+            name: host.start(
+                wasm, _read_input(args.input, config.agents[name]), agent=name,
+                policy=host.policy(name, config.agents[name], args.allow),
+            )
+            for name, wasm in components.items()
+        }  # fmt: skip
+        outcomes = [host.wait(guest) for guest in started.values()]
+    if args.json:
+        print(
+            json.dumps(
+                [
+                    {
+                        "agent": o.agent,
+                        "status": o.status,
+                        "exit_code": o.exit_code,
+                        "duration": round(o.duration, 3),
+                        "output": o.text,
+                    }
+                    for o in outcomes
+                ],
+                indent=2,
+            )
+        )
+    else:
+        width = max(len("AGENT"), *(len(o.agent) for o in outcomes))
+        print(f"{'AGENT':<{width}}  {'OUTCOME':<7}  {'TIME':>8}  DETAIL")
+        for o in outcomes:
+            detail = _one_line(o.text, 100)
+            print(f"{o.agent:<{width}}  {o.status:<7}  {o.duration:>7.2f}s  {detail}")
+    worst = max(o.exit_code for o in outcomes)
+    return status_codes.INTERRUPTED if stopper.received else worst
+
+
+class _Stopper:
+    """What the signal handler acts on: the host, once it exists, and the signals received."""
+
+    def __init__(self) -> None:
+        self.host: Host | None = None
+        self.received: list[str] = []
+
+
+@contextmanager
+def _signals() -> Iterator[_Stopper]:
+    """On SIGINT/SIGTERM stop every guest (what they opened is cancelled upstream, connections
+    close, no child is left); a second signal, even while closing, exits at once."""
+    stopper = _Stopper()
+
+    def handler(signum: int, frame: object) -> None:
+        name = signal.Signals(signum).name
+        if stopper.received:
+            os.write(2, f"agent-host: {name} again: exiting at once\n".encode())
+            os._exit(status_codes.INTERRUPTED)
+        stopper.received.append(name)
+        os.write(2, f"agent-host: {name}: stopping every agent (send it again to exit at once)\n".encode())
+        if stopper.host is not None:
+            stopper.host.stop_all(f"{name} received")
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stopper
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def _cmd_build(args: argparse.Namespace) -> int:

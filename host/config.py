@@ -43,6 +43,24 @@ DEFAULT_REQUEST_TIMEOUT: Final = 30.0
 DEFAULT_CONNECT_TIMEOUT: Final = 30.0
 """Seconds to start (or reach) a server and complete the MCP handshake."""
 
+DEFAULT_MAX_BACKOFF: Final = 10.0
+"""Longest wait, in seconds, between attempts to reach a server that keeps failing."""
+
+DEFAULT_MEMORY: Final = 256 * 1024 * 1024
+"""Bytes of linear memory a guest may use (a componentize-py guest needs ~13 MiB to start)."""
+
+DEFAULT_CPU_TIME: Final = 60.0
+"""Seconds of CPU time (time running wasm, not waiting in the host) a guest's `run` may use."""
+
+DEFAULT_RUN_TIMEOUT: Final = 300.0
+"""Wall-clock seconds a guest's `run` may take, waits included."""
+
+DEFAULT_MAX_ARGUMENT_BYTES: Final = 1024 * 1024
+"""Bytes of tool arguments (JSON text) one call may send."""
+
+DEFAULT_MAX_RESULT_BYTES: Final = 16 * 1024 * 1024
+"""Bytes of one tool result (JSON) or resource content a guest may receive."""
+
 DEFAULT_INBOX_SIZE: Final = 1024
 DEFAULT_MAX_OPEN_CALLS: Final = 256
 DEFAULT_MAX_SUBSCRIPTIONS: Final = 256
@@ -56,11 +74,22 @@ Transport = Literal["stdio", "http"]
 Protocol = Literal["auto", "2025-11-25"]
 
 _TOP_KEYS: Final = frozenset({"host", "tooling", "agents"})
-_HOST_KEYS: Final = frozenset({"inbox_size", "max_open_calls", "max_subscriptions", "recv_timeout"})
+_HOST_KEYS: Final = frozenset(
+    {
+        "inbox_size", "max_open_calls", "max_subscriptions", "recv_timeout", "memory", "cpu_time", "timeout",
+        "max_argument_bytes", "max_result_bytes", "audit_log", "audit_arguments",
+    }
+)  # fmt: skip
 _TOOLING_KEYS: Final = frozenset(
-    {"kind", "transport", "command", "args", "env", "cwd", "url", "headers", "timeout", "connect_timeout", "protocol"}
+    {
+        "kind", "transport", "command", "args", "env", "cwd", "url", "headers", "timeout", "connect_timeout",
+        "protocol", "max_backoff",
+    }
+)  # fmt: skip
+_AGENT_KEYS: Final = frozenset(
+    {"component", "input", "toolings", "tools", "resources", "memory", "cpu_time", "timeout", "dirs", "env"}
 )
-_AGENT_KEYS: Final = frozenset({"component", "input", "toolings", "tools", "memory", "timeout"})
+_DIR_KEYS: Final = frozenset({"host", "guest", "writable"})
 _KINDS: Final = ("mcp",)
 _PLANNED_KINDS: Final = ("python", "mock")
 
@@ -82,8 +111,19 @@ class ToolingConfig:
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     protocol: Protocol = "auto"
     """MCP protocol era: "auto" (discover, fall back to the 2025 handshake) or "2025-11-25" (handshake only)."""
+    max_backoff: float = DEFAULT_MAX_BACKOFF
+    """Cap, in seconds, of the exponential backoff between attempts to reach a failing server."""
     origin: str = "<default>"
     """Where this table was defined, for messages: `FILE [tooling.NAME]`."""
+
+
+@dataclass(frozen=True)
+class DirGrant:
+    """One preopened directory of an agent: host folder, path inside the guest, writable or not."""
+
+    host: Path
+    guest: str
+    writable: bool = False
 
 
 @dataclass(frozen=True)
@@ -94,11 +134,21 @@ class AgentConfig:
     component: Path | None = None
     input: str | None = None
     toolings: tuple[str, ...] = ()
+    """The toolings the agent may `get`; nothing else (deny by default)."""
     tools: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Per granted tooling, globs of the tool names it may see and call (absent: all)."""
+    resources: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Per granted tooling, globs of the resource URIs it may see, read and watch (absent: all)."""
     memory: int | None = None
     """Bytes of linear memory the guest may use; None for the host default."""
+    cpu_time: float | None = None
+    """Seconds of CPU time for `run`; None for the host default."""
     timeout: float | None = None
     """Wall-clock seconds for `run`; None for the host default."""
+    dirs: tuple[DirGrant, ...] = ()
+    """Directories preopened for the guest (read-only unless `writable`)."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Environment variables the guest sees (none by default)."""
     origin: str = "<default>"
 
 
@@ -114,6 +164,19 @@ class HostSettings:
     """Subscriptions one guest may hold; `subscribe-*` answers `limit-exceeded` beyond."""
     recv_timeout: float = DEFAULT_RECV_TIMEOUT
     """Seconds `inbox.recv` waits when the guest passes no timeout."""
+    memory: int = DEFAULT_MEMORY
+    """Default memory limit of an agent, in bytes."""
+    cpu_time: float = DEFAULT_CPU_TIME
+    """Default CPU time limit of an agent's run, in seconds."""
+    timeout: float = DEFAULT_RUN_TIMEOUT
+    """Default wall-clock limit of an agent's run, in seconds."""
+    max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES
+    max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
+    audit_log: Path | None = None
+    """JSON Lines file receiving one line per tooling operation; None: no audit log."""
+    audit_arguments: bool = False
+    """Whether audit lines include the arguments themselves (not only their size)."""
+    origin: str = "<default>"
 
 
 @dataclass(frozen=True)
@@ -185,12 +248,12 @@ class _Parser:
     """Walks the TOML document; every check names its dotted key path."""
 
     def __init__(self, path: Path, env: Mapping[str, str]) -> None:
-        self.path = path
+        self.path_of_file = path
         self.base = path.parent
         self.env = env
 
     def fail(self, key: str, problem: str, hint: str | None = None) -> ConfigError:
-        return ConfigError(f"{self.path}: {key}: {problem}", hint=hint)
+        return ConfigError(f"{self.path_of_file}: {key}: {problem}", hint=hint)
 
     def config(self, raw: dict[str, Any]) -> Config:
         self.reject_unknown(raw, "", _TOP_KEYS)
@@ -209,7 +272,7 @@ class _Parser:
                         f"names tooling {granted!r}, which is not defined",
                         hint=f"add a [tooling.{granted}] table or remove it; defined: {_names(toolings)}",
                     )
-        return Config(toolings=toolings, agents=agents, host=host, source=self.path)
+        return Config(toolings=toolings, agents=agents, host=host, source=self.path_of_file)
 
     def host(self, raw: dict[str, Any]) -> HostSettings:
         self.reject_unknown(raw, "host", _HOST_KEYS)
@@ -218,6 +281,14 @@ class _Parser:
             max_open_calls=self.count(raw, "max_open_calls", "host", DEFAULT_MAX_OPEN_CALLS),
             max_subscriptions=self.count(raw, "max_subscriptions", "host", DEFAULT_MAX_SUBSCRIPTIONS),
             recv_timeout=self.seconds(raw, "recv_timeout", "host", DEFAULT_RECV_TIMEOUT),
+            memory=self.size(raw, "memory", "host") or DEFAULT_MEMORY,
+            cpu_time=self.seconds(raw, "cpu_time", "host", DEFAULT_CPU_TIME),
+            timeout=self.seconds(raw, "timeout", "host", DEFAULT_RUN_TIMEOUT),
+            max_argument_bytes=self.size(raw, "max_argument_bytes", "host") or DEFAULT_MAX_ARGUMENT_BYTES,
+            max_result_bytes=self.size(raw, "max_result_bytes", "host") or DEFAULT_MAX_RESULT_BYTES,
+            audit_log=self.path(raw, "audit_log", "host"),
+            audit_arguments=self.boolean(raw, "audit_arguments", "host", False),
+            origin=f"{self.path_of_file} [host]",
         )
         needed = 2 * settings.max_open_calls + settings.max_subscriptions
         if settings.inbox_size < needed:
@@ -273,27 +344,68 @@ class _Parser:
             headers=self.string_map(raw, "headers", key),
             timeout=self.seconds(raw, "timeout", key, DEFAULT_REQUEST_TIMEOUT),
             connect_timeout=self.seconds(raw, "connect_timeout", key, DEFAULT_CONNECT_TIMEOUT),
+            max_backoff=self.seconds(raw, "max_backoff", key, DEFAULT_MAX_BACKOFF),
             protocol="auto" if protocol == "auto" else "2025-11-25",
-            origin=f"{self.path} [{key}]",
+            origin=f"{self.path_of_file} [{key}]",
         )
 
     def agent(self, name: str, raw: dict[str, Any]) -> AgentConfig:
         key = f"agents.{name}"
         self.reject_unknown(raw, key, _AGENT_KEYS)
         component = self.string(raw, "component", key, default=None)
-        tools_raw = self.table(raw, "tools", f"{key}.tools")
-        tools = {tooling: self.strings(tools_raw, tooling, f"{key}.tools") for tooling in tools_raw}
-        timeout = self.seconds(raw, "timeout", key, None) if "timeout" in raw else None
+        toolings = self.strings(raw, "toolings", key)
+        allow_lists = {}
+        for table in ("tools", "resources"):
+            lists_raw = self.table(raw, table, f"{key}.{table}")
+            lists = {tooling: self.strings(lists_raw, tooling, f"{key}.{table}") for tooling in lists_raw}
+            for tooling in lists:
+                if tooling not in toolings:
+                    raise self.fail(
+                        f"{key}.{table}.{tooling}",
+                        f"an allow-list for tooling {tooling!r}, which the agent is not granted",
+                        hint=f'add "{tooling}" to {key}.toolings, or remove the allow-list',
+                    )
+            allow_lists[table] = lists
         return AgentConfig(
             name=name,
             component=self.base / component if component is not None else None,
             input=self.string(raw, "input", key, default=None),
-            toolings=self.strings(raw, "toolings", key),
-            tools=tools,
+            toolings=toolings,
+            tools=allow_lists["tools"],
+            resources=allow_lists["resources"],
             memory=self.size(raw, "memory", key),
-            timeout=timeout,
-            origin=f"{self.path} [{key}]",
+            cpu_time=self.seconds(raw, "cpu_time", key, None) if "cpu_time" in raw else None,
+            timeout=self.seconds(raw, "timeout", key, None) if "timeout" in raw else None,
+            dirs=self.dirs(raw, key),
+            env=self.string_map(raw, "env", key),
+            origin=f"{self.path_of_file} [{key}]",
         )
+
+    def dirs(self, raw: Mapping[str, Any], key: str) -> tuple[DirGrant, ...]:
+        value = raw.get("dirs", [])
+        if not isinstance(value, list):
+            raise self.fail(f"{key}.dirs", f"expected a list of tables, got {_kind(value)}")
+        grants = []
+        for index, item in enumerate(value):
+            where = f"{key}.dirs[{index}]"
+            if not isinstance(item, dict):
+                raise self.fail(
+                    where, f'expected a table such as {{ host = "./data", guest = "/data" }}, got {_kind(item)}'
+                )
+            self.reject_unknown(item, where, _DIR_KEYS)
+            host, guest = (
+                self.string(item, "host", where, default=None),
+                self.string(item, "guest", where, default=None),
+            )
+            if host is None or guest is None:
+                raise self.fail(where, "needs `host` (a folder on this machine) and `guest` (its path in the guest)")
+            folder = (self.base / host).resolve()
+            if not folder.is_dir():
+                raise self.fail(f"{where}.host", f"{folder} is not a folder")
+            if not guest.startswith("/"):
+                raise self.fail(f"{where}.guest", f'expected an absolute path such as "/data", got {guest!r}')
+            grants.append(DirGrant(host=folder, guest=guest, writable=self.boolean(item, "writable", where, False)))
+        return tuple(grants)
 
     # -- typed accessors ---------------------------------------------------------------------
 
@@ -333,6 +445,16 @@ class _Parser:
                 raise self.fail(f"{key}.{name}.{item_key}", f"expected a string, got {_kind(item)}")
             out[item_key] = self.expand(item, f"{key}.{name}.{item_key}")
         return out
+
+    def boolean(self, raw: Mapping[str, Any], name: str, key: str, default: bool) -> bool:
+        value = raw.get(name, default)
+        if not isinstance(value, bool):
+            raise self.fail(f"{key}.{name}", f"expected true or false, got {_kind(value)}")
+        return value
+
+    def path(self, raw: Mapping[str, Any], name: str, key: str) -> Path | None:
+        value = self.string(raw, name, key, default=None)
+        return None if value is None else self.base / value
 
     def count(self, raw: Mapping[str, Any], name: str, key: str, default: int) -> int:
         value = raw.get(name, default)

@@ -1,14 +1,18 @@
 """What one running guest can do, as plain Python: the layer under the WIT imports.
 
-A `GuestSession` belongs to one guest and is used only from that guest's thread. It keeps the
-guest's tooling handles (small integers, the `rep` of the WIT resource) and runs every operation
-on the bridge loop through `Bridge.call`, bounded by the tooling's request timeout.
+A `GuestSession` belongs to one guest and is used only from that guest's thread (but `interrupt`,
+which any thread may call). It keeps the guest's tooling handles (small integers, the `rep` of the
+WIT resource) and runs every operation on the bridge loop through `Bridge.call`, bounded by the
+tooling's request timeout and by what is left of the run's wall-clock limit.
 
 Contract:
 - Every method returns plain data or raises `ToolingError`; nothing else escapes. An unexpected
   exception is logged with its traceback and becomes `ToolingError(internal)`.
-- Arguments are checked before anything leaves the host: not JSON or not an object is
-  `invalid-arguments` with the parser's position.
+- The agent's `AgentPolicy` is enforced before anything leaves the host: a tooling it was not
+  granted is `denied` at `get`; tools and resources outside its allow-lists are left out of lists
+  (and of list events) and `denied` everywhere else. Arguments must be a JSON object
+  (`invalid-arguments`, with the parser's position) of at most `max_argument_bytes`; results and
+  resource contents larger than `max_result_bytes` are refused with `limit-exceeded`.
 - A tool result with `isError: true` becomes `ToolingError(tool-failed)`: the message is the
   result's text content, `data` the whole result as JSON.
 - `call_tool` returns a fresh UUID at once; the call runs as a task on the loop, bounded by the
@@ -19,6 +23,9 @@ Contract:
   `unsubscribe` closes the inbox side first (no envelope after it returns), then releases upstream.
 - `drop(rep)` cancels what was opened through that handle; `close()` (the guest's run ended, by
   returning or trapping) cancels everything, upstream too, and closes the inbox. Idempotent.
+- `interrupt(reason)` (host shutdown) ends the wait the guest is blocked in and refuses every
+  later operation with `cancelled`.
+- Every tooling operation is written to the audit log when one is configured (see `audit`).
 
 This module imports neither wasmtime nor mcp.
 """
@@ -29,6 +36,7 @@ import concurrent.futures
 import functools
 import json
 import logging
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -36,10 +44,12 @@ from typing import Any, Final, Literal, TypeVar
 
 import anyio
 
-from host.bridge import Bridge
+from host.audit import AuditLog
+from host.bridge import Bridge, Interrupt
 from host.config import DEFAULT_RECV_TIMEOUT
 from host.errors import ErrorCode, ToolingError
-from host.inbox import FINAL_KINDS, Envelope, Inbox, Progress
+from host.inbox import FINAL_KINDS, Envelope, EventKind, Inbox, Progress
+from host.policy import AgentPolicy
 from host.toolings import ResourceData, ResourceSpec, Sink, Tooling, ToolingSet, ToolSpec, Watchers
 from host.toolings.base import CallResult, JsonObject
 
@@ -52,11 +62,11 @@ CONNECT_GRACE: Final = 2.0
 """Seconds added to a tooling's connect timeout for `get`, so the connection's own, more precise
 timeout message wins over the generic one."""
 
-MAX_LOG_MESSAGE: Final = 16 * 1024
-"""Characters of one guest log message kept; the rest is cut with a marker."""
-
 RELEASE_TIMEOUT: Final = 10.0
 """Seconds allowed for releasing ended subscriptions upstream."""
+
+MAX_LOG_MESSAGE: Final = 16 * 1024
+"""Characters of one guest log message kept; the rest is cut with a marker."""
 
 SubscriptionKind = Literal["resource", "resource-list", "tool-list"]
 
@@ -107,15 +117,22 @@ class GuestSession:
         agent: str,
         bridge: Bridge,
         toolings: ToolingSet,
+        policy: AgentPolicy,
         *,
         inbox: Inbox | None = None,
         max_wait: float = DEFAULT_RECV_TIMEOUT,
+        audit: AuditLog | None = None,
     ) -> None:
         self.agent = agent
+        self.policy = policy
         self._bridge = bridge
         self._toolings = toolings
         self.inbox = inbox if inbox is not None else Inbox()
         self.max_wait = max_wait
+        self.deadline: float | None = None
+        """`time.monotonic()` value when the run's wall-clock limit ends; set by the runner."""
+        self._audit = audit
+        self._interrupt = Interrupt()
         self._handles: dict[int, Handle] = {}
         self._next_rep = 1
         self._calls: dict[str, _OpenCall] = {}
@@ -124,14 +141,18 @@ class GuestSession:
     # -- handles -----------------------------------------------------------------------------
 
     def get(self, name: str) -> int:
-        config = self._toolings.config(name)
-        tooling = self._run(
-            f"connecting to tooling {name!r}",
-            self._toolings.connect,
-            name,
-            timeout=config.connect_timeout + CONNECT_GRACE,
-            hint=f"raise `connect_timeout` in {config.origin}",
-        )
+        def connect() -> Tooling:
+            config = self._toolings.config(name)
+            self.policy.grants.check_tooling(name)
+            return self._run(
+                f"connecting to tooling {name!r}",
+                self._toolings.connect,
+                name,
+                timeout=config.connect_timeout + CONNECT_GRACE,
+                hint=f"raise `connect_timeout` in {config.origin}",
+            )
+
+        tooling = self._audited("get", name, None, None, connect)
         rep = self._next_rep
         self._next_rep += 1
         self._handles[rep] = Handle(rep, tooling)
@@ -154,6 +175,11 @@ class GuestSession:
         self._handles.clear()
         self.inbox.close()
 
+    def interrupt(self, reason: str) -> None:
+        """From any thread: end the current wait and refuse later operations with `cancelled`."""
+        self._interrupt.fire(reason)
+        self.inbox.close()
+
     # -- tooling operations --------------------------------------------------------------------
 
     def kind(self, rep: int) -> str:
@@ -164,40 +190,71 @@ class GuestSession:
 
     def list_tools(self, rep: int) -> list[ToolSpec]:
         tooling = self.handle(rep).tooling
-        return self._request(tooling, "tools/list", tooling.list_tools)
+
+        def listed() -> list[ToolSpec]:
+            return self._visible_tools(tooling.name, self._request(tooling, "tools/list", tooling.list_tools))
+
+        return self._audited("list-tools", tooling.name, None, None, listed)
 
     def call_tool_blocking(self, rep: int, name: str, arguments: str) -> CallOutcome:
         tooling = self.handle(rep).tooling
-        parsed = parse_arguments(arguments)
-        result = self._request(tooling, f"the call of tool {name!r}", tooling.call_tool, name, parsed)
-        return call_outcome(name, arguments, result)
+
+        def call() -> CallOutcome:
+            parsed = self._admit_call(tooling, name, arguments)
+            result = self._request(tooling, f"the call of tool {name!r}", tooling.call_tool, name, parsed)
+            return self._outcome(tooling, name, arguments, result)
+
+        return self._audited("call-tool-blocking", tooling.name, name, arguments, call)
 
     def list_resources(self, rep: int) -> list[ResourceSpec]:
         tooling = self.handle(rep).tooling
-        return self._request(tooling, "resources/list", tooling.list_resources)
+
+        def listed() -> list[ResourceSpec]:
+            return self._visible_resources(
+                tooling.name, self._request(tooling, "resources/list", tooling.list_resources)
+            )
+
+        return self._audited("list-resources", tooling.name, None, None, listed)
 
     def read_resource(self, rep: int, uri: str) -> ResourceData:
         tooling = self.handle(rep).tooling
-        return self._request(tooling, f"the read of resource {uri!r}", tooling.read_resource, uri)
+
+        def read() -> ResourceData:
+            self.policy.grants.check_resource(tooling.name, uri)
+            data = self._request(tooling, f"the read of resource {uri!r}", tooling.read_resource, uri)
+            self.policy.limits.check_result_size(len(data.text or data.blob or ""), f"resource {uri!r}")
+            return data
+
+        return self._audited("read-resource", tooling.name, uri, None, read)
 
     # -- the asynchronous half ----------------------------------------------------------------
 
     def call_tool(self, rep: int, name: str, arguments: str) -> str:
         tooling = self.handle(rep).tooling
-        parsed = parse_arguments(arguments)
-        call_id = str(uuid.uuid4())
-        self.inbox.open_call(call_id)
+
+        def start() -> str:
+            parsed = self._admit_call(tooling, name, arguments)
+            call_id = str(uuid.uuid4())
+            self.inbox.open_call(call_id)
+            try:
+                future = self._bridge.start(self._run_call, tooling, call_id, name, arguments, parsed)
+            except ToolingError:
+                self.inbox.cancel(call_id)
+                raise
+            self._calls[call_id] = _OpenCall(rep, future)
+            return call_id
+
         try:
-            future = self._bridge.start(self._run_call, tooling, call_id, name, arguments, parsed)
-        except ToolingError:
-            self.inbox.cancel(call_id)
+            return start()
+        except ToolingError as exc:  # refused at once: audited now; started calls are audited when they end
+            self._record("call-tool", tooling.name, name, arguments, exc.code.value, 0.0)
             raise
-        self._calls[call_id] = _OpenCall(rep, future)
-        return call_id
 
     async def _run_call(self, tooling: Tooling, call_id: str, name: str, arguments: str, parsed: JsonObject) -> None:
         """On the loop: run one call and push exactly one final envelope (none when cancelled)."""
         inbox = self.inbox
+        started = time.monotonic()
+        outcome = "cancelled"
 
         async def progress(progress: float, total: float | None, message: str | None) -> None:
             inbox.push_progress(call_id, Progress(progress, total, message))
@@ -212,12 +269,17 @@ class GuestSession:
                     f"tooling {tooling.name!r}: the call of tool {name!r} did not finish within {timeout:g} s and "
                     f"was cancelled (raise `timeout` in {tooling.config.origin} to wait longer)",
                 )
-            inbox.push_final(call_id, "tool-result", call_outcome(name, arguments, result))
+            inbox.push_final(call_id, "tool-result", self._outcome(tooling, name, arguments, result))
+            outcome = "ok"
         except ToolingError as exc:
+            outcome = exc.code.value
             inbox.push_final(call_id, "error", exc)
         except Exception as exc:  # boundary: a host bug must reach the guest as an `internal` envelope
             logger.exception("internal error in the call of %r (agent %s)", name, self.agent)
+            outcome = ErrorCode.INTERNAL.value
             inbox.push_final(call_id, "error", _internal(f"the call of tool {name!r}", exc))
+        finally:
+            self._record("call-tool", tooling.name, name, arguments, outcome, time.monotonic() - started)
 
     def is_open(self, rep: int, call_id: str) -> bool:
         self.handle(rep)
@@ -233,40 +295,62 @@ class GuestSession:
 
     def subscribe(self, rep: int, kind: SubscriptionKind, uri: str = "") -> str:
         tooling = self.handle(rep).tooling
-        sub_id = str(uuid.uuid4())
-        self.inbox.open_subscription(sub_id)
-        sink: Sink = functools.partial(self.inbox.push_event, sub_id)
-        what = f"subscribe-{kind}" + (f" of {uri!r}" if uri else "")
-        try:
-            watchers = self._run(what, self._watchers, tooling.name, timeout=tooling.config.timeout, hint="")
+        what = f"subscribe-{kind}"
+
+        def subscribe() -> str:
             if kind == "resource":
-                subscribe = functools.partial(watchers.subscribe_resource, sub_id, uri, sink)
-            elif kind == "resource-list":
-                subscribe = functools.partial(watchers.subscribe_resource_list, sub_id, sink)
-            else:
-                subscribe = functools.partial(watchers.subscribe_tool_list, sub_id, sink)
-            self._request(tooling, what, subscribe)
-        except ToolingError:
-            self.inbox.close_subscription(sub_id)
-            raise
-        self._subscriptions[sub_id] = _OpenSubscription(rep, kind, watchers)
-        return sub_id
+                self.policy.grants.check_resource(tooling.name, uri)
+            sub_id = str(uuid.uuid4())
+            self.inbox.open_subscription(sub_id)
+            sink = self._sink(tooling.name, sub_id)
+            try:
+                watchers = self._run(what, self._watchers, tooling.name, timeout=tooling.config.timeout, hint="")
+                if kind == "resource":
+                    register = functools.partial(watchers.subscribe_resource, sub_id, uri, sink)
+                elif kind == "resource-list":
+                    register = functools.partial(watchers.subscribe_resource_list, sub_id, sink)
+                else:
+                    register = functools.partial(watchers.subscribe_tool_list, sub_id, sink)
+                self._request(tooling, what + (f" of {uri!r}" if uri else ""), register)
+            except ToolingError:
+                self.inbox.close_subscription(sub_id)
+                raise
+            self._subscriptions[sub_id] = _OpenSubscription(rep, kind, watchers)
+            return sub_id
+
+        return self._audited(what, tooling.name, uri or None, None, subscribe)
+
+    def _sink(self, tooling: str, sub_id: str) -> Sink:
+        """Pushes a subscription's events into the inbox, with list events cut to what is granted."""
+        push = self.inbox.push_event
+
+        def sink(kind: EventKind, payload: object) -> None:
+            if kind == "tool-list-updated" and isinstance(payload, list):
+                payload = self._visible_tools(tooling, payload)
+            elif kind == "resource-list-updated" and isinstance(payload, list):
+                payload = self._visible_resources(tooling, payload)
+            push(sub_id, kind, payload)
+
+        return sink
 
     async def _watchers(self, name: str) -> Watchers:
         return self._toolings.watchers(name)
 
     def unsubscribe(self, rep: int, kind: SubscriptionKind, sub_id: str) -> bool:
-        self.handle(rep)
+        tooling = self.handle(rep).tooling
         subscription = self._subscriptions.get(sub_id)
         if subscription is None or subscription.kind != kind:
             return False
         del self._subscriptions[sub_id]
         self.inbox.close_subscription(sub_id)
         self._release([(sub_id, subscription)])
+        self._record(f"unsubscribe-{kind}", tooling.name, sub_id, None, "ok", 0.0)
         return True
 
     def recv(self, timeout_ms: int | None) -> Envelope | None:
         timeout = self.max_wait if timeout_ms is None else timeout_ms / 1000
+        if self.deadline is not None:
+            timeout = max(0.0, min(timeout, self.deadline - time.monotonic()))
         return self._received(self.inbox.recv(timeout))
 
     def try_recv(self) -> Envelope | None:
@@ -312,7 +396,54 @@ class GuestSession:
             message = message[:MAX_LOG_MESSAGE] + f"... [{len(message) - MAX_LOG_MESSAGE} characters cut]"
         guest_logger.log(LOG_LEVELS.get(level, logging.INFO), "[%s] %s", self.agent, message)
 
+    # -- policy ----------------------------------------------------------------------------------
+
+    def _admit_call(self, tooling: Tooling, name: str, arguments: str) -> JsonObject:
+        """Everything checked before a call leaves the host; returns the parsed arguments."""
+        self.policy.grants.check_tool(tooling.name, name)
+        self.policy.limits.check_argument_size(len(arguments.encode("utf-8")), f"the call of tool {name!r}")
+        return parse_arguments(arguments)
+
+    def _outcome(self, tooling: Tooling, name: str, arguments: str, result: CallResult) -> CallOutcome:
+        outcome = call_outcome(name, arguments, result)
+        self.policy.limits.check_result_size(len(outcome.value.encode("utf-8")), f"tool {name!r}")
+        return outcome
+
+    def _visible_tools(self, tooling: str, tools: list[ToolSpec]) -> list[ToolSpec]:
+        return [t for t in tools if self.policy.grants.tool_allowed(tooling, t.name)]
+
+    def _visible_resources(self, tooling: str, resources: list[ResourceSpec]) -> list[ResourceSpec]:
+        return [r for r in resources if self.policy.grants.resource_allowed(tooling, r.uri)]
+
     # -- plumbing ----------------------------------------------------------------------------------
+
+    def _audited(
+        self, operation: str, tooling: str, target: str | None, arguments: str | None, body: Callable[[], _T]
+    ) -> _T:
+        started = time.monotonic()
+        outcome = "ok"
+        try:
+            return body()
+        except ToolingError as exc:
+            outcome = exc.code.value
+            raise
+        finally:
+            self._record(operation, tooling, target, arguments, outcome, time.monotonic() - started)
+
+    def _record(
+        self, operation: str, tooling: str, target: str | None, arguments: str | None, outcome: str, duration: float
+    ) -> None:
+        if self._audit is not None:
+            self._audit.record(
+                agent=self.agent,
+                tooling=tooling,
+                operation=operation,
+                target=target,
+                argument_bytes=len(arguments.encode("utf-8")) if arguments is not None else 0,
+                outcome=outcome,
+                duration=duration,
+                arguments=arguments,
+            )
 
     def _request(self, tooling: Tooling, what: str, fn: Callable[..., Awaitable[_T]], *args: Any) -> _T:
         config = tooling.config
@@ -325,13 +456,19 @@ class GuestSession:
         )
 
     def _run(self, what: str, fn: Callable[..., Awaitable[_T]], *args: Any, timeout: float, hint: str) -> _T:
+        if self.deadline is not None:
+            remaining = self.deadline - time.monotonic()
+            if remaining < timeout:
+                timeout = max(0.0, remaining)
+                hint = f"the agent's run time limit ends then: {self.policy.limits.wall_time.key}"
+
         def on_timeout() -> ToolingError:
             return ToolingError(
                 ErrorCode.TIMEOUT, f"{what} did not finish within {timeout:g} s and was cancelled ({hint})"
             )
 
         try:
-            return self._bridge.call(fn, *args, timeout=timeout, on_timeout=on_timeout)
+            return self._bridge.call(fn, *args, timeout=timeout, on_timeout=on_timeout, interrupt=self._interrupt)
         except ToolingError:
             raise
         except Exception as exc:  # boundary: a host bug must reach the guest as `internal`, not as a trap

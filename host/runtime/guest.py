@@ -8,8 +8,12 @@ Contract:
   no environment, no arguments, no preopened directories and no network; the guest's stdout and
   stderr go to files in a private temp folder, forwarded line by line to the host's stderr with
   the prefix `[agent] ` while it runs (never to the host's stdout, which carries the answer).
-- Memory is limited by `memory` bytes when given (the guest then sees `MemoryError`); wall-clock
-  time by an epoch deadline of `timeout` seconds when given (the guest traps with a timeout).
+- The WASI context denies everything but what the agent's policy opts in to: preopened
+  directories (read-only unless marked writable) and named environment variables. No sockets.
+- Memory is limited by the policy's `memory` bytes (past it the guest sees `MemoryError`); CPU
+  time, wall-clock time and stop requests by a `RunGuard` (the guest traps with the reason).
+- `GuestThread.stop(reason)` stops a running guest from any thread: waits in the host end at
+  once (`session.interrupt`) and running wasm traps at its next time slice.
 - A trap is reported with its reason: the wasm trap message, plus the last line of the guest's
   stderr when a Python exception caused it. A host function failure is reported as such;
   `KeyboardInterrupt`/`SystemExit` raised in a host function is re-raised by `join()`.
@@ -32,14 +36,13 @@ from wasmtime import Store, WasiConfig, WasmtimeError
 from wasmtime.component import Component
 
 from host import status_codes
+from host.policy import AgentPolicy
 from host.runtime import thread_state, wit_values
-from host.runtime.engine import EPOCH_TICK, Runtime
+from host.runtime.engine import Runtime
+from host.runtime.run_guard import RunGuard
 from host.session import GuestSession
 
 logger = logging.getLogger(__name__)
-
-NO_DEADLINE_TICKS: Final = 10**12
-"""Epoch deadline used when no wall-clock limit is set (about 300 years of ticks)."""
 
 FORWARD_INTERVAL: Final = 0.05
 """Seconds between polls of the guest's output files."""
@@ -68,22 +71,44 @@ class Outcome:
         }[self.status]
 
 
-@dataclass(frozen=True)
-class Limits:
-    """Per-run limits; None means the host default (unlimited here)."""
+class _Control:
+    """What another thread needs to stop a running guest."""
 
-    memory: int | None = None
-    timeout: float | None = None
-    timeout_origin: str = "the run timeout"
+    def __init__(self, session: GuestSession) -> None:
+        self.session = session
+        self.guard: RunGuard | None = None
+        self.stop_reason: str | None = None
+        self.lock = threading.Lock()
+
+    def attach(self, guard: RunGuard) -> None:
+        with self.lock:
+            self.guard = guard
+            if self.stop_reason is not None:
+                guard.stop(self.stop_reason)
+
+    def stop(self, reason: str) -> None:
+        with self.lock:
+            self.stop_reason = reason
+            if self.guard is not None:
+                self.guard.stop(reason)
+        self.session.interrupt(reason)
 
 
 class GuestThread:
     """A guest running on its own thread."""
 
-    def __init__(self, thread: threading.Thread, result: list[Outcome], relay: list[BaseException]) -> None:
+    def __init__(
+        self, thread: threading.Thread, result: list[Outcome], relay: list[BaseException], control: _Control
+    ) -> None:
         self._thread = thread
         self._result = result
         self._relay = relay
+        self._control = control
+        self.agent = control.session.agent
+
+    def stop(self, reason: str) -> None:
+        """Stop the guest as soon as possible; its outcome will be a trap with `reason`."""
+        self._control.stop(reason)
 
     def join(self, timeout: float | None = None) -> Outcome | None:
         """The outcome, or None if the guest is still running after `timeout` seconds."""
@@ -104,15 +129,16 @@ def start_guest(
     component: Component,
     session: GuestSession,
     input_text: str,
-    limits: Limits | None = None,
+    policy: AgentPolicy,
     output: TextIO | None = None,
 ) -> GuestThread:
     result: list[Outcome] = []
     relay: list[BaseException] = []
+    control = _Control(session)
 
     def body() -> None:
         try:
-            result.append(run_guest(runtime, component, session, input_text, limits or Limits(), output))
+            result.append(run_guest(runtime, component, session, input_text, policy, output, control))
         except (KeyboardInterrupt, SystemExit) as exc:
             relay.append(exc)
         except BaseException as exc:  # boundary: a host bug in one guest must not take down the host
@@ -121,7 +147,7 @@ def start_guest(
 
     thread = threading.Thread(target=body, name=f"guest-{session.agent}", daemon=True)
     thread.start()
-    return GuestThread(thread, result, relay)
+    return GuestThread(thread, result, relay, control)
 
 
 def run_guest(
@@ -129,8 +155,9 @@ def run_guest(
     component: Component,
     session: GuestSession,
     input_text: str,
-    limits: Limits,
+    policy: AgentPolicy,
     output: TextIO | None = None,
+    control: _Control | None = None,
 ) -> Outcome:
     """Run the guest on the current thread (see the module docstring)."""
     agent = session.agent
@@ -140,17 +167,15 @@ def run_guest(
     forwarder = _Forwarder(agent, [out_path, err_path], output or sys.stderr)
     store = Store(runtime.engine)
     try:
-        wasi = WasiConfig()
-        wasi.stdout_file = str(out_path)
-        wasi.stderr_file = str(err_path)
-        store.set_wasi(wasi)
-        if limits.memory is not None:
-            store.set_limits(memory_size=limits.memory)
-        ticks = NO_DEADLINE_TICKS if limits.timeout is None else max(1, round(limits.timeout / EPOCH_TICK))
-        store.set_epoch_deadline(ticks)
+        store.set_wasi(_wasi(policy, out_path, err_path))
+        store.set_limits(memory_size=int(policy.limits.memory.value))
+        guard = RunGuard(store, cpu_time=policy.limits.cpu_time, wall_time=policy.limits.wall_time)
+        session.deadline = guard.started + policy.limits.wall_time.value
+        if control is not None:
+            control.attach(guard)
         forwarder.start()
-        with thread_state.running(session):
-            status, text = _call_run(runtime, component, store, input_text, limits, err_path)
+        with thread_state.running(session, guard):
+            status, text = _call_run(runtime, component, store, input_text, guard, err_path)
     finally:
         session.close()
         forwarder.stop()
@@ -159,8 +184,20 @@ def run_guest(
     return Outcome(agent, status, text, time.monotonic() - start, session.inbox.peak)
 
 
+def _wasi(policy: AgentPolicy, out_path: Path, err_path: Path) -> WasiConfig:
+    """Deny-all WASI plus the policy's directories and environment; output to files."""
+    wasi = WasiConfig()
+    wasi.stdout_file = str(out_path)
+    wasi.stderr_file = str(err_path)
+    for grant in policy.dirs:
+        wasi.preopen_dir(str(grant.host), grant.guest, fs_mutable=grant.writable)
+    if policy.env:
+        wasi.env = list(policy.env.items())
+    return wasi
+
+
 def _call_run(
-    runtime: Runtime, component: Component, store: Store, input_text: str, limits: Limits, err_path: Path
+    runtime: Runtime, component: Component, store: Store, input_text: str, guard: RunGuard, err_path: Path
 ) -> tuple[Status, str]:
     try:
         with runtime.instantiate_lock:
@@ -182,7 +219,9 @@ def _call_run(
             raise relayed from None
         if relayed is not None:
             return "trap", f"host error: {type(relayed).__name__}: {relayed}"
-        return "trap", _trap_reason(str(exc), limits, err_path)
+        if guard.reason is not None:
+            return "trap", guard.reason
+        return "trap", _trap_reason(str(exc), err_path)
     relayed = thread_state.take_exception()
     if isinstance(relayed, KeyboardInterrupt | SystemExit):
         raise relayed
@@ -200,10 +239,8 @@ def _reason(message: str) -> str:
     return lines[0] if lines else "unknown trap"
 
 
-def _trap_reason(message: str, limits: Limits, err_path: Path) -> str:
+def _trap_reason(message: str, err_path: Path) -> str:
     reason = _reason(message)
-    if "interrupt" in reason and limits.timeout is not None:
-        return f"time limit: run did not finish within {limits.timeout:g} s ({limits.timeout_origin})"
     last = _last_exception_line(err_path)
     if last is not None:
         return f"{last} ({reason})"

@@ -7,8 +7,10 @@ relay and replaced by a `WasmtimeError` (the guest traps with that message). Aft
 returns or traps, the runner calls `take_exception()` and re-raises interrupts (`KeyboardInterrupt`,
 `SystemExit`) and reports other exceptions as host errors.
 
-`running(session)` marks this thread as running that guest; host functions find it with
-`session()`. Using them outside `running` is a host bug and raises `RuntimeError`.
+`running(session, guard)` marks this thread as running that guest; host functions find it with
+`session()`, and each one reports the time it spent to the guard (`host_enter`/`host_exit`), so
+waiting in the host never counts as the guest's CPU time. Using them outside `running` is a host
+bug and raises `RuntimeError`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any, TypeVar
 
 from wasmtime import WasmtimeError
 
+from host.runtime.run_guard import RunGuard
 from host.session import GuestSession
 
 logger = logging.getLogger(__name__)
@@ -31,6 +34,7 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 class _State(threading.local):
     session: GuestSession | None = None
+    guard: RunGuard | None = None
     exception: BaseException | None = None
 
 
@@ -38,16 +42,18 @@ _state = _State()
 
 
 @contextmanager
-def running(session: GuestSession) -> Iterator[None]:
-    """Mark the current thread as running `session`'s guest."""
+def running(session: GuestSession, guard: RunGuard | None = None) -> Iterator[None]:
+    """Mark the current thread as running `session`'s guest, timed by `guard`."""
     if _state.session is not None:
         raise RuntimeError("this thread is already running a guest")
     _state.session = session
+    _state.guard = guard
     _state.exception = None
     try:
         yield
     finally:
         _state.session = None
+        _state.guard = None
 
 
 def session() -> GuestSession:
@@ -68,6 +74,9 @@ def host_function(fn: _F) -> _F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any) -> Any:
+        guard = _state.guard
+        if guard is not None:
+            guard.host_enter()
         try:
             return fn(*args)
         except BaseException as exc:  # boundary: relay per thread, trap the guest with a message
@@ -76,5 +85,8 @@ def host_function(fn: _F) -> _F:
             if not isinstance(exc, KeyboardInterrupt | SystemExit):
                 logger.debug("host function %s failed", fn.__name__, exc_info=exc)
             raise WasmtimeError(f"host function {fn.__name__} failed: {type(exc).__name__}: {exc}") from None
+        finally:
+            if guard is not None:
+                guard.host_exit()
 
     return wrapper  # type: ignore[return-value]

@@ -6,10 +6,13 @@ Contract:
   cause (command not found, connection refused, server exited: with the tail of its stderr) and
   the config key to fix. A server slow to stop does not delay the error: it is stopped in the
   background. See `mcp_connection` for the connection's lifetime and loss detection.
-- When the connection is lost, requests in flight fail with `unavailable`; the next request
-  reconnects. While anything is watched (subscriptions), the tooling reconnects by itself with
-  exponential backoff (`RECONNECT_FIRST` doubling up to `RECONNECT_CAP`), re-establishes the
-  upstream subscriptions and reports `Change("reconnected")` so subscribers get fresh state.
+- When the connection is lost, requests in flight fail with `unavailable` (`protocol` when the
+  server broke the protocol); the next request reconnects. Failed attempts back off
+  exponentially: after N consecutive failures the next attempt waits `RECONNECT_FIRST * 2**(N-1)`
+  seconds, capped by the tooling's `max_backoff`; requests in that window fail at once with
+  `unavailable`, saying when the next attempt is. While anything is watched (subscriptions) the
+  tooling reconnects by itself on the same schedule, re-establishes the upstream subscriptions and
+  reports `Change("reconnected")` so subscribers get fresh state.
 - Watching, both protocol eras: on 2026-07-28 connections one `subscriptions/listen` stream
   carries the union of what is watched (replaced when it changes); on 2025-11-25 connections
   each URI is subscribed with `resources/subscribe` once and list changes need no request. A
@@ -62,10 +65,7 @@ MAX_PAGES: Final = 1000
 """Most pages read from one paginated list before the server is declared broken."""
 
 RECONNECT_FIRST: Final = 0.1
-"""Seconds before the first automatic reconnection attempt."""
-
-RECONNECT_CAP: Final = 10.0
-"""Longest wait between automatic reconnection attempts, in seconds."""
+"""Seconds before the first retry after a failed attempt (and before an automatic reconnection)."""
 
 
 class McpTooling:
@@ -85,6 +85,9 @@ class McpTooling:
         self._watch = WatchSet()
         self._reconnecting = False
         self._closed = False
+        self._failures = 0
+        self._retry_at = 0.0
+        self._last_failure: ToolingError | None = None
 
     @property
     def name(self) -> str:
@@ -111,25 +114,44 @@ class McpTooling:
                 raise ToolingError(ErrorCode.UNAVAILABLE, f"{self._where()} is shut down")
             if self.connected:
                 return
-            if self._conn is not None:
-                await self._conn.close()
-            self._tools = None
-            conn = McpConnection(self._config, self._log_dir, self._on_message, self._on_lost)
-            self._nursery.start_soon(conn.own, name=f"mcp-owner-{self.name}")
-            with anyio.move_on_after(self._config.connect_timeout):
-                await conn.ready.wait()
-            if not conn.ready.is_set():
-                conn.abandon()  # report at once; the owner stops the server in the background
+            now = anyio.current_time()
+            if self._failures and now < self._retry_at and self._last_failure is not None:
                 raise ToolingError(
                     ErrorCode.UNAVAILABLE,
-                    f"{self._where()} did not complete the MCP handshake within {self._config.connect_timeout:g} s"
-                    f"{stderr_hint(conn)} (raise `connect_timeout` in {self._config.origin} if the server is slow "
-                    "to start)",
+                    f"{self._where()} is unreachable ({self._failures} failed attempts); the next attempt is in "
+                    f"{self._retry_at - now:.1f} s. Last failure: {self._last_failure.message}",
                 )
-            if conn.error is not None:
-                raise conn.error
-            self._conn = conn
-            logger.debug("%s connected (protocol %s)", self._where(), conn.client.protocol_version)
+            try:
+                await self._open()
+            except ToolingError as exc:
+                self._failures += 1
+                delay = min(RECONNECT_FIRST * 2 ** (self._failures - 1), self._config.max_backoff)
+                self._retry_at = anyio.current_time() + delay
+                self._last_failure = exc
+                raise
+            self._failures = 0
+
+    async def _open(self) -> None:
+        """One connection attempt (the lock is held)."""
+        if self._conn is not None:
+            await self._conn.close()
+        self._tools = None
+        conn = McpConnection(self._config, self._log_dir, self._on_message, self._on_lost)
+        self._nursery.start_soon(conn.own, name=f"mcp-owner-{self.name}")
+        with anyio.move_on_after(self._config.connect_timeout):
+            await conn.ready.wait()
+        if not conn.ready.is_set():
+            conn.abandon()  # report at once; the owner stops the server in the background
+            raise ToolingError(
+                ErrorCode.UNAVAILABLE,
+                f"{self._where()} did not complete the MCP handshake within {self._config.connect_timeout:g} s"
+                f"{stderr_hint(conn)} (raise `connect_timeout` in {self._config.origin} if the server is slow "
+                "to start)",
+            )
+        if conn.error is not None:
+            raise conn.error
+        self._conn = conn
+        logger.debug("%s connected (protocol %s)", self._where(), conn.client.protocol_version)
 
     def _on_lost(self, conn: McpConnection, reason: str) -> None:
         if conn is not self._conn or self._closed:
@@ -141,15 +163,13 @@ class McpTooling:
 
     async def _reconnect(self) -> None:
         """Reconnect with backoff while something is watched; then restore and announce."""
-        delay = RECONNECT_FIRST
         try:
             while self._watch and not self._closed:
-                await anyio.sleep(delay)
+                await anyio.sleep(max(self._retry_at - anyio.current_time(), RECONNECT_FIRST))
                 try:
                     await self._sync_watch()
                 except ToolingError as exc:
-                    delay = min(delay * 2, RECONNECT_CAP)
-                    logger.info("%s: reconnecting failed (%s); next attempt in %.1f s", self._where(), exc, delay)
+                    logger.info("%s: reconnecting failed: %s", self._where(), exc)
                     continue
                 logger.info("%s: reconnected; subscriptions restored", self._where())
                 if self._listener is not None:
@@ -172,6 +192,13 @@ class McpTooling:
         except MCPError as exc:
             if exc.error.code == CONNECTION_CLOSED and conn is not None:
                 conn.lost(f"{what} failed: connection closed")
+                if conn.protocol_violation is not None:
+                    raise ToolingError(
+                        ErrorCode.PROTOCOL,
+                        f"{self._where()}: the server broke the protocol during {what}: it wrote a line that is not "
+                        f"JSON-RPC on stdout ({conn.protocol_violation}); the connection was closed and the next "
+                        "request reconnects",
+                    ) from None
             raise map_mcp_error(exc, self.name, what, conn) from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
             if conn is not None:

@@ -10,6 +10,10 @@ Contract:
   is also reported by requests that fail with `CONNECTION_CLOSED` and by a listen stream that
   drops. Whatever the cause, `on_lost(connection, reason)` is called once, unless the host itself
   is closing the connection.
+- Protocol violations: a stdio server that writes a line that is not JSON-RPC on stdout has broken
+  the protocol; the connection is closed at once (`protocol_violation` says what it wrote), so the
+  requests in flight fail with `protocol` instead of waiting for their timeout, and the next
+  request reconnects.
 - A stdio server's stderr goes to `<log_dir>/<name>.stderr.log`; its environment is the SDK's safe
   default (HOME, LOGNAME, PATH, SHELL, TERM, USER) plus the tooling's `env`.
 - Protocol eras: `modern` is true on 2026-07-28 connections (server built on SDK 2.x), where
@@ -80,6 +84,8 @@ class McpConnection:
         self.ready = anyio.Event()
         """Set once the handshake finished or failed (then `error` says why)."""
         self.error: ToolingError | None = None
+        self.protocol_violation: str | None = None
+        """What the server wrote that is not JSON-RPC, when it did."""
         self.upstream: set[str] = set()
         """2025 era: URIs subscribed with resources/subscribe on this connection."""
         self._listen: _Listen | None = None
@@ -141,13 +147,22 @@ class McpConnection:
             )
             transport = streamable_http_client(config.url, http_client=http)
         mode = "legacy" if config.protocol == "2025-11-25" else "auto"
+        on_garbage = self._garbage if config.transport == "stdio" else None
         client = Client(
-            _signal_end(transport, self._stream_ended), cache=None, message_handler=self._on_message, mode=mode
+            _signal_end(transport, self._stream_ended, on_garbage),
+            cache=None,
+            message_handler=self._on_message,
+            mode=mode,
         )
         return await stack.enter_async_context(client)
 
     def _stream_ended(self) -> None:
         self.lost("the server's output ended (did it exit?)")
+
+    def _garbage(self, exc: Exception) -> None:
+        if self.protocol_violation is None:
+            self.protocol_violation = _offending_input(exc)
+        self.lost(f"the server wrote a line that is not JSON-RPC on stdout: {self.protocol_violation}")
 
     def lost(self, reason: str) -> None:
         """Mark the connection unusable, let its owner shut it down, and report it once."""
@@ -293,19 +308,39 @@ ReadStream = Any
 """The SDK's transport receive stream (its protocol type lives in a private module)."""
 
 
+def _offending_input(exc: Exception) -> str:
+    """The text a server wrote that failed to parse, shortened for a message."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            raw = errors()[0].get("input")
+        except (IndexError, TypeError, AttributeError):
+            raw = None
+        if isinstance(raw, str | bytes):
+            text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+            return repr(text[:120])
+    return first_line(exc)
+
+
 @asynccontextmanager
-async def _signal_end(transport: Transport, on_end: Callable[[], None]) -> AsyncIterator[tuple[Any, Any]]:
-    """The transport, with a receive stream that reports its end to `on_end`."""
+async def _signal_end(
+    transport: Transport, on_end: Callable[[], None], on_garbage: Callable[[Exception], None] | None
+) -> AsyncIterator[tuple[Any, Any]]:
+    """The transport, with a receive stream that reports its end and unparseable lines."""
     async with transport as (read, write):
-        yield _EndSignal(read, on_end), write
+        yield _EndSignal(read, on_end, on_garbage), write
 
 
 class _EndSignal:
-    """A `ReadStream` that calls `on_end` when the stream ends or breaks (the server went away)."""
+    """A `ReadStream` that calls `on_end` when the stream ends or breaks (the server went away), and
+    `on_garbage` for an item that is an exception (a line the transport could not parse)."""
 
-    def __init__(self, inner: ReadStream, on_end: Callable[[], None]) -> None:
+    def __init__(
+        self, inner: ReadStream, on_end: Callable[[], None], on_garbage: Callable[[Exception], None] | None
+    ) -> None:
         self._inner = inner
         self._on_end = on_end
+        self._on_garbage = on_garbage
 
     @property
     def last_context(self) -> object:
@@ -314,10 +349,12 @@ class _EndSignal:
     async def receive(self) -> SessionMessage | Exception:
         try:
             item: SessionMessage | Exception = await self._inner.receive()
-            return item
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._on_end()
             raise
+        if isinstance(item, Exception) and self._on_garbage is not None:
+            self._on_garbage(item)
+        return item
 
     async def aclose(self) -> None:
         await self._inner.aclose()

@@ -27,6 +27,7 @@ from host import Host, default_config
 from host.builder import build_guest
 from host.config import parse_config
 from host.paths import cache_dir
+from host.policy import AgentPolicy
 from tests.processes import descendants, leaked
 
 REPO: Final = Path(__file__).resolve().parents[2]
@@ -44,9 +45,14 @@ def probe_wasm() -> Path:
     return build_guest(PROBE)
 
 
+def granted(host: Host, agent: str) -> AgentPolicy:
+    """A policy granting `agent` every tooling of `host`'s config, with the default limits."""
+    return host.policy(agent, allow=["*"])
+
+
 def probe(host: Host, wasm: Path, steps: Steps, agent: str = "probe") -> list[dict[str, Any]]:
-    """Run the probe guest with `steps`; fail the test unless `run` returned ok."""
-    outcome = host.run(wasm, json.dumps({"steps": steps}), agent=agent)
+    """Run the probe guest with `steps`, granted every tooling; fail the test unless `run` returned ok."""
+    outcome = host.run(wasm, json.dumps({"steps": steps}), agent=agent, policy=granted(host, agent))
     assert outcome.status == "ok", outcome
     results: list[dict[str, Any]] = json.loads(outcome.text)
     return results

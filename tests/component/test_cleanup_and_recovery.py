@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from host import Host
-from tests.component.conftest import Era, Server, eventually, ok, probe
+from tests.component.conftest import Era, Server, eventually, granted, ok, probe
 from tests.processes import descendants
 
 pytestmark = pytest.mark.component
@@ -55,7 +55,7 @@ def test_the_end_of_run_cancels_everything_upstream(
     steps: list[dict[str, Any]] = [GET, WAIT_60, WAIT_60, SUBSCRIBE, BOTH_STARTED]
     if ending == "trap":
         steps.append({"op": "raise", "message": "mid-flight"})
-    outcome = host.run(probe_wasm, json.dumps({"steps": steps}), agent=ending)
+    outcome = host.run(probe_wasm, json.dumps({"steps": steps}), agent=ending, policy=granted(host, ending))
     assert outcome.status == ("ok" if ending == "return" else "trap"), outcome
     seen = eventually(host, lambda a: a["cancelled"] == 2 and era.upstream(a) == [])
     assert seen["finished"] == 0
@@ -83,6 +83,7 @@ def test_a_killed_stdio_server_fails_open_calls_then_comes_back_with_subscriptio
             ]}
         ),
         agent="survivor",
+        policy=granted(host, "survivor"),
     )  # fmt: skip
     eventually(host, lambda a: a["started"] == 1 and era.upstream(a) == [["obs://a"]])
     killed = _kill_server("tests.servers.observed")
@@ -120,6 +121,7 @@ def test_an_http_server_stopped_and_restarted_is_reconnected_with_subscriptions(
                 ]}
             ),
             agent="http-survivor",
+            policy=granted(host, "http-survivor"),
         )  # fmt: skip
         eventually(host, lambda a: a["listens"] == [["obs://a"]])
         server.stop()

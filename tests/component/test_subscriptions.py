@@ -19,7 +19,7 @@ import pytest
 
 from host import Host
 from tests.component.conftest import OBSERVED_TOML as OBSERVED
-from tests.component.conftest import Era, activity, err, everything_toml, ok, probe
+from tests.component.conftest import Era, activity, err, everything_toml, granted, ok, probe
 
 pytestmark = pytest.mark.component
 GET = {"op": "get", "tooling": "t", "as": "t"}
@@ -71,6 +71,7 @@ def test_a_thousand_writes_while_the_guest_is_busy_leave_one_envelope_with_the_l
             ]}
         ),
         agent="busy",
+        policy=granted(host, "busy"),
     )  # fmt: skip
     assert outcome.status == "ok", outcome
     results = json.loads(outcome.text)
@@ -89,6 +90,7 @@ def test_two_guests_on_one_uri_share_one_upstream_subscription(
         json.dumps({"steps": [GET, {"op": "subscribe_resource", "h": "t", "uri": "obs://a"},
                               {"op": "drain", "count": 1, "timeout_ms": 20000}]}),
         agent="first",
+        policy=granted(host, "first"),
     )  # fmt: skip
     deadline = time.monotonic() + WAIT
     while era.upstream(activity(host)) != [["obs://a"]]:

@@ -1,0 +1,83 @@
+"""The audit log: one JSON line per tooling operation, appended to the file `[host] audit_log` names.
+
+Each line is an object with `time` (UTC, ISO 8601, milliseconds), `agent`, `tooling`, `operation`
+(the WIT function: `get`, `list-tools`, `call-tool`, `call-tool-blocking`, `list-resources`,
+`read-resource`, `subscribe-resource`, ...), `target` (tool name or URI, or null), `argument_bytes`,
+`outcome` (`ok` or the error code) and `duration_ms`. The arguments themselves are written only
+with `[host] audit_arguments = true` (key `arguments`, the JSON text as sent).
+
+Operations refused before they reach a server (denied, invalid arguments, limits) are logged too.
+An asynchronous call is logged when it ends (a cancelled one with outcome `cancelled`). Writes are
+serialized by a lock and flushed line by line, so concurrent guests never interleave a line and a
+crash loses at most the line being written. A write that fails is reported once on the host's log
+and the host goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TextIO
+
+from host.errors import ConfigError
+
+logger = logging.getLogger(__name__)
+
+
+class AuditLog:
+    """An open audit log file (see the module docstring)."""
+
+    def __init__(self, path: Path, *, include_arguments: bool = False) -> None:
+        self.path = path
+        self.include_arguments = include_arguments
+        self._lock = threading.Lock()
+        self._failed = False
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._file: TextIO | None = path.open("a", encoding="utf-8", buffering=1)
+        except OSError as exc:
+            raise ConfigError(f"cannot open the audit log {path}: {exc.strerror or exc}") from None
+
+    def record(
+        self,
+        *,
+        agent: str,
+        tooling: str | None,
+        operation: str,
+        target: str | None,
+        argument_bytes: int,
+        outcome: str,
+        duration: float,
+        arguments: str | None = None,
+    ) -> None:
+        entry: dict[str, object] = {
+            "time": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "agent": agent,
+            "tooling": tooling,
+            "operation": operation,
+            "target": target,
+            "argument_bytes": argument_bytes,
+            "outcome": outcome,
+            "duration_ms": round(duration * 1000, 3),
+        }
+        if self.include_arguments and arguments is not None:
+            entry["arguments"] = arguments
+        line = json.dumps(entry, ensure_ascii=False) + "\n"
+        with self._lock:
+            if self._file is None:
+                return
+            try:
+                self._file.write(line)
+            except OSError as exc:
+                if not self._failed:
+                    self._failed = True
+                    logger.error("cannot write the audit log %s: %s", self.path, exc)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None

@@ -1,0 +1,176 @@
+"""What one agent run may do: grants and limits as plain data, and the decisions on them.
+
+Deny by default. An agent may `get` only the toolings it was granted: by its `[agents.NAME]`
+table, by `--allow` on the command line, or, with the embedded default configuration (no config
+file), tooling `demo`. Within a granted tooling, optional allow-lists of globs (`fnmatch`, case
+sensitive) restrict the tools it may see and call and the resource URIs it may see, read and watch.
+What is not granted is left out of lists and refused with `denied`; every refusal names the agent,
+what was refused and the configuration that would grant it.
+
+`AgentPolicy.resolve` combines the configuration, the agent's table (if any) and the `--allow`
+flags into one frozen `AgentPolicy`: grants, limits (each with its source, for messages) and the
+WASI context the guest gets (preopened directories and environment variables; nothing else).
+
+This module imports only `config` and `errors`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from host.config import AgentConfig, Config, DirGrant
+from host.errors import ErrorCode, ToolingError, UsageError
+
+
+@dataclass(frozen=True)
+class Grants:
+    """The toolings, tools and resources one agent may use."""
+
+    agent: str
+    toolings: frozenset[str]
+    tools: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    resources: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    source: str = "the command line"
+    """Where these grants come from: `[agents.NAME] in FILE`, `--allow flags`, ..."""
+    how_to_grant: str = "--allow {tooling}"
+    """How a person grants a tooling; `{tooling}` is replaced by its name."""
+
+    def check_tooling(self, name: str) -> None:
+        if name not in self.toolings:
+            raise ToolingError(
+                ErrorCode.DENIED,
+                f"agent {self.agent!r} is not granted tooling {name!r} (its grants come from {self.source}); "
+                f"grant it with {self.how_to_grant.format(tooling=name)}",
+            )
+
+    def tool_allowed(self, tooling: str, tool: str) -> bool:
+        return _matches(self.tools.get(tooling), tool)
+
+    def resource_allowed(self, tooling: str, uri: str) -> bool:
+        return _matches(self.resources.get(tooling), uri)
+
+    def check_tool(self, tooling: str, tool: str) -> None:
+        if not self.tool_allowed(tooling, tool):
+            raise self._refusal("call tool", tool, tooling, "tools")
+
+    def check_resource(self, tooling: str, uri: str) -> None:
+        if not self.resource_allowed(tooling, uri):
+            raise self._refusal("use resource", uri, tooling, "resources")
+
+    def _refusal(self, action: str, target: str, tooling: str, table: str) -> ToolingError:
+        allow_list = self.tools if table == "tools" else self.resources
+        globs = ", ".join(f'"{glob}"' for glob in allow_list.get(tooling, ()))
+        return ToolingError(
+            ErrorCode.DENIED,
+            f"agent {self.agent!r} may not {action} {target!r} of tooling {tooling!r}: it matches none of "
+            f"{table}.{tooling} = [{globs}] in {self.source}; add a matching glob there to grant it",
+        )
+
+
+def _matches(globs: Sequence[str] | None, name: str) -> bool:
+    return globs is None or any(fnmatch.fnmatchcase(name, glob) for glob in globs)
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A limit's value and the configuration key that sets it (for messages)."""
+
+    value: float
+    key: str
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Every per-run limit of one agent."""
+
+    memory: Limit
+    cpu_time: Limit
+    wall_time: Limit
+    max_argument_bytes: Limit
+    max_result_bytes: Limit
+
+    def check_argument_size(self, size: int, what: str) -> None:
+        if size > self.max_argument_bytes.value:
+            raise ToolingError(
+                ErrorCode.LIMIT_EXCEEDED,
+                f"the arguments of {what} are {size} bytes, more than the limit of "
+                f"{int(self.max_argument_bytes.value)} ({self.max_argument_bytes.key})",
+            )
+
+    def check_result_size(self, size: int, what: str) -> None:
+        if size > self.max_result_bytes.value:
+            raise ToolingError(
+                ErrorCode.LIMIT_EXCEEDED,
+                f"the result of {what} is {size} bytes, more than the limit of "
+                f"{int(self.max_result_bytes.value)} ({self.max_result_bytes.key})",
+            )
+
+
+@dataclass(frozen=True)
+class AgentPolicy:
+    """Everything the host enforces for one agent run."""
+
+    grants: Grants
+    limits: Limits
+    dirs: tuple[DirGrant, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def resolve(
+        cls, config: Config, name: str, agent: AgentConfig | None = None, allow: Iterable[str] = ()
+    ) -> AgentPolicy:
+        """The policy of agent `name`: its table's grants plus `--allow` (see the module docstring)."""
+        allowed = set(_expand_allow(config, allow))
+        if agent is not None:
+            source = agent.origin
+            how = f'toolings = ["{{tooling}}"] in {agent.origin}'
+            granted = set(agent.toolings) | allowed
+        elif config.source is None:
+            source, how, granted = "the embedded default configuration", "--allow {tooling}", set(config.toolings)
+        else:
+            source = "the --allow flags" if allowed else f"no grants (deny by default; {config.describe_source()})"
+            how, granted = "--allow {tooling}, or an [agents.NAME] table", allowed
+        grants = Grants(
+            agent=name,
+            toolings=frozenset(granted),
+            tools=dict(agent.tools) if agent is not None else {},
+            resources=dict(agent.resources) if agent is not None else {},
+            source=source,
+            how_to_grant=how,
+        )
+        host = config.host
+        where = agent.origin if agent is not None else None
+
+        def limit(own: float | None, default: float, key: str) -> Limit:
+            if own is not None and where is not None:
+                return Limit(own, f"{key} in {where}")
+            return Limit(default, f"{key} in {host.origin}" if config.source is not None else f"[host] {key}")
+
+        limits = Limits(
+            memory=limit(agent.memory if agent else None, host.memory, "memory"),
+            cpu_time=limit(agent.cpu_time if agent else None, host.cpu_time, "cpu_time"),
+            wall_time=limit(agent.timeout if agent else None, host.timeout, "timeout"),
+            max_argument_bytes=limit(None, host.max_argument_bytes, "max_argument_bytes"),
+            max_result_bytes=limit(None, host.max_result_bytes, "max_result_bytes"),
+        )
+        return cls(
+            grants=grants,
+            limits=limits,
+            dirs=agent.dirs if agent is not None else (),
+            env=dict(agent.env) if agent is not None else {},
+        )
+
+
+def _expand_allow(config: Config, allow: Iterable[str]) -> Iterable[str]:
+    """`--allow` values: tooling names or globs (`*` grants every configured tooling)."""
+    for pattern in allow:
+        matched = [name for name in config.toolings if fnmatch.fnmatchcase(name, pattern)]
+        if not matched:
+            raise UsageError(
+                f"--allow {pattern}: no configured tooling matches",
+                hint=f"configured toolings: {', '.join(sorted(config.toolings)) or '(none)'} "
+                f"({config.describe_source()})",
+            )
+        yield from matched
