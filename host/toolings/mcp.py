@@ -118,7 +118,7 @@ class McpTooling:
             if self._failures and now < self._retry_at and self._last_failure is not None:
                 raise ToolingError(
                     ErrorCode.UNAVAILABLE,
-                    f"{self._where()} is unreachable ({self._failures} failed attempts); the next attempt is in "
+                    f"{self._where()} is unreachable ({_attempts(self._failures)}); the next attempt is in "
                     f"{self._retry_at - now:.1f} s. Last failure: {self._last_failure.message}",
                 )
             try:
@@ -343,6 +343,10 @@ class McpTooling:
         self._watch = WatchSet()
         if self._conn is not None:
             await self._conn.close()
+
+
+def _attempts(count: int) -> str:
+    return "1 failed attempt" if count == 1 else f"{count} failed attempts"
 
 
 def _legacy(action: str, uri: str) -> Callable[[Client], Awaitable[object]]:

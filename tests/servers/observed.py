@@ -10,6 +10,7 @@ Tools:
 - `churn(name, times)`: writes `obs://NAME` `times` times ("v1" ... "vN"), notifying after each.
 - `add_resource(name)`, `add_tool(name)`: change the lists and notify list subscribers.
 - `exit_now()`: the process exits at once (a crash).
+- `big(size)`: returns a text of `size` characters.
 - `activity()`: {"started", "finished", "cancelled", "listens": [[URIs of each open listen stream]],
   "subscribed": [URIs subscribed with 2025-era resources/subscribe]}.
 Resources: `obs://a`, `obs://b` (text/plain), plus those added.
@@ -106,6 +107,11 @@ def build() -> MCPServer:
         server.add_tool(added, name=name, description=f"added at run time: {name}")
         await ctx.notify_tools_changed()
         return "ok"
+
+    @server.tool()
+    def big(size: int) -> str:
+        """A text of `size` characters."""
+        return "y" * size
 
     @server.tool()
     def exit_now() -> str:

@@ -120,6 +120,24 @@ class WitWorld(wit_world.WitWorld):
                     value = h.unsubscribe_tool_list(arg(step, "id"))
                 elif op == "call_each":
                     value = [h.call_tool(step["tool"], json.dumps(a)) for a in step["args_list"]]
+                elif op == "flood":
+                    # Start (or, with "blocking", make) `n` calls; count outcomes by code.
+                    counts: dict[str, int] = {}
+                    for _ in range(step["n"]):
+                        try:
+                            if step.get("blocking"):
+                                h.call_tool_blocking(step["tool"], step.get("args", "{}"))
+                            else:
+                                h.call_tool(step["tool"], step.get("args", "{}"))
+                            code = "ok"
+                        except Err as err:
+                            code = _error(err)["code"]
+                        counts[code] = counts.get(code, 0) + 1
+                    value = counts
+                elif op == "big_call":
+                    text = "x" * step["bytes"]
+                    r = h.call_tool_blocking(step["tool"], json.dumps({"text": text}))
+                    value = len(r.value)
                 elif op == "all_open":
                     value = [h.is_open(i) for i in arg(step, "ids")]
                 elif op == "drain":

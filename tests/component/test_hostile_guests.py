@@ -1,0 +1,226 @@
+"""Hostile guests change nothing: each ends with its documented error, within its limit, while a
+well-behaved guest on the same host finishes normally, and the host's memory and open file
+descriptors come back to their level.
+
+Provenance: issue 4 tests: infinite loop; unbounded allocation; deep recursion; 10,000 `call-tool`
+without reading the inbox; a 50 MB argument; 100,000 calls to a denied tool; reading /etc/passwd,
+the host's environment and a path outside a preopen; writing into a read-only preopen; `get` of a
+tooling that exists but is not granted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from host import Host, Outcome
+from host.config import parse_config
+from tests.component.conftest import OBSERVED_TOML, err, ok
+
+GET = {"op": "get", "tooling": "t", "as": "t"}
+CPU_LIMIT = 2.0
+MEMORY_SLACK = 64 * 1024 * 1024
+"""Bytes of RSS a hostile run may leave behind (allocator caches), far below the guest's 256 MiB."""
+
+
+def rss() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
+def _target(fd: str) -> str:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return "?"
+
+
+def open_fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+@dataclass
+class Sandbox:
+    host: Host
+    probe: Path
+    root: Path
+
+    def run(self, agent: str, steps: list[dict[str, Any]]) -> Outcome:
+        guest = self.host.start(
+            self.probe, json.dumps({"steps": steps}), agent=agent,
+            policy=self.host.policy(agent, self.host.config.agents[agent]),
+        )  # fmt: skip
+        return self.host.wait(guest)
+
+    def beside_a_good_guest(self, steps: list[dict[str, Any]], agent: str = "hostile") -> Outcome:
+        """Run `steps` as `agent` while agent `good` works; return the hostile outcome."""
+        good_steps = [GET, {"op": "call", "h": "t", "tool": "wait", "args": '{"seconds": 1, "steps": 4}'},
+                      {"op": "drain", "count": 5, "timeout_ms": 20000},
+                      {"op": "call_blocking", "h": "t", "tool": "echo", "args": '{"text": "fine"}'}]  # fmt: skip
+        good = self.host.start(
+            self.probe, json.dumps({"steps": good_steps}), agent="good",
+            policy=self.host.policy("good", self.host.config.agents["good"]),
+        )  # fmt: skip
+        hostile = self.run(agent, steps)
+        good_outcome = self.host.wait(good)
+        assert good_outcome.status == "ok", good_outcome
+        results = json.loads(good_outcome.text)
+        assert ok(results[3])["value"]["content"][0]["text"] == "fine"
+        return hostile
+
+
+@pytest.fixture(scope="module")
+def sandbox(probe_wasm: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
+    root = tmp_path_factory.mktemp("sandbox")
+    (root / "ro").mkdir()
+    (root / "ro" / "data.txt").write_text("read me")
+    (root / "rw").mkdir()
+    (root / "secret.txt").write_text("outside every preopen")
+    toml = (
+        OBSERVED_TOML
+        + '[tooling.other]\ncommand = "${AGENT_HOST_PYTHON}"\nargs = ["-m", "host.demo_server"]\n'
+        + f"""
+[agents.spinner]
+toolings = ["t"]
+cpu_time = {CPU_LIMIT}
+
+[agents.hostile]
+toolings = ["t"]
+tools = {{ t = ["echo", "wait", "activity", "big"] }}
+timeout = 120
+dirs = [{{ host = "{root / "ro"}", guest = "/ro" }}, {{ host = "{root / "rw"}", guest = "/rw", writable = true }}]
+env = {{ GREETING = "hello" }}
+
+[agents.good]
+toolings = ["t"]
+"""
+    )
+    host = Host(parse_config(toml, root / "agent-host.toml"))
+    box = Sandbox(host, probe_wasm, root)
+    # Warm up once: wasmtime-wasi creates its process-wide runtime (an epoll and an eventfd) on a
+    # guest's first output, and the allocator grows once; neither is a per-run cost.
+    warm = box.run(
+        "hostile",
+        [GET, {"op": "call_blocking", "h": "t", "tool": "echo", "args": '{"text": "warm"}'},
+         {"op": "print", "text": "warm"}, {"op": "read_file", "path": "/ro/data.txt"}, {"op": "alloc"}],
+    )  # fmt: skip
+    assert warm.status == "ok", warm
+    yield box
+    host.close()
+
+
+@pytest.fixture
+def steady(sandbox: Sandbox) -> Iterator[None]:
+    """The host's memory and open file descriptors are back to their level after the test."""
+    before_rss, before_fds = rss(), open_fds()
+    yield
+    deadline = time.monotonic() + 10
+    while open_fds() != before_fds and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert open_fds() == before_fds, {
+        "opened": {fd: _target(fd) for fd in open_fds() - before_fds},
+        "closed": before_fds - open_fds(),
+    }
+    assert rss() - before_rss < MEMORY_SLACK, f"RSS grew by {(rss() - before_rss) / 2**20:.0f} MiB"
+
+
+pytestmark = [pytest.mark.component, pytest.mark.usefixtures("steady")]
+
+
+def test_an_infinite_loop_is_stopped_at_its_cpu_time_limit(sandbox: Sandbox) -> None:
+    started = time.monotonic()
+    outcome = sandbox.beside_a_good_guest([{"op": "loop"}], agent="spinner")
+    assert (outcome.status, outcome.exit_code) == ("trap", 3)
+    assert f"CPU time limit: run used more than {CPU_LIMIT:g} s of CPU (cpu_time in" in outcome.text
+    assert "[agents.spinner]" in outcome.text
+    assert time.monotonic() - started < CPU_LIMIT + 15
+
+
+def test_unbounded_allocation_meets_memory_error_at_the_memory_limit(sandbox: Sandbox) -> None:
+    outcome = sandbox.beside_a_good_guest([{"op": "alloc"}, {"op": "print", "text": "still alive"}])
+    assert outcome.status == "ok", outcome
+    results = json.loads(outcome.text)
+    assert err(results[0])["message"].startswith("MemoryError")
+    assert ok(results[1]) is True  # the guest recovered and went on
+
+
+def test_deep_recursion_ends_the_guest_without_touching_the_host(sandbox: Sandbox) -> None:
+    outcome = sandbox.beside_a_good_guest([{"op": "recurse"}])
+    if outcome.status == "ok":
+        assert err(json.loads(outcome.text)[0])["message"].startswith("RecursionError")
+    else:
+        assert outcome.status == "trap" and "stack" in outcome.text, outcome
+
+
+def test_ten_thousand_calls_without_reading_the_inbox_hit_the_open_call_limit(sandbox: Sandbox) -> None:
+    outcome = sandbox.beside_a_good_guest(
+        [GET, {"op": "flood", "h": "t", "tool": "wait", "args": '{"seconds": 60}', "n": 10_000}]
+    )
+    assert outcome.status == "ok", outcome
+    assert ok(json.loads(outcome.text)[1]) == {"ok": 256, "limit-exceeded": 9744}
+    assert outcome.inbox_peak <= 1024
+
+
+def test_a_50_mb_argument_is_refused_before_it_leaves_the_host(sandbox: Sandbox) -> None:
+    outcome = sandbox.beside_a_good_guest([GET, {"op": "big_call", "h": "t", "tool": "echo", "bytes": 50_000_000}])
+    assert outcome.status == "ok", outcome
+    error = err(json.loads(outcome.text)[1])
+    assert error["code"] == "limit-exceeded"
+    assert "are 50000012 bytes, more than the limit of 1048576 (max_argument_bytes in" in error["message"]
+    assert error["message"].endswith("agent-host.toml [host])")
+
+
+def test_a_hundred_thousand_calls_to_a_denied_tool_are_each_denied(sandbox: Sandbox) -> None:
+    outcome = sandbox.beside_a_good_guest(
+        [GET, {"op": "flood", "h": "t", "tool": "set", "blocking": True, "n": 100_000},
+         {"op": "call_blocking", "h": "t", "tool": "set", "args": "{}"}]
+    )  # fmt: skip
+    assert outcome.status == "ok", outcome
+    results = json.loads(outcome.text)
+    assert ok(results[1]) == {"denied": 100_000}
+    message = err(results[2])["message"]
+    assert "agent 'hostile' may not call tool 'set' of tooling 't'" in message
+    assert 'tools.t = ["echo", "wait", "activity", "big"]' in message and "[agents.hostile]" in message
+
+
+def test_files_and_environment_outside_the_grants_are_out_of_reach(sandbox: Sandbox) -> None:
+    outcome = sandbox.beside_a_good_guest(
+        [{"op": "read_file", "path": "/etc/passwd"},
+         {"op": "env"},
+         {"op": "read_file", "path": "/ro/../secret.txt"},
+         {"op": "listdir", "path": "/"},
+         {"op": "read_file", "path": "/ro/data.txt"},
+         {"op": "write_file", "path": "/ro/new.txt", "text": "nope"},
+         {"op": "write_file", "path": "/rw/new.txt", "text": "yes"}]
+    )  # fmt: skip
+    assert outcome.status == "ok", outcome
+    results = json.loads(outcome.text)
+    assert err(results[0])["code"] == "python"  # no /etc at all
+    assert ok(results[1]) == {"GREETING": "hello"}  # only what the agent was given
+    assert err(results[2])["code"] == "python"
+    assert "No such file or directory" in err(results[3])["message"]  # there is no "/" at all: only /ro and /rw
+    assert ok(results[4]) == "read me"
+    assert err(results[5])["code"] == "python"  # read-only preopen
+    assert ok(results[6]) == 3
+    assert (sandbox.root / "rw" / "new.txt").read_text() == "yes"
+    assert not (sandbox.root / "ro" / "new.txt").exists()
+
+
+def test_a_tooling_that_exists_but_is_not_granted_is_denied(sandbox: Sandbox) -> None:
+    outcome = sandbox.beside_a_good_guest([{"op": "get", "tooling": "other", "as": "o"}, GET])
+    assert outcome.status == "ok", outcome
+    results = json.loads(outcome.text)
+    error = err(results[0])
+    assert error["code"] == "denied"
+    assert "agent 'hostile' is not granted tooling 'other'" in error["message"]
+    assert 'toolings = ["other"] in' in error["message"] and "[agents.hostile]" in error["message"]
+    assert ok(results[1]) is True
