@@ -206,3 +206,57 @@ def test_protocol_and_connect_timeout_are_per_tooling() -> None:
     assert 'tooling.a.protocol: expected "auto" or "2025-11-25", got \'2026\'' in error_of(
         '[tooling.a]\ncommand = "x"\nprotocol = "2026"\n'
     )
+
+
+def test_agents_take_preopened_dirs_environment_and_allow_lists(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    text = """
+[tooling.files]
+command = "x"
+
+[agents.a]
+toolings = ["files"]
+resources = { files = ["file:///data/*"] }
+cpu_time = 5
+dirs = [{ host = "data", guest = "/data" }, { host = ".", guest = "/work", writable = true }]
+env = { MODE = "${MODE:-fast}" }
+"""
+    agent = parse_config(text, tmp_path / "agent-host.toml", {}).agents["a"]
+    assert [(d.host, d.guest, d.writable) for d in agent.dirs] == [
+        (tmp_path / "data", "/data", False),
+        (tmp_path, "/work", True),
+    ]
+    assert agent.env == {"MODE": "fast"} and agent.cpu_time == 5.0
+    assert agent.resources == {"files": ("file:///data/*",)}
+
+
+@pytest.mark.parametrize(
+    ("agent", "expected"),
+    [
+        ('dirs = [{ host = "missing", guest = "/m" }]', "agents.a.dirs[0].host:"),
+        ('dirs = [{ host = "/tmp", guest = "relative" }]', "agents.a.dirs[0].guest: expected an absolute path"),
+        ('dirs = [{ host = "." }]', "agents.a.dirs[0]: needs `host`"),
+        ('dirs = [{ host = ".", guest = "/x", mode = "rw" }]', "agents.a.dirs[0].mode: unknown key"),
+        (
+            'dirs = [{ host = "/tmp", guest = "/x", writable = "yes" }]',
+            "agents.a.dirs[0].writable: expected true or false",
+        ),
+        (
+            'tools = { web = ["*"] }',
+            "agents.a.tools.web: an allow-list for tooling 'web', which the agent is not granted",
+        ),
+        ("cpu_time = -1", "agents.a.cpu_time: expected a number of seconds > 0"),
+    ],
+)
+def test_agent_mistakes_name_their_key(agent: str, expected: str) -> None:
+    text = '[tooling.files]\ncommand = "x"\n[tooling.web]\ncommand = "y"\n[agents.a]\ntoolings = ["files"]\n' + agent
+    assert expected in error_of(text)
+
+
+def test_the_host_table_takes_limits_and_the_audit_log() -> None:
+    text = '[host]\nmemory = "1GiB"\ncpu_time = 2\ntimeout = 10\nmax_argument_bytes = "4KiB"\n'
+    text += 'max_result_bytes = 100\naudit_log = "logs/audit.jsonl"\naudit_arguments = true\n'
+    host = parse_config(text, Path("/srv/agent-host.toml"), {}).host
+    assert (host.memory, host.cpu_time, host.timeout) == (2**30, 2.0, 10.0)
+    assert (host.max_argument_bytes, host.max_result_bytes) == (4096, 100)
+    assert host.audit_log == Path("/srv/logs/audit.jsonl") and host.audit_arguments is True
