@@ -22,6 +22,7 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from host.approval import Approver, DenyAll
 from host.audit import AuditLog
 from host.bridge import Bridge
 from host.config import AgentConfig, Config
@@ -32,6 +33,7 @@ from host.runtime.engine import Runtime
 from host.runtime.guest import GuestThread, Outcome, start_guest
 from host.session import GuestSession
 from host.toolings import ToolingSet
+from host.validation import ArgumentValidator
 
 logger = logging.getLogger(__name__)
 
@@ -42,8 +44,12 @@ JOIN_POLL = 0.2
 class Host:
     """One host process's toolings, bridge and runtime."""
 
-    def __init__(self, config: Config, *, cache: Path | None = None, keep_logs: bool = False) -> None:
+    def __init__(
+        self, config: Config, *, cache: Path | None = None, keep_logs: bool = False, approver: Approver | None = None
+    ) -> None:
         self.config = config
+        self.approver: Approver = approver if approver is not None else DenyAll()
+        self.validator = ArgumentValidator()
         self.cache = cache if cache is not None else cache_dir()
         self._keep_logs = keep_logs
         self.log_dir = Path(tempfile.mkdtemp(prefix="agent-host-logs-"))
@@ -78,8 +84,9 @@ class Host:
         limits = self.config.host
         inbox = Inbox(limits.inbox_size, limits.max_open_calls, limits.max_subscriptions)
         return GuestSession(
-            agent, self.bridge, self.toolings, policy, inbox=inbox, max_wait=limits.recv_timeout, audit=self.audit
-        )
+            agent, self.bridge, self.toolings, policy, inbox=inbox, max_wait=limits.recv_timeout, audit=self.audit,
+            validator=self.validator, approver=self.approver,
+        )  # fmt: skip
 
     def start(
         self, wasm: Path, input_text: str, *, agent: str = "guest", policy: AgentPolicy | None = None

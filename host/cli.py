@@ -22,6 +22,7 @@ from typing import Final
 
 from host import status_codes
 from host.app import Host
+from host.approval import ApproveAll, Approver, DenyAll, TerminalApprover
 from host.builder import build_guest, copy_to, resolve_component
 from host.config import (
     DEFAULT_FILE_NAME,
@@ -135,6 +136,12 @@ def _parser() -> argparse.ArgumentParser:
         "--allow", action="append", default=[], metavar="TOOLING", help="grant a tooling (repeatable; globs: '*' = all)"
     )
     run.add_argument("--json", action="store_true", help="with several agents: print the outcomes as JSON")
+    run.add_argument(
+        "--approve",
+        choices=("deny", "ask", "all"),
+        default="deny",
+        help="calls needing approval (require_approval): deny (default), ask on the terminal, approve all",
+    )
     run.add_argument("--module", metavar="NAME", help="module defining WitWorld (default: app.py)")
     run.set_defaults(handler=_cmd_run)
 
@@ -256,7 +263,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     wasm = resolve_component(spec, module=args.module)
     input_text = _read_input(args.input, agent)
     name = agent.name if agent is not None else spec.stem if spec.suffix == ".wasm" else spec.resolve().name
-    with _signals() as stopper, Host(config, keep_logs=args.debug) as host:
+    with _signals() as stopper, Host(config, keep_logs=args.debug, approver=_approver(args.approve)) as host:
         stopper.host = host
         outcome = host.run(wasm, input_text, agent=name, policy=host.policy(name, agent, args.allow))
     if outcome.status == "ok":
@@ -285,7 +292,7 @@ def _run_all(config: Config, args: argparse.Namespace) -> int:
     components = {
         name: resolve_component(agent.component) for name, agent in sorted(config.agents.items()) if agent.component
     }
-    with _signals() as stopper, Host(config, keep_logs=args.debug) as host:
+    with _signals() as stopper, Host(config, keep_logs=args.debug, approver=_approver(args.approve)) as host:
         stopper.host = host
         started = {
             name: host.start(
@@ -319,6 +326,12 @@ def _run_all(config: Config, args: argparse.Namespace) -> int:
             print(f"{o.agent:<{width}}  {o.status:<7}  {o.duration:>7.2f}s  {detail}")
     worst = max(o.exit_code for o in outcomes)
     return status_codes.INTERRUPTED if stopper.received else worst
+
+
+def _approver(choice: str) -> Approver:
+    if choice == "ask":
+        return TerminalApprover()
+    return ApproveAll() if choice == "all" else DenyAll()
 
 
 class _Stopper:

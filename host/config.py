@@ -30,6 +30,7 @@ from typing import Any, Final, Literal
 import tomli_w
 
 from host.errors import ConfigError
+from host.mock_config import MockSpec, parse_mock
 
 DEFAULT_FILE_NAME: Final = "agent-host.toml"
 """Looked up in the current folder when neither `--config` nor `AGENT_HOST_CONFIG` is given."""
@@ -69,7 +70,7 @@ DEFAULT_RECV_TIMEOUT: Final = 60.0
 PYTHON_VARIABLE: Final = "AGENT_HOST_PYTHON"
 """Always-defined variable for `${...}` expansion: the Python interpreter running the host."""
 
-ToolingKind = Literal["mcp"]
+ToolingKind = Literal["mcp", "python", "mock"]
 Transport = Literal["stdio", "http"]
 Protocol = Literal["auto", "2025-11-25"]
 
@@ -80,18 +81,26 @@ _HOST_KEYS: Final = frozenset(
         "max_argument_bytes", "max_result_bytes", "audit_log", "audit_arguments",
     }
 )  # fmt: skip
-_TOOLING_KEYS: Final = frozenset(
+_COMMON_TOOLING_KEYS: Final = frozenset({"kind", "timeout", "capabilities"})
+_KIND_KEYS: Final = {
+    "mcp": frozenset(
+        {"transport", "command", "args", "env", "cwd", "url", "headers", "connect_timeout", "protocol", "max_backoff"}
+    ),
+    "python": frozenset({"tools", "path"}),
+    "mock": frozenset({"tools", "resources", "updates"}),
+}
+_AGENT_KEYS: Final = frozenset(
     {
-        "kind", "transport", "command", "args", "env", "cwd", "url", "headers", "timeout", "connect_timeout",
-        "protocol", "max_backoff",
+        "component", "input", "toolings", "tools", "resources", "memory", "cpu_time", "timeout", "dirs", "env",
+        "capabilities", "require_approval",
     }
 )  # fmt: skip
-_AGENT_KEYS: Final = frozenset(
-    {"component", "input", "toolings", "tools", "resources", "memory", "cpu_time", "timeout", "dirs", "env"}
+CAPABILITIES: Final = frozenset(
+    {"read_only", "network", "workspace_write", "process_execute", "external_side_effect", "agent_delegate"}
 )
+"""What a tool call may need (see `host.capabilities`)."""
 _DIR_KEYS: Final = frozenset({"host", "guest", "writable"})
-_KINDS: Final = ("mcp",)
-_PLANNED_KINDS: Final = ("python", "mock")
+_KINDS: Final = ("mcp", "python", "mock")
 
 
 @dataclass(frozen=True)
@@ -113,6 +122,14 @@ class ToolingConfig:
     """MCP protocol era: "auto" (discover, fall back to the 2025 handshake) or "2025-11-25" (handshake only)."""
     max_backoff: float = DEFAULT_MAX_BACKOFF
     """Cap, in seconds, of the exponential backoff between attempts to reach a failing server."""
+    capabilities: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Tool-name glob → the capabilities its calls need (first match wins); overrides what tools say."""
+    tools: tuple[str, ...] = ()
+    """kind = "python": import paths `module:attribute` of the tools."""
+    path: tuple[Path, ...] = ()
+    """kind = "python": folders put in front of `sys.path` before importing."""
+    mock: MockSpec = field(default_factory=MockSpec)
+    """kind = "mock": the scripted tools, resources and updates."""
     origin: str = "<default>"
     """Where this table was defined, for messages: `FILE [tooling.NAME]`."""
 
@@ -149,6 +166,10 @@ class AgentConfig:
     """Directories preopened for the guest (read-only unless `writable`)."""
     env: Mapping[str, str] = field(default_factory=dict)
     """Environment variables the guest sees (none by default)."""
+    capabilities: tuple[str, ...] | None = None
+    """The capabilities the agent holds; a call needing another is denied. None: not restricted."""
+    require_approval: tuple[str, ...] = ()
+    """Capabilities whose calls must be approved, one invocation at a time."""
     origin: str = "<default>"
 
 
@@ -302,12 +323,30 @@ class _Parser:
 
     def tooling(self, name: str, raw: dict[str, Any]) -> ToolingConfig:
         key = f"tooling.{name}"
-        self.reject_unknown(raw, key, _TOOLING_KEYS)
         kind = self.string(raw, "kind", key, default="mcp")
-        if kind in _PLANNED_KINDS:
-            raise self.fail(f"{key}.kind", f"kind {kind!r} is not available in this version of agent-host")
         if kind not in _KINDS:
             raise self.fail(f"{key}.kind", f"expected one of {', '.join(_KINDS)}, got {kind!r}")
+        self.reject_unknown(raw, key, _COMMON_TOOLING_KEYS | _KIND_KEYS[kind])
+        common: dict[str, Any] = {
+            "name": name,
+            "timeout": self.seconds(raw, "timeout", key, DEFAULT_REQUEST_TIMEOUT),
+            "capabilities": self.capability_map(raw, "capabilities", key),
+            "origin": f"{self.path_of_file} [{key}]",
+        }
+        if kind == "python":
+            tools = self.strings(raw, "tools", key)
+            if not tools:
+                raise self.fail(f"{key}.tools", 'a python tooling needs tools = ["module:attribute", ...]')
+            for index, spec in enumerate(tools):
+                if not re.fullmatch(r"[A-Za-z_][\w.]*(:[A-Za-z_][\w.]*)?", spec):
+                    raise self.fail(f"{key}.tools[{index}]", f'expected "module" or "module:attribute", got {spec!r}')
+            folders = tuple(self.base / folder for folder in self.strings(raw, "path", key))
+            return ToolingConfig(kind="python", tools=tools, path=folders, **common)
+        if kind == "mock":
+            return ToolingConfig(kind="mock", mock=parse_mock(self, raw, key, CAPABILITIES), **common)
+        return self.mcp_tooling(raw, key, common)
+
+    def mcp_tooling(self, raw: dict[str, Any], key: str, common: dict[str, Any]) -> ToolingConfig:
         command = self.string(raw, "command", key, default=None)
         url = self.string(raw, "url", key, default=None)
         transport = self.string(
@@ -333,7 +372,6 @@ class _Parser:
         if protocol not in ("auto", "2025-11-25"):
             raise self.fail(f"{key}.protocol", f'expected "auto" or "2025-11-25", got {protocol!r}')
         return ToolingConfig(
-            name=name,
             kind="mcp",
             transport="stdio" if transport == "stdio" else "http",
             command=command,
@@ -342,12 +380,24 @@ class _Parser:
             cwd=self.base / cwd if cwd is not None else None,
             url=url,
             headers=self.string_map(raw, "headers", key),
-            timeout=self.seconds(raw, "timeout", key, DEFAULT_REQUEST_TIMEOUT),
             connect_timeout=self.seconds(raw, "connect_timeout", key, DEFAULT_CONNECT_TIMEOUT),
             max_backoff=self.seconds(raw, "max_backoff", key, DEFAULT_MAX_BACKOFF),
             protocol="auto" if protocol == "auto" else "2025-11-25",
-            origin=f"{self.path_of_file} [{key}]",
+            **common,
         )
+
+    def capability_list(self, raw: Mapping[str, Any], name: str, key: str) -> tuple[str, ...]:
+        values = self.strings(raw, name, key)
+        for index, value in enumerate(values):
+            if value not in CAPABILITIES:
+                raise self.fail(
+                    f"{key}.{name}[{index}]", f"unknown capability {value!r}; known: {', '.join(sorted(CAPABILITIES))}"
+                )
+        return values
+
+    def capability_map(self, raw: Mapping[str, Any], name: str, key: str) -> dict[str, tuple[str, ...]]:
+        table = self.table(raw, name, f"{key}.{name}")
+        return {glob: self.capability_list(table, glob, f"{key}.{name}") for glob in table}
 
     def agent(self, name: str, raw: dict[str, Any]) -> AgentConfig:
         key = f"agents.{name}"
@@ -378,6 +428,8 @@ class _Parser:
             timeout=self.seconds(raw, "timeout", key, None) if "timeout" in raw else None,
             dirs=self.dirs(raw, key),
             env=self.string_map(raw, "env", key),
+            capabilities=self.capability_list(raw, "capabilities", key) if "capabilities" in raw else None,
+            require_approval=self.capability_list(raw, "require_approval", key),
             origin=f"{self.path_of_file} [{key}]",
         )
 

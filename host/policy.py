@@ -109,6 +109,30 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class Capabilities:
+    """Which capabilities an agent holds and which need approval (see `host.capabilities`)."""
+
+    agent: str
+    held: frozenset[str] | None = None
+    """None: not restricted (granting a tooling is consent to its tools)."""
+    require_approval: frozenset[str] = frozenset()
+    source: str = "the command line"
+
+    def check(self, tooling: str, tool: str, needed: frozenset[str]) -> frozenset[str]:
+        """Refuse a call needing a capability the agent does not hold; return those needing approval."""
+        if self.held is not None:
+            missing = sorted(needed - self.held)
+            if missing:
+                raise ToolingError(
+                    ErrorCode.DENIED,
+                    f"agent {self.agent!r} may not call tool {tool!r} of tooling {tooling!r}: it needs "
+                    f"{', '.join(missing)}, which the agent does not hold (capabilities = "
+                    f"[{', '.join(repr(c) for c in sorted(self.held))}] in {self.source}); add it there to grant it",
+                )
+        return needed & self.require_approval
+
+
+@dataclass(frozen=True)
 class AgentPolicy:
     """Everything the host enforces for one agent run."""
 
@@ -116,6 +140,7 @@ class AgentPolicy:
     limits: Limits
     dirs: tuple[DirGrant, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
+    capabilities: Capabilities | None = None
 
     @classmethod
     def resolve(
@@ -155,11 +180,18 @@ class AgentPolicy:
             max_argument_bytes=limit(None, host.max_argument_bytes, "max_argument_bytes"),
             max_result_bytes=limit(None, host.max_result_bytes, "max_result_bytes"),
         )
+        capabilities = Capabilities(
+            agent=name,
+            held=frozenset(agent.capabilities) if agent is not None and agent.capabilities is not None else None,
+            require_approval=frozenset(agent.require_approval) if agent is not None else frozenset(),
+            source=source,
+        )
         return cls(
             grants=grants,
             limits=limits,
             dirs=agent.dirs if agent is not None else (),
             env=dict(agent.env) if agent is not None else {},
+            capabilities=capabilities,
         )
 
 

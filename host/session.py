@@ -13,6 +13,13 @@ Contract:
   (and of list events) and `denied` everywhere else. Arguments must be a JSON object
   (`invalid-arguments`, with the parser's position) of at most `max_argument_bytes`; results and
   resource contents larger than `max_result_bytes` are refused with `limit-exceeded`.
+- Every call, of every kind of tooling and both blocking and asynchronous, then passes the same
+  checks on the loop, before anything is sent: the tool must exist (`not-found`), the arguments
+  must match its input schema (`invalid-arguments` naming the path and the rule, see
+  `validation`), the agent must hold the capabilities it needs (`denied` naming the capability and
+  the key, see `capabilities`), and a call needing a capability listed in `require_approval` must
+  be approved by the host's `Approver` (`denied` with the reason otherwise), one invocation at a
+  time. `call-tool` returns its id after these checks.
 - A tool result with `isError: true` becomes `ToolingError(tool-failed)`: the message is the
   result's text content, `data` the whole result as JSON.
 - `call_tool` returns a fresh UUID at once; the call runs as a task on the loop, bounded by the
@@ -44,14 +51,17 @@ from typing import Any, Final, Literal, TypeVar
 
 import anyio
 
+from host.approval import ApprovalRequest, Approver, DenyAll
 from host.audit import AuditLog
 from host.bridge import Bridge, Interrupt
+from host.capabilities import needed
 from host.config import DEFAULT_RECV_TIMEOUT
 from host.errors import ErrorCode, ToolingError
 from host.inbox import FINAL_KINDS, Envelope, EventKind, Inbox, Progress
 from host.policy import AgentPolicy
 from host.toolings import ResourceData, ResourceSpec, Sink, Tooling, ToolingSet, ToolSpec, Watchers
 from host.toolings.base import CallResult, JsonObject
+from host.validation import ArgumentValidator
 
 logger = logging.getLogger(__name__)
 guest_logger = logging.getLogger("host.guest")
@@ -64,6 +74,9 @@ timeout message wins over the generic one."""
 
 RELEASE_TIMEOUT: Final = 10.0
 """Seconds allowed for releasing ended subscriptions upstream."""
+
+APPROVAL_TIMEOUT: Final = 300.0
+"""Seconds an approval may take (a person answering on the terminal) before the call is refused."""
 
 MAX_LOG_MESSAGE: Final = 16 * 1024
 """Characters of one guest log message kept; the rest is cut with a marker."""
@@ -122,6 +135,8 @@ class GuestSession:
         inbox: Inbox | None = None,
         max_wait: float = DEFAULT_RECV_TIMEOUT,
         audit: AuditLog | None = None,
+        validator: ArgumentValidator | None = None,
+        approver: Approver | None = None,
     ) -> None:
         self.agent = agent
         self.policy = policy
@@ -132,6 +147,8 @@ class GuestSession:
         self.deadline: float | None = None
         """`time.monotonic()` value when the run's wall-clock limit ends; set by the runner."""
         self._audit = audit
+        self._validator = validator if validator is not None else ArgumentValidator()
+        self._approver: Approver = approver if approver is not None else DenyAll()
         self._interrupt = Interrupt()
         self._handles: dict[int, Handle] = {}
         self._next_rep = 1
@@ -201,7 +218,8 @@ class GuestSession:
 
         def call() -> CallOutcome:
             parsed = self._admit_call(tooling, name, arguments)
-            result = self._request(tooling, f"the call of tool {name!r}", tooling.call_tool, name, parsed)
+            call = functools.partial(tooling.call_tool, name, parsed, agent=self.agent)
+            result = self._request(tooling, f"the call of tool {name!r}", call)
             return self._outcome(tooling, name, arguments, result)
 
         return self._audited("call-tool-blocking", tooling.name, name, arguments, call)
@@ -256,13 +274,13 @@ class GuestSession:
         started = time.monotonic()
         outcome = "cancelled"
 
-        async def progress(progress: float, total: float | None, message: str | None) -> None:
+        def progress(progress: float, total: float | None, message: str | None) -> None:
             inbox.push_progress(call_id, Progress(progress, total, message))
 
         timeout = tooling.config.timeout
         try:
             with anyio.move_on_after(timeout) as scope:
-                result = await tooling.call_tool(name, parsed, progress)
+                result = await tooling.call_tool(name, parsed, progress, agent=self.agent)
             if scope.cancelled_caught:
                 raise ToolingError(
                     ErrorCode.TIMEOUT,
@@ -402,7 +420,39 @@ class GuestSession:
         """Everything checked before a call leaves the host; returns the parsed arguments."""
         self.policy.grants.check_tool(tooling.name, name)
         self.policy.limits.check_argument_size(len(arguments.encode("utf-8")), f"the call of tool {name!r}")
-        return parse_arguments(arguments)
+        parsed = parse_arguments(arguments)
+        capabilities = self.policy.capabilities
+        timeout = tooling.config.timeout + (APPROVAL_TIMEOUT if capabilities and capabilities.require_approval else 0)
+        self._run(
+            f"tooling {tooling.name!r}: checking the call of tool {name!r}",
+            self._check_call,
+            tooling,
+            name,
+            parsed,
+            timeout=timeout,
+            hint=f"raise `timeout` in {tooling.config.origin} to wait longer",
+        )
+        return parsed
+
+    async def _check_call(self, tooling: Tooling, name: str, parsed: JsonObject) -> None:
+        """On the loop: the tool exists, the arguments fit its schema, capabilities and approval."""
+        spec = await tooling.tool_spec(name)
+        self._validator.check(tooling.name, name, spec.input_schema, parsed)
+        capabilities = self.policy.capabilities
+        if capabilities is None:
+            return
+        to_approve = capabilities.check(tooling.name, name, needed(spec, tooling.config.capabilities))
+        if not to_approve:
+            return
+        request = ApprovalRequest(self.agent, tooling.name, name, to_approve, tooling.approval_view(name, parsed))
+        decision = await self._approver.decide(request)
+        if not decision.approved:
+            raise ToolingError(
+                ErrorCode.DENIED,
+                f"the call of tool {name!r} of tooling {tooling.name!r} by agent {self.agent!r} needs approval "
+                f"({', '.join(sorted(to_approve))} is in require_approval of {capabilities.source}) and was not "
+                f"approved: {decision.reason}",
+            )
 
     def _outcome(self, tooling: Tooling, name: str, arguments: str, result: CallResult) -> CallOutcome:
         outcome = call_outcome(name, arguments, result)

@@ -63,7 +63,10 @@ def resource_content(data: ResourceData) -> Record:
 
 
 def progress(report: Progress) -> Record:
-    return record(progress=float(report.progress), total=report.total, message=report.message)
+    """`f64` fields must be Python floats (wasmtime-py refuses an int for `option<f64>`)."""
+    total = float(report.total) if report.total is not None else None
+    message = str(report.message) if report.message is not None else None
+    return record(progress=float(report.progress), total=total, message=message)
 
 
 def envelope(item: Envelope) -> Record:

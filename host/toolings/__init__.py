@@ -4,7 +4,8 @@
 (anyio primitives must be created there) and shared by every guest of the process. `aclose`
 closes every tooling concurrently (closing a stdio server takes ~0.5 s; in sequence that adds up).
 
-A new kind is one new module here implementing `base.Tooling`, plus one line in `_create`.
+Kinds: `mcp` (an MCP server), `python` (host-native Python tools), `mock` (scripted in TOML). A new
+kind is one new module here implementing `base.Tooling`, plus one line in `_create`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from host.config import ToolingConfig
 from host.errors import ErrorCode, ToolingError
 from host.toolings.base import CallResult, ResourceData, ResourceSpec, Tooling, ToolSpec
 from host.toolings.mcp import McpTooling
+from host.toolings.mock import MockTooling
+from host.toolings.python import PythonTooling
 from host.toolings.watchers import Sink, Watchers
 
 __all__ = (
@@ -76,6 +79,10 @@ class ToolingSet:
         return tooling
 
     def _create(self, config: ToolingConfig) -> Tooling:
+        if config.kind == "python":
+            return PythonTooling(config)
+        if config.kind == "mock":
+            return MockTooling(config, nursery=self._nursery)
         return McpTooling(config, nursery=self._nursery, log_dir=self._log_dir)
 
     async def aclose(self) -> None:

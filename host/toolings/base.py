@@ -25,9 +25,10 @@ JsonObject = dict[str, Any]
 
 
 class ProgressFn(Protocol):
-    """Receives progress reports for a call in flight."""
+    """Receives progress reports for a call in flight. Must not block; may be called from any thread
+    (a Python tool reports progress from its worker thread)."""
 
-    async def __call__(self, progress: float, total: float | None, message: str | None) -> None: ...
+    def __call__(self, progress: float, total: float | None, message: str | None) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,8 @@ class ToolSpec:
     input_schema: JsonObject
     output_schema: JsonObject | None = None
     annotations: JsonObject | None = None
+    capabilities: frozenset[str] | None = None
+    """What the tool declares it needs (Python and mock tools); None: derive it (see `capabilities`)."""
 
 
 @dataclass(frozen=True)
@@ -142,8 +145,18 @@ class Tooling(Protocol):
 
     async def list_tools(self) -> list[ToolSpec]: ...
 
-    async def call_tool(self, name: str, arguments: JsonObject, progress: ProgressFn | None = None) -> CallResult:
-        """Run tool `name`; an `isError` result is returned, not raised."""
+    async def tool_spec(self, name: str) -> ToolSpec:
+        """The listed tool `name` (re-listing once if it is not known yet); `not-found` otherwise."""
+        ...
+
+    async def call_tool(
+        self, name: str, arguments: JsonObject, progress: ProgressFn | None = None, *, agent: str = ""
+    ) -> CallResult:
+        """Run tool `name` for `agent`; an `isError` result is returned, not raised."""
+        ...
+
+    def approval_view(self, name: str, arguments: JsonObject) -> JsonObject:
+        """The effective arguments of a call, as shown to whoever approves it."""
         ...
 
     async def list_resources(self) -> list[ResourceSpec]: ...

@@ -220,20 +220,33 @@ class McpTooling:
         self._tools = {spec.name: spec for spec in specs}
         return specs
 
-    async def _ensure_tool(self, name: str) -> None:
+    async def tool_spec(self, name: str) -> ToolSpec:
         if self._tools is not None and name in self._tools:
-            return
+            return self._tools[name]
         specs = await self.list_tools()
-        if name not in {spec.name for spec in specs}:
-            known = ", ".join(spec.name for spec in specs) or "(none)"
-            raise ToolingError(ErrorCode.NOT_FOUND, f"{self._where()} has no tool {name!r}; its tools are: {known}")
+        for spec in specs:
+            if spec.name == name:
+                return spec
+        known = ", ".join(spec.name for spec in specs) or "(none)"
+        raise ToolingError(ErrorCode.NOT_FOUND, f"{self._where()} has no tool {name!r}; its tools are: {known}")
 
-    async def call_tool(self, name: str, arguments: JsonObject, progress: ProgressFn | None = None) -> CallResult:
+    def approval_view(self, name: str, arguments: JsonObject) -> JsonObject:
+        return arguments
+
+    async def call_tool(
+        self, name: str, arguments: JsonObject, progress: ProgressFn | None = None, *, agent: str = ""
+    ) -> CallResult:
         await self._client()
-        await self._ensure_tool(name)
+        await self.tool_spec(name)
+
+        sink = progress
+
+        async def report(progress: float, total: float | None, message: str | None) -> None:
+            if sink is not None:
+                sink(progress, total, message)
 
         async def call(client: Client) -> types.CallToolResult:
-            return await client.call_tool(name, arguments, progress_callback=progress)
+            return await client.call_tool(name, arguments, progress_callback=report)
 
         result = await self._request(f"the call of tool {name!r}", call)
         dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)

@@ -186,12 +186,11 @@ def test_failures_of_an_asynchronous_call_arrive_as_error_envelopes(
          {"op": "call", "h": "t", "tool": "echo", "args": "not json"},
          {"op": "call", "h": "t", "tool": "nosuch", "args": "{}"},
          {"op": "call", "h": "t", "tool": "wait", "args": '{"seconds": 30}'},
-         {"op": "drain", "ids": [{"ref": 2}, {"ref": 3}], "timeout_ms": 10000}],
+         {"op": "drain", "ids": [{"ref": 3}], "timeout_ms": 10000}],
     )  # fmt: skip
     assert err(results[1])["code"] == "invalid-arguments"  # refused at once, no id
+    assert err(results[2])["code"] == "not-found"  # checked before the id is given
     envelopes = {e["id"]: e for e in ok(results[4])}
-    missing = envelopes[ok(results[2])]
-    assert (missing["kind"], missing["value"]["code"]) == ("Error", "not-found")
     slow = envelopes[ok(results[3])]
     assert (slow["kind"], slow["value"]["code"]) == ("Error", "timeout")
     assert "did not finish within 1 s" in slow["value"]["message"]

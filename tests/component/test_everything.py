@@ -112,8 +112,8 @@ def test_failures_against_everything_have_their_documented_codes(
          {"op": "call_blocking", "h": "e", "tool": "get-sum", "args": '{"a": 1, "b": 2}'}],
     )  # fmt: skip
     assert err(results[1])["code"] == "not-found"
-    assert err(results[2])["code"] == "tool-failed"
-    assert "expected number" in err(results[2])["message"]
+    assert err(results[2])["code"] == "invalid-arguments"  # checked against the schema by the host
+    assert "at $.a: 'x' is not of type 'number' (rule: type)" in err(results[2])["message"]
     assert err(results[3])["code"] == "invalid-arguments"
     assert err(results[4])["code"] == "not-found"
     assert "demo://nope" in err(results[4])["message"]

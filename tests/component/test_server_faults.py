@@ -99,7 +99,7 @@ def test_an_http_server_stopped_and_restarted_serves_again(make_host: Callable[[
         assert "again" in session.call_tool_blocking(rep, "echo", '{"text": "again"}').value
         server.stop()
         with pytest.raises(ToolingError) as down:
-            session.call_tool_blocking(rep, "echo", "{}")
+            session.call_tool_blocking(rep, "echo", '{"text": "nobody there"}')
         assert down.value.code is ErrorCode.UNAVAILABLE
         server = Server([sys.executable, "-m", "tests.servers.observed", "--http", port])
         deadline = time.monotonic() + 10

@@ -116,7 +116,7 @@ def test_invalid_toml_names_the_file_and_the_position() -> None:
             'tooling.a.transport: expected "stdio" or "http", got \'ws\'',
         ),
         ('[tooling.a]\ncommand = "x"\ntimeout = 0\n', "tooling.a.timeout: expected a number of seconds > 0, got 0"),
-        ('[tooling.a]\ncommand = "x"\nkind = "rpc"\n', "tooling.a.kind: expected one of mcp, got 'rpc'"),
+        ('[tooling.a]\ncommand = "x"\nkind = "rpc"\n', "tooling.a.kind: expected one of mcp, python, mock, got 'rpc'"),
         (
             '[tooling.a]\nurl = "http://h/mcp"\ncommand = "x"\ntransport = "http"\n',
             'tooling.a.command: applies only to transport = "stdio"',
@@ -136,8 +136,72 @@ def test_mistakes_name_the_key_path_and_what_is_expected(text: str, expected: st
     assert expected in message
 
 
-def test_planned_kinds_are_refused_clearly() -> None:
-    assert "kind 'python' is not available in this version" in error_of('[tooling.a]\nkind = "python"\n')
+def test_python_and_mock_toolings_have_their_own_keys(tmp_path: Path) -> None:
+    text = """
+[tooling.py]
+kind = "python"
+tools = ["mytools:search", "mytools"]
+path = ["src"]
+capabilities = { "search" = ["read_only", "network"] }
+
+[tooling.fake]
+kind = "mock"
+[[tooling.fake.tools]]
+name = "search"
+input_schema = { type = "object", required = ["q"] }
+results = [{ text = "one" }, { error = "two", delay = 0.5 }, { structured = { n = 3 }, progress = 2 }]
+[[tooling.fake.resources]]
+uri = "mock://doc"
+text = "hello"
+[[tooling.fake.updates]]
+after = 0.25
+resource = "mock://doc"
+text = "changed"
+"""
+    config = parse_config(text, tmp_path / "agent-host.toml", {})
+    python = config.toolings["py"]
+    assert (python.kind, python.tools, python.path) == ("python", ("mytools:search", "mytools"), (tmp_path / "src",))
+    assert python.capabilities == {"search": ("read_only", "network")}
+    mock = config.toolings["fake"].mock
+    assert [r.text or r.error or dict(r.structured or {}) for r in mock.tools[0].results] == ["one", "two", {"n": 3}]
+    assert mock.tools[0].results[1].delay == 0.5 and mock.tools[0].results[2].progress == 2
+    assert mock.resources[0].name == "mock://doc" and mock.updates[0].after == 0.25
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('[tooling.p]\nkind = "python"\n', 'tooling.p.tools: a python tooling needs tools = ["module:attribute", ...]'),
+        ('[tooling.p]\nkind = "python"\ntools = ["a b"]\n', 'tooling.p.tools[0]: expected "module" or'),
+        ('[tooling.p]\nkind = "python"\ntools = ["m"]\ncommand = "x"\n', "tooling.p.command: unknown key"),
+        (
+            '[tooling.m]\nkind = "mock"\n[[tooling.m.tools]]\ndescription = "x"\n',
+            "tooling.m.tools[0]: a mock tool needs `name`",
+        ),
+        (
+            '[tooling.m]\nkind = "mock"\n[[tooling.m.tools]]\nname = "t"\nresults = [{ text = "a", error = "b" }]\n',
+            "tooling.m.tools[0].results[0]: a result needs exactly one of text, structured, error, content",
+        ),
+        (
+            '[tooling.m]\nkind = "mock"\n[[tooling.m.resources]]\nuri = "u"\n',
+            "tooling.m.resources[0]: a mock resource needs exactly one of `text` and `blob`",
+        ),
+        (
+            '[tooling.m]\nkind = "mock"\n[[tooling.m.updates]]\nafter = 1\n',
+            "tooling.m.updates[0]: an update needs exactly one of",
+        ),
+        (
+            '[tooling.a]\ncommand = "x"\ncapabilities = { "*" = ["fly"] }\n',
+            "tooling.a.capabilities.*[0]: unknown capability 'fly'",
+        ),
+        (
+            '[tooling.a]\ncommand = "x"\n[agents.w]\ntoolings = ["a"]\nrequire_approval = ["write"]\n',
+            "agents.w.require_approval[0]: unknown capability 'write'",
+        ),
+    ],
+)
+def test_kind_and_capability_mistakes_name_their_key(text: str, expected: str) -> None:
+    assert expected in error_of(text)
 
 
 def test_a_missing_file_suggests_config_init(tmp_path: Path) -> None:

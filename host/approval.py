@@ -1,0 +1,100 @@
+"""Approvals: asking before a call that needs a capability the agent's `require_approval` lists.
+
+An `Approver` decides one `ApprovalRequest` at a time: the agent, the tooling and tool, the
+capabilities that need approval and the effective arguments (what the tool's `approval_arguments`
+shows). An approval covers that one invocation only; the next call asks again.
+
+- `DenyAll` (the default): nothing is approved; the refusal says how to be asked instead.
+- `ApproveAll` (`agent-host run --approve all`): everything is approved.
+- `TerminalApprover` (`--approve ask`): asks on the terminal (`/dev/tty`), one question at a time
+  however many guests ask at once; no terminal, or anything but "y"/"yes", is a refusal.
+- `CallbackApprover(fn)`: `fn(request)` decides, returning a bool (sync or async): for embedding
+  and for tests.
+
+Approvers run on the bridge loop; blocking work (reading the terminal) runs in a worker thread.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import anyio.to_thread
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    agent: str
+    tooling: str
+    tool: str
+    capabilities: frozenset[str]
+    """The capabilities of this call that need approval."""
+    arguments: dict[str, Any]
+    """The effective arguments, as the tool shows them for approval."""
+
+    def describe(self) -> str:
+        needs = ", ".join(sorted(self.capabilities))
+        arguments = json.dumps(self.arguments, ensure_ascii=False)
+        if len(arguments) > 500:
+            arguments = arguments[:500] + "..."
+        return (
+            f"agent {self.agent!r} calls tool {self.tool!r} of tooling {self.tooling!r} (needs {needs}) "
+            f"with {arguments}"
+        )
+
+
+@dataclass(frozen=True)
+class Decision:
+    approved: bool
+    reason: str
+
+
+class Approver(Protocol):
+    async def decide(self, request: ApprovalRequest) -> Decision: ...
+
+
+class DenyAll:
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        return Decision(False, "no one approves calls here: run with `--approve ask` to be asked, or `--approve all`")
+
+
+class ApproveAll:
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        return Decision(True, "approved by --approve all")
+
+
+class CallbackApprover:
+    def __init__(self, fn: Callable[[ApprovalRequest], bool | Awaitable[bool]]) -> None:
+        self._fn = fn
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        answer = self._fn(request)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        return Decision(bool(answer), "approved" if answer else "refused by the approval handler")
+
+
+class TerminalApprover:
+    def __init__(self, terminal: str = "/dev/tty") -> None:
+        self._terminal = terminal
+        self._lock = threading.Lock()
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        return await anyio.to_thread.run_sync(self._ask, request, abandon_on_cancel=True)
+
+    def _ask(self, request: ApprovalRequest) -> Decision:
+        with self._lock:
+            try:
+                with open(self._terminal, "r+", encoding="utf-8") as tty:
+                    tty.write(f"\nagent-host: approve? {request.describe()} [y/N] ")
+                    tty.flush()
+                    answer = tty.readline().strip().lower()
+            except OSError:
+                return Decision(False, "approval is required but there is no terminal to ask on")
+        if answer in ("y", "yes"):
+            return Decision(True, "approved on the terminal")
+        return Decision(False, "refused on the terminal")

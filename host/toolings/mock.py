@@ -1,0 +1,197 @@
+"""Mock toolings (`kind = "mock"`): tools, resources and changes scripted in TOML, for tests without a server.
+
+See `host.mock_config` for the TOML. Contract:
+- Each tool answers its calls with its `results` in order, one per call (counted per tool, across
+  every guest of the host). A result may take `delay` seconds (cancellable; reporting `progress`
+  that many times, evenly, meanwhile). After the last result, `repeat_last = true` repeats it;
+  otherwise the call fails with `tool-failed` naming the tool, the call's number and the length of
+  the script, so a test author sees at once that the script is too short.
+- Results are MCP's wire form: `text` → a text block; `structured` → `structuredContent` plus its
+  JSON as text; `error` → `isError` with that text (`tool-failed` for the guest); `content` → the
+  given content blocks.
+- Resources are read as written; an unknown URI is `not-found`.
+- Scripted `updates` run once, from the first subscription to anything of the tooling: each waits
+  until `after` seconds from that moment, changes a resource's content (subscribers of that URI are
+  notified), adds or removes a resource (list subscribers are notified) or adds a tool (tool-list
+  subscribers are notified). The timer is per tooling and host.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Final
+
+import anyio
+from anyio.abc import TaskGroup
+
+from host.config import ToolingConfig
+from host.errors import ErrorCode, ToolingError
+from host.mock_config import MockResource, MockResult, MockTool
+from host.toolings.base import (
+    CallResult,
+    Change,
+    ChangeListener,
+    JsonObject,
+    ProgressFn,
+    ResourceData,
+    ResourceSpec,
+    ToolSpec,
+    WatchSet,
+)
+
+logger = logging.getLogger(__name__)
+
+
+class MockTooling:
+    """A scripted tooling (see the module docstring)."""
+
+    kind: Final = "mock"
+
+    def __init__(self, config: ToolingConfig, *, nursery: TaskGroup) -> None:
+        self._config = config
+        self._nursery = nursery
+        self._tools: dict[str, MockTool] = {tool.name: tool for tool in config.mock.tools}
+        self._calls: dict[str, int] = {}
+        self._resources: dict[str, MockResource] = {r.uri: r for r in config.mock.resources}
+        self._listener: ChangeListener | None = None
+        self._script_started = False
+
+    @property
+    def name(self) -> str:
+        return self._config.name
+
+    @property
+    def config(self) -> ToolingConfig:
+        return self._config
+
+    def _where(self) -> str:
+        return f"mock tooling {self.name!r}"
+
+    async def connect(self) -> None:
+        return None
+
+    async def list_tools(self) -> list[ToolSpec]:
+        return [_spec(tool) for tool in self._tools.values()]
+
+    async def tool_spec(self, name: str) -> ToolSpec:
+        tool = self._tools.get(name)
+        if tool is None:
+            raise ToolingError(
+                ErrorCode.NOT_FOUND,
+                f"{self._where()} has no tool {name!r}; its tools are: {', '.join(self._tools) or '(none)'}",
+            )
+        return _spec(tool)
+
+    def approval_view(self, name: str, arguments: JsonObject) -> JsonObject:
+        return arguments
+
+    async def call_tool(
+        self, name: str, arguments: JsonObject, progress: ProgressFn | None = None, *, agent: str = ""
+    ) -> CallResult:
+        await self.tool_spec(name)
+        tool = self._tools[name]
+        number = self._calls.get(name, 0) + 1
+        self._calls[name] = number
+        if number <= len(tool.results):
+            result = tool.results[number - 1]
+        elif tool.repeat_last and tool.results:
+            result = tool.results[-1]
+        else:
+            raise ToolingError(
+                ErrorCode.TOOL_FAILED,
+                f"{self._where()}: tool {name!r} has no scripted result for call #{number} (its script has "
+                f"{len(tool.results)}); add results to it in {self._config.origin}, or set repeat_last = true",
+            )
+        await _wait(result, progress)
+        return _answer(result)
+
+    async def list_resources(self) -> list[ResourceSpec]:
+        return [
+            ResourceSpec(uri=r.uri, name=r.name, description=r.description, mime_type=r.mime_type)
+            for r in self._resources.values()
+        ]
+
+    async def read_resource(self, uri: str) -> ResourceData:
+        resource = self._resources.get(uri)
+        if resource is None:
+            raise ToolingError(
+                ErrorCode.NOT_FOUND, f"{self._where()} has no resource {uri!r} (list the resources to see valid URIs)"
+            )
+        return ResourceData(uri=uri, mime_type=resource.mime_type, text=resource.text, blob=resource.blob)
+
+    def set_listener(self, listener: ChangeListener) -> None:
+        self._listener = listener
+
+    async def set_watch(self, watch: WatchSet) -> None:
+        if watch and not self._script_started and self._config.mock.updates:
+            self._script_started = True
+            self._nursery.start_soon(self._play, name=f"mock-updates-{self.name}")
+
+    async def _play(self) -> None:
+        started = anyio.current_time()
+        for update in sorted(self._config.mock.updates, key=lambda u: u.after):
+            await anyio.sleep_until(started + update.after)
+            if update.resource is not None:
+                old = self._resources.get(update.resource)
+                self._resources[update.resource] = MockResource(
+                    uri=update.resource,
+                    name=old.name if old else update.resource,
+                    description=old.description if old else None,
+                    mime_type=old.mime_type if old else None,
+                    text=update.text,
+                    blob=update.blob,
+                )
+                self._changed(Change("resource", update.resource))
+                if old is None:
+                    self._changed(Change("resources"))
+            elif update.add_resource is not None:
+                self._resources[update.add_resource.uri] = update.add_resource
+                self._changed(Change("resources"))
+            elif update.remove_resource is not None:
+                self._resources.pop(update.remove_resource, None)
+                self._changed(Change("resources"))
+            elif update.add_tool is not None:
+                self._tools[update.add_tool.name] = update.add_tool
+                self._changed(Change("tools"))
+
+    def _changed(self, change: Change) -> None:
+        if self._listener is not None:
+            self._listener(change)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _spec(tool: MockTool) -> ToolSpec:
+    return ToolSpec(
+        name=tool.name,
+        description=tool.description,
+        input_schema=dict(tool.input_schema),
+        output_schema=dict(tool.output_schema) if tool.output_schema is not None else None,
+        annotations=dict(tool.annotations) if tool.annotations is not None else None,
+        capabilities=frozenset(tool.capabilities) if tool.capabilities is not None else None,
+    )
+
+
+async def _wait(result: MockResult, progress: ProgressFn | None) -> None:
+    if result.progress and progress is not None:
+        for step in range(1, result.progress + 1):
+            await anyio.sleep(result.delay / result.progress)
+            progress(step, result.progress, f"step {step} of {result.progress}")
+    elif result.delay:
+        await anyio.sleep(result.delay)
+
+
+def _answer(result: MockResult) -> CallResult:
+    if result.error is not None:
+        return CallResult({"content": [{"type": "text", "text": result.error}], "isError": True})
+    if result.structured is not None:
+        structured = dict(result.structured)
+        text = json.dumps(structured, ensure_ascii=False)
+        return CallResult(
+            {"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": False}
+        )
+    if result.content is not None:
+        return CallResult({"content": [dict(block) for block in result.content], "isError": False})
+    return CallResult({"content": [{"type": "text", "text": result.text or ""}], "isError": False})

@@ -1,0 +1,291 @@
+"""Python toolings (`kind = "python"`): host-native tools, imported from the user's own code.
+
+Config: `tools = ["pkg.module:attr", ...]` and optional `path = ["./src"]` (folders put in front of
+`sys.path`, relative to the config file). `attr` may be a tool (anything satisfying
+`host.tools.Tool`), a class of tools (instantiated without arguments), a plain typed function
+(wrapped with `@tool`), or a registry: a list, tuple or dict of those, or an object whose `tools`
+attribute (or method) gives them.
+
+Contract:
+- `connect()` imports everything and runs each tool's `prepare(ctx)` once; a tool whose `prepare`
+  raised is not offered (and the reason is logged, and given to a guest that calls it anyway).
+  An import that fails, a name that is not a tool, or two tools with one name make `connect()`
+  fail with `unavailable` naming the entry and the config key.
+- Calls run on the bridge loop: an async `execute` as a task (cancelled with the call), a sync one
+  in a worker thread (abandoned on cancel, with `ctx.cancelled` set so it can stop). A tool's
+  `validate_arguments` refusing the arguments is `invalid-arguments`. A raised `ToolError` or any
+  other exception is an `isError` result (`tool-failed` for the guest); the host goes on.
+- Results are MCP's wire form: the JSON value as text content and as `structuredContent` (a
+  non-object value `v` is structured as `{"result": v}`, as the MCP SDK does). A value that is
+  not JSON is an `isError` result naming its type.
+- Python toolings have no resources; their tool list never changes, so list subscriptions are
+  accepted and stay silent, and resource subscriptions are `unavailable`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import logging
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import anyio
+import anyio.to_thread
+
+from host.config import ToolingConfig
+from host.errors import ErrorCode, ToolingError
+from host.toolings.base import (
+    CallResult,
+    ChangeListener,
+    JsonObject,
+    ProgressFn,
+    ResourceData,
+    ResourceSpec,
+    ToolSpec,
+    WatchSet,
+)
+from host.tools import FunctionTool, Tool, ToolContext, ToolError
+
+logger = logging.getLogger(__name__)
+
+tool_logger = logging.getLogger("host.tool")
+
+
+@dataclass
+class _Entry:
+    tool: Tool
+    spec: ToolSpec
+
+
+class PythonTooling:
+    """A tooling made of Python tools (see the module docstring)."""
+
+    kind: Final = "python"
+
+    def __init__(self, config: ToolingConfig) -> None:
+        self._config = config
+        self._tools: dict[str, _Entry] | None = None
+        self._unprepared: dict[str, str] = {}
+        self._lock = anyio.Lock()
+
+    @property
+    def name(self) -> str:
+        return self._config.name
+
+    @property
+    def config(self) -> ToolingConfig:
+        return self._config
+
+    def _where(self) -> str:
+        return f"tooling {self.name!r}"
+
+    async def connect(self) -> None:
+        if self._tools is not None:
+            return
+        async with self._lock:
+            if self._tools is None:
+                self._tools = await self._load()
+
+    async def _load(self) -> dict[str, _Entry]:
+        for folder in reversed(self._config.path):
+            if str(folder) not in sys.path:
+                sys.path.insert(0, str(folder))
+        found: dict[str, Tool] = {}
+        for spec in self._config.tools:
+            for candidate in _collect(_import(spec, self._config), spec, self._config):
+                if candidate.name in found:
+                    raise ToolingError(
+                        ErrorCode.UNAVAILABLE,
+                        f"{self._where()}: two tools are named {candidate.name!r} (the second from {spec!r} in "
+                        f"`tools` of {self._config.origin})",
+                    )
+                found[candidate.name] = candidate
+        entries: dict[str, _Entry] = {}
+        for name, candidate in found.items():
+            try:
+                await _maybe_async(getattr(candidate, "prepare", None), self._context("", name, None))
+            except Exception as exc:  # boundary: a tool whose preparation failed is left out, not fatal
+                reason = f"{type(exc).__name__}: {exc}"
+                self._unprepared[name] = reason
+                logger.warning("%s: tool %r is not offered: its prepare() failed: %s", self._where(), name, reason)
+                continue
+            entries[name] = _Entry(candidate, _spec(candidate))
+        return entries
+
+    def _context(self, agent: str, tool: str, progress: ProgressFn | None) -> ToolContext:
+        return ToolContext(
+            agent=agent,
+            tooling=self.name,
+            tool=tool,
+            logger=tool_logger.getChild(f"{self.name}.{tool}"),
+            deadline=time.monotonic() + self._config.timeout,
+            _progress=progress,
+        )
+
+    async def _entries(self) -> dict[str, _Entry]:
+        await self.connect()
+        assert self._tools is not None
+        return self._tools
+
+    async def list_tools(self) -> list[ToolSpec]:
+        return [entry.spec for entry in (await self._entries()).values()]
+
+    async def tool_spec(self, name: str) -> ToolSpec:
+        return (await self._entry(name)).spec
+
+    async def _entry(self, name: str) -> _Entry:
+        entries = await self._entries()
+        if name in entries:
+            return entries[name]
+        if name in self._unprepared:
+            raise ToolingError(
+                ErrorCode.NOT_FOUND, f"{self._where()}: tool {name!r} is not offered: its prepare() failed: "
+                f"{self._unprepared[name]}",
+            )  # fmt: skip
+        raise ToolingError(
+            ErrorCode.NOT_FOUND,
+            f"{self._where()} has no tool {name!r}; its tools are: {', '.join(entries) or '(none)'}",
+        )
+
+    def approval_view(self, name: str, arguments: JsonObject) -> JsonObject:
+        entry = (self._tools or {}).get(name)
+        view = getattr(entry.tool, "approval_arguments", None) if entry is not None else None
+        if view is None:
+            return arguments
+        shown: JsonObject = view(arguments)
+        return shown
+
+    async def call_tool(
+        self, name: str, arguments: JsonObject, progress: ProgressFn | None = None, *, agent: str = ""
+    ) -> CallResult:
+        entry = await self._entry(name)
+        tool = entry.tool
+        validate = getattr(tool, "validate_arguments", None)
+        if validate is not None:
+            try:
+                validate(arguments)
+            except (ValueError, ToolError) as exc:
+                raise ToolingError(
+                    ErrorCode.INVALID_ARGUMENTS, f"{self._where()}: tool {name!r} refused its arguments: {exc}"
+                ) from None
+        ctx = self._context(agent, name, progress)
+        try:
+            if _is_async(tool):
+                value = await tool.execute(arguments, ctx)
+            else:
+                value = await anyio.to_thread.run_sync(tool.execute, arguments, ctx, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            ctx.cancelled.set()
+            raise
+        except ToolError as exc:
+            return _error_result(str(exc))
+        except Exception as exc:  # boundary: a failing tool is the guest's `tool-failed`, not a host crash
+            ctx.logger.info("failed", exc_info=exc)
+            return _error_result(f"{type(exc).__name__}: {exc}")
+        return _result(name, value)
+
+    async def list_resources(self) -> list[ResourceSpec]:
+        await self.connect()
+        return []
+
+    async def read_resource(self, uri: str) -> ResourceData:
+        raise ToolingError(ErrorCode.NOT_FOUND, f"{self._where()} has no resources (it is a python tooling): {uri!r}")
+
+    def set_listener(self, listener: ChangeListener) -> None:
+        del listener  # nothing ever changes
+
+    async def set_watch(self, watch: WatchSet) -> None:
+        if watch.uris:
+            raise ToolingError(
+                ErrorCode.UNAVAILABLE, f"{self._where()} has no resources to subscribe to (it is a python tooling)"
+            )
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _import(spec: str, config: ToolingConfig) -> Any:
+    module_name, _, attribute = spec.partition(":")
+    problem = None
+    try:
+        target: Any = importlib.import_module(module_name)
+        for part in attribute.split(".") if attribute else ():
+            target = getattr(target, part)
+        return target
+    except Exception as exc:  # boundary: any import failure is a configuration problem to report
+        problem = f"{type(exc).__name__}: {exc}"
+    raise ToolingError(
+        ErrorCode.UNAVAILABLE,
+        f"tooling {config.name!r}: cannot import {spec!r} ({problem}); check `tools` (and `path`) in {config.origin}",
+    )
+
+
+def _looks_like_tool(candidate: object) -> bool:
+    return all(hasattr(candidate, attr) for attr in ("name", "description", "parameters_schema", "execute"))
+
+
+def _collect(target: Any, spec: str, config: ToolingConfig) -> list[Tool]:
+    """The tools `target` stands for (see the module docstring)."""
+    if _looks_like_tool(target) and not inspect.isclass(target):
+        return [target]
+    if inspect.isclass(target):
+        return _collect(target(), spec, config)
+    if inspect.isfunction(target):
+        return [FunctionTool(target)]
+    if isinstance(target, Mapping):
+        return [t for item in target.values() for t in _collect(item, spec, config)]
+    if isinstance(target, list | tuple | set | frozenset):
+        return [t for item in target for t in _collect(item, spec, config)]
+    listed = getattr(target, "tools", None)
+    if listed is not None:
+        return _collect(listed() if callable(listed) else listed, spec, config)
+    raise ToolingError(
+        ErrorCode.UNAVAILABLE,
+        f"tooling {config.name!r}: {spec!r} is not a tool, a class of tools, a function or a registry "
+        f"(it is a {type(target).__name__}); check `tools` in {config.origin}",
+    )
+
+
+def _is_async(tool: Tool) -> bool:
+    flag = getattr(tool, "is_async", None)
+    if isinstance(flag, bool):
+        return flag
+    return inspect.iscoroutinefunction(tool.execute)
+
+
+async def _maybe_async(fn: Any, *args: Any) -> None:
+    if fn is None:
+        return
+    if inspect.iscoroutinefunction(fn):
+        await fn(*args)
+    else:
+        await anyio.to_thread.run_sync(fn, *args)
+
+
+def _spec(tool: Tool) -> ToolSpec:
+    declared = getattr(tool, "capabilities", None)
+    capabilities = declared() if callable(declared) else declared
+    return ToolSpec(
+        name=tool.name,
+        description=tool.description,
+        input_schema=dict(tool.parameters_schema),
+        capabilities=frozenset(capabilities) if capabilities else None,
+    )
+
+
+def _result(name: str, value: Any) -> CallResult:
+    try:
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return _error_result(f"tool {name!r} returned a value that is not JSON ({type(value).__name__})")
+    structured = value if isinstance(value, dict) else {"result": value}
+    return CallResult({"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": False})
+
+
+def _error_result(message: str) -> CallResult:
+    return CallResult({"content": [{"type": "text", "text": message}], "isError": True})

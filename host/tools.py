@@ -1,0 +1,184 @@
+"""Host-native Python tools: the protocol a tool satisfies, its context, and the `@tool` decorator.
+
+A tool is any object with:
+
+- `name: str`, `description: str`, `parameters_schema: dict` (a JSON Schema object), and
+- `execute(params, ctx)`, sync or async, returning a JSON value (dict, list, str, number, bool or
+  None). Raising `ToolError` reports a failure to the guest (`tool-failed`, with your message);
+  any other exception does too, with its type and message.
+
+and optionally (defaults in parentheses):
+
+- `validate_arguments(params)` (none): raise `ValueError` or `ToolError` to refuse arguments
+  beyond what the schema says; the guest gets `invalid-arguments` with your message.
+- `capabilities()` (none declared, so the tool needs `external_side_effect`): a set of
+  `read_only`, `network`, `workspace_write`, `process_execute`, `external_side_effect`,
+  `agent_delegate`.
+- `approval_arguments(params)` (the params): the effective arguments shown to whoever approves.
+- `prepare(ctx)`, sync or async (nothing): runs once, before the tool is first listed or called;
+  if it raises, the tool is not offered (and the reason is logged).
+- `is_builtin` (False): marks tools shipped with the host, for listings.
+
+`ctx` is a `ToolContext`: which agent and tooling called, a logger, the deadline, whether the call
+was cancelled (the guest cancelled it, or its deadline passed), and `report_progress`. An async tool
+is cancelled with the call; a sync tool runs in a worker thread and should check `ctx.cancelled`.
+
+`@tool` turns a typed function into a tool: the schema comes from the parameters' type hints
+(`Annotated[int, Field(description=...)]` adds descriptions and constraints), the description from
+the docstring; a parameter annotated `ToolContext` receives the context.
+
+    @tool(capabilities={"read_only"})
+    def word_count(text: str) -> dict[str, int]:
+        "Count the words of a text."
+        return {"words": len(text.split())}
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, get_type_hints, overload, runtime_checkable
+
+import pydantic
+
+__all__ = ("FunctionTool", "Tool", "ToolContext", "ToolError", "tool")
+
+
+class ToolError(Exception):
+    """A failure a tool reports on purpose; the guest sees `tool-failed` with this message."""
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """The required part of the tool protocol (see the module docstring for the optional part)."""
+
+    name: str
+    description: str
+    parameters_schema: dict[str, Any]
+
+    def execute(self, params: dict[str, Any], ctx: ToolContext) -> Any: ...
+
+
+@dataclass
+class ToolContext:
+    """What a running tool knows about its call."""
+
+    agent: str
+    """The agent (guest) that called the tool."""
+    tooling: str
+    """The tooling the tool belongs to."""
+    tool: str
+    logger: logging.Logger
+    deadline: float
+    """`time.monotonic()` value by which the call must finish (the tooling's `timeout`)."""
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    """Set when the call is cancelled; sync tools should check it and stop."""
+    _progress: Callable[[float, float | None, str | None], None] | None = None
+
+    def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Report progress to the caller (a `progress` envelope). Thread-safe, never blocks."""
+        if self._progress is not None:
+            self._progress(progress, total, message)
+
+    @property
+    def remaining(self) -> float:
+        """Seconds left before the deadline."""
+        return self.deadline - time.monotonic()
+
+
+class FunctionTool:
+    """A tool made from a typed function by `@tool`."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        capabilities: Iterable[str] = (),
+        approval_arguments: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> None:
+        self.fn = fn
+        self.name = name or fn.__name__
+        self.description = description or inspect.cleandoc(fn.__doc__ or "").split("\n\n")[0] or self.name
+        self._capabilities = frozenset(capabilities)
+        self._approval_arguments = approval_arguments
+        self.is_builtin = False
+        hints = get_type_hints(fn, include_extras=True)
+        signature = inspect.signature(fn)
+        self._context_parameter: str | None = None
+        fields: dict[str, Any] = {}
+        for parameter in signature.parameters.values():
+            annotation = hints.get(parameter.name, Any)
+            if annotation is ToolContext:
+                self._context_parameter = parameter.name
+                continue
+            default = ... if parameter.default is inspect.Parameter.empty else parameter.default
+            fields[parameter.name] = (annotation, default)
+        self._model = pydantic.create_model(f"{self.name}_arguments", **fields)
+        schema = self._model.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        self.parameters_schema: dict[str, Any] = schema
+
+    def validate_arguments(self, params: dict[str, Any]) -> None:
+        try:
+            self._model.model_validate(params)
+        except pydantic.ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or '$'}: {e['msg']}" for e in exc.errors())
+            raise ValueError(problems) from None
+
+    def capabilities(self) -> frozenset[str] | None:
+        return self._capabilities or None
+
+    def approval_arguments(self, params: dict[str, Any]) -> dict[str, Any]:
+        return self._approval_arguments(params) if self._approval_arguments is not None else params
+
+    def execute(self, params: dict[str, Any], ctx: ToolContext) -> Any:
+        arguments = dict(self._model.model_validate(params))
+        if self._context_parameter is not None:
+            arguments[self._context_parameter] = ctx
+        return self.fn(**arguments)
+
+    @property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self.fn)
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> FunctionTool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    capabilities: Iterable[str] = (),
+    approval_arguments: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+) -> Callable[[Callable[..., Any]], FunctionTool]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    capabilities: Iterable[str] = (),
+    approval_arguments: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
+    """Make a tool from a typed function (see the module docstring)."""
+
+    def wrap(function: Callable[..., Any]) -> FunctionTool:
+        return FunctionTool(
+            function, name=name, description=description, capabilities=capabilities,
+            approval_arguments=approval_arguments,
+        )  # fmt: skip
+
+    return wrap(fn) if fn is not None else wrap

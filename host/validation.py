@@ -1,0 +1,77 @@
+"""Tool arguments checked against the tool's input schema before a call leaves the host.
+
+Every kind of tooling is checked the same way, with `jsonschema`: the validator class follows the
+schema's `$schema` (Draft 2020-12 when absent). Validators are built once per (tooling, tool,
+schema) and cached (`CACHE_SIZE` entries, least recently used first out). A failure is
+`ToolingError(invalid-arguments)` naming the tool, the path inside the arguments (`$.a.b[0]`), what
+is wrong and the schema rule (keyword) that failed; several failures are reported most relevant
+first (at most `MAX_REPORTED`). A schema that is itself invalid (the server's fault) is not
+enforced: it is logged once and the call goes ahead, as the server would have it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import OrderedDict
+from typing import Any, Final
+
+from jsonschema import Draft202012Validator, validators
+from jsonschema.exceptions import SchemaError, ValidationError, best_match, relevance
+
+from host.errors import ErrorCode, ToolingError
+
+logger = logging.getLogger(__name__)
+
+CACHE_SIZE: Final = 1024
+"""Validators kept."""
+
+MAX_REPORTED: Final = 3
+"""Schema violations named in one error message."""
+
+
+class ArgumentValidator:
+    """Validates tool arguments against input schemas, caching one validator per schema."""
+
+    def __init__(self) -> None:
+        self._cache: OrderedDict[tuple[str, str, str], Any] = OrderedDict()
+
+    def check(self, tooling: str, tool: str, schema: dict[str, Any], arguments: dict[str, Any]) -> None:
+        validator = self._validator(tooling, tool, schema)
+        if validator is None:
+            return
+        errors = sorted(validator.iter_errors(arguments), key=relevance)
+        if not errors:
+            return
+        first = best_match(errors)
+        ordered = [first] + [e for e in errors if e is not first]
+        described = "; ".join(_describe(error) for error in ordered[:MAX_REPORTED])
+        more = f" (and {len(errors) - MAX_REPORTED} more)" if len(errors) > MAX_REPORTED else ""
+        raise ToolingError(
+            ErrorCode.INVALID_ARGUMENTS,
+            f"the arguments of tool {tool!r} of tooling {tooling!r} do not match its input schema: {described}{more}",
+        )
+
+    def _validator(self, tooling: str, tool: str, schema: dict[str, Any]) -> Any:
+        key = (tooling, tool, json.dumps(schema, sort_keys=True))
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            return self._cache[key]
+        cls = validators.validator_for(schema, default=Draft202012Validator)
+        try:
+            cls.check_schema(schema)
+            validator: Any = cls(schema)
+        except SchemaError as exc:
+            logger.warning(
+                "tooling %r: tool %r has an invalid input schema (%s); not enforced", tooling, tool, exc.message
+            )
+            validator = None
+        self._cache[key] = validator
+        if len(self._cache) > CACHE_SIZE:
+            self._cache.popitem(last=False)
+        return validator
+
+
+def _describe(error: ValidationError) -> str:
+    path = "$" + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path)
+    return f"at {path}: {error.message} (rule: {error.validator})"
