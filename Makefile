@@ -33,5 +33,8 @@ lint: setup
 test: lint
 	$(BIN)/python -m pytest
 
+bench: setup
+	$(BIN)/python -m tests.bench
+
 clean:
 	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache

@@ -12,6 +12,9 @@ Contract:
   `call` must not be used from the loop thread (the portal raises `RuntimeError`).
 - `start(fn, *args)` schedules `fn` without waiting and returns a `concurrent.futures.Future`;
   cancelling the future cancels the task.
+- Work is handed to the loop with `asyncio.run_coroutine_threadsafe` (one hand-off; the portal's
+  own `start_task_soon` makes two): the coroutine runs as a task of the portal's asyncio loop,
+  where anyio's primitives and cancel scopes work as everywhere on the loop.
 - An `Interrupt` lets another thread end the `call` a thread is blocked in: `fire(reason)`
   cancels the task and the caller gets `ToolingError(cancelled)`; calls made after it fired
   are refused the same way.
@@ -21,6 +24,7 @@ Contract:
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import logging
 import threading
@@ -82,6 +86,7 @@ class Bridge:
         self._closed = False
         self._stop: anyio.Event | None = None
         self._serve_future, self.nursery = self._portal.start_task(self._serve, name="agent-host-nursery")
+        self._loop: asyncio.AbstractEventLoop = self._portal.call(_running_loop)
 
     async def _serve(self, *, task_status: TaskStatus[TaskGroup]) -> None:
         self._stop = anyio.Event()
@@ -132,7 +137,7 @@ class Bridge:
         with self._lock:
             if self._closed:
                 raise ToolingError(ErrorCode.UNAVAILABLE, "the host is shutting down")
-            return self._portal.start_task_soon(fn, *args)
+            return asyncio.run_coroutine_threadsafe(_as_coroutine(fn, args), self._loop)
 
     def close(self, shutdown: Callable[[], Awaitable[None]] | None = None) -> None:
         """Run `shutdown` on the loop, then stop the loop and join its thread."""
@@ -156,6 +161,14 @@ class Bridge:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+async def _running_loop() -> asyncio.AbstractEventLoop:
+    return asyncio.get_running_loop()
+
+
+async def _as_coroutine(fn: Callable[..., Awaitable[_T]], args: tuple[Any, ...]) -> _T:
+    return await fn(*args)
 
 
 async def _bounded(

@@ -14,7 +14,7 @@ Contract:
   (`invalid-arguments`, with the parser's position) of at most `max_argument_bytes`; results and
   resource contents larger than `max_result_bytes` are refused with `limit-exceeded`.
 - Every call, of every kind of tooling and both blocking and asynchronous, then passes the same
-  checks on the loop, before anything is sent: the tool must exist (`not-found`), the arguments
+  checks, before anything is sent: the tool must exist (`not-found`), the arguments
   must match its input schema (`invalid-arguments` naming the path and the rule, see
   `validation`), the agent must hold the capabilities it needs (`denied` naming the capability and
   the key, see `capabilities`), and a call needing a capability listed in `require_approval` must
@@ -417,42 +417,39 @@ class GuestSession:
     # -- policy ----------------------------------------------------------------------------------
 
     def _admit_call(self, tooling: Tooling, name: str, arguments: str) -> JsonObject:
-        """Everything checked before a call leaves the host; returns the parsed arguments."""
+        """Everything checked before a call leaves the host; returns the parsed arguments.
+
+        Runs on the guest's thread, without a trip to the loop when the tool's spec is cached
+        (the usual case); the loop is needed only to list the tools, and to ask for an approval.
+        """
         self.policy.grants.check_tool(tooling.name, name)
         self.policy.limits.check_argument_size(len(arguments.encode("utf-8")), f"the call of tool {name!r}")
         parsed = parse_arguments(arguments)
-        capabilities = self.policy.capabilities
-        timeout = tooling.config.timeout + (APPROVAL_TIMEOUT if capabilities and capabilities.require_approval else 0)
-        self._run(
-            f"tooling {tooling.name!r}: checking the call of tool {name!r}",
-            self._check_call,
-            tooling,
-            name,
-            parsed,
-            timeout=timeout,
-            hint=f"raise `timeout` in {tooling.config.origin} to wait longer",
-        )
-        return parsed
-
-    async def _check_call(self, tooling: Tooling, name: str, parsed: JsonObject) -> None:
-        """On the loop: the tool exists, the arguments fit its schema, capabilities and approval."""
-        spec = await tooling.tool_spec(name)
+        spec = tooling.cached_tool_spec(name)
+        if spec is None:
+            spec = self._request(tooling, f"looking up tool {name!r}", tooling.tool_spec, name)
         self._validator.check(tooling.name, name, spec.input_schema, parsed)
         capabilities = self.policy.capabilities
         if capabilities is None:
-            return
+            return parsed
         to_approve = capabilities.check(tooling.name, name, needed(spec, tooling.config.capabilities))
-        if not to_approve:
-            return
-        request = ApprovalRequest(self.agent, tooling.name, name, to_approve, tooling.approval_view(name, parsed))
-        decision = await self._approver.decide(request)
-        if not decision.approved:
-            raise ToolingError(
-                ErrorCode.DENIED,
-                f"the call of tool {name!r} of tooling {tooling.name!r} by agent {self.agent!r} needs approval "
-                f"({', '.join(sorted(to_approve))} is in require_approval of {capabilities.source}) and was not "
-                f"approved: {decision.reason}",
+        if to_approve:
+            request = ApprovalRequest(self.agent, tooling.name, name, to_approve, tooling.approval_view(name, parsed))
+            decision = self._run(
+                f"the approval of the call of tool {name!r}",
+                self._approver.decide,
+                request,
+                timeout=APPROVAL_TIMEOUT,
+                hint="no answer came",
             )
+            if not decision.approved:
+                raise ToolingError(
+                    ErrorCode.DENIED,
+                    f"the call of tool {name!r} of tooling {tooling.name!r} by agent {self.agent!r} needs approval "
+                    f"({', '.join(sorted(to_approve))} is in require_approval of {capabilities.source}) and was not "
+                    f"approved: {decision.reason}",
+                )
+        return parsed
 
     def _outcome(self, tooling: Tooling, name: str, arguments: str, result: CallResult) -> CallOutcome:
         outcome = call_outcome(name, arguments, result)

@@ -2,7 +2,8 @@
 
 Every kind of tooling is checked the same way, with `jsonschema`: the validator class follows the
 schema's `$schema` (Draft 2020-12 when absent). Validators are built once per (tooling, tool,
-schema) and cached (`CACHE_SIZE` entries, least recently used first out). A failure is
+schema object) and cached (`CACHE_SIZE` entries, least recently used first out); the cache is
+shared by every guest thread (a lock guards it). A failure is
 `ToolingError(invalid-arguments)` naming the tool, the path inside the arguments (`$.a.b[0]`), what
 is wrong and the schema rule (keyword) that failed; several failures are reported most relevant
 first (at most `MAX_REPORTED`). A schema that is itself invalid (the server's fault) is not
@@ -11,8 +12,8 @@ enforced: it is logged once and the call goes ahead, as the server would have it
 
 from __future__ import annotations
 
-import json
 import logging
+import threading
 from collections import OrderedDict
 from typing import Any, Final
 
@@ -34,7 +35,8 @@ class ArgumentValidator:
     """Validates tool arguments against input schemas, caching one validator per schema."""
 
     def __init__(self) -> None:
-        self._cache: OrderedDict[tuple[str, str, str], Any] = OrderedDict()
+        self._cache: OrderedDict[tuple[str, str, int], tuple[dict[str, Any], Any]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def check(self, tooling: str, tool: str, schema: dict[str, Any], arguments: dict[str, Any]) -> None:
         validator = self._validator(tooling, tool, schema)
@@ -53,10 +55,22 @@ class ArgumentValidator:
         )
 
     def _validator(self, tooling: str, tool: str, schema: dict[str, Any]) -> Any:
-        key = (tooling, tool, json.dumps(schema, sort_keys=True))
-        if key in self._cache:
-            self._cache.move_to_end(key)
-            return self._cache[key]
+        # Keyed by the schema object (kept alive in the entry, so its id cannot be reused meanwhile):
+        # a tooling keeps the same object until it re-lists its tools.
+        key = (tooling, tool, id(schema))
+        with self._lock:
+            entry = self._cache.get(key)
+            if entry is not None and entry[0] is schema:
+                self._cache.move_to_end(key)
+                return entry[1]
+        validator = self._build(tooling, tool, schema)
+        with self._lock:
+            self._cache[key] = (schema, validator)
+            if len(self._cache) > CACHE_SIZE:
+                self._cache.popitem(last=False)
+        return validator
+
+    def _build(self, tooling: str, tool: str, schema: dict[str, Any]) -> Any:
         cls = validators.validator_for(schema, default=Draft202012Validator)
         try:
             cls.check_schema(schema)
@@ -66,9 +80,6 @@ class ArgumentValidator:
                 "tooling %r: tool %r has an invalid input schema (%s); not enforced", tooling, tool, exc.message
             )
             validator = None
-        self._cache[key] = validator
-        if len(self._cache) > CACHE_SIZE:
-            self._cache.popitem(last=False)
         return validator
 
 

@@ -149,6 +149,10 @@ class Tooling(Protocol):
         """The listed tool `name` (re-listing once if it is not known yet); `not-found` otherwise."""
         ...
 
+    def cached_tool_spec(self, name: str) -> ToolSpec | None:
+        """The tool `name` if it is known without asking the server; callable from any thread."""
+        ...
+
     async def call_tool(
         self, name: str, arguments: JsonObject, progress: ProgressFn | None = None, *, agent: str = ""
     ) -> CallResult:

@@ -220,6 +220,10 @@ class McpTooling:
         self._tools = {spec.name: spec for spec in specs}
         return specs
 
+    def cached_tool_spec(self, name: str) -> ToolSpec | None:
+        tools = self._tools
+        return tools.get(name) if tools is not None else None
+
     async def tool_spec(self, name: str) -> ToolSpec:
         if self._tools is not None and name in self._tools:
             return self._tools[name]

@@ -52,6 +52,7 @@ class MockTooling:
         self._config = config
         self._nursery = nursery
         self._tools: dict[str, MockTool] = {tool.name: tool for tool in config.mock.tools}
+        self._specs: dict[str, ToolSpec] = {tool.name: _spec(tool) for tool in config.mock.tools}
         self._calls: dict[str, int] = {}
         self._resources: dict[str, MockResource] = {r.uri: r for r in config.mock.resources}
         self._listener: ChangeListener | None = None
@@ -72,16 +73,19 @@ class MockTooling:
         return None
 
     async def list_tools(self) -> list[ToolSpec]:
-        return [_spec(tool) for tool in self._tools.values()]
+        return list(self._specs.values())
+
+    def cached_tool_spec(self, name: str) -> ToolSpec | None:
+        return self._specs.get(name)
 
     async def tool_spec(self, name: str) -> ToolSpec:
-        tool = self._tools.get(name)
-        if tool is None:
+        spec = self._specs.get(name)
+        if spec is None:
             raise ToolingError(
                 ErrorCode.NOT_FOUND,
                 f"{self._where()} has no tool {name!r}; its tools are: {', '.join(self._tools) or '(none)'}",
             )
-        return _spec(tool)
+        return spec
 
     def approval_view(self, name: str, arguments: JsonObject) -> JsonObject:
         return arguments
@@ -153,6 +157,7 @@ class MockTooling:
                 self._changed(Change("resources"))
             elif update.add_tool is not None:
                 self._tools[update.add_tool.name] = update.add_tool
+                self._specs[update.add_tool.name] = _spec(update.add_tool)
                 self._changed(Change("tools"))
 
     def _changed(self, change: Change) -> None:

@@ -135,6 +135,10 @@ class PythonTooling:
     async def list_tools(self) -> list[ToolSpec]:
         return [entry.spec for entry in (await self._entries()).values()]
 
+    def cached_tool_spec(self, name: str) -> ToolSpec | None:
+        entry = (self._tools or {}).get(name)
+        return entry.spec if entry is not None else None
+
     async def tool_spec(self, name: str) -> ToolSpec:
         return (await self._entry(name)).spec
 

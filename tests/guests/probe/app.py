@@ -134,6 +134,20 @@ class WitWorld(wit_world.WitWorld):
                             code = _error(err)["code"]
                         counts[code] = counts.get(code, 0) + 1
                     value = counts
+                elif op == "timed":
+                    # Seconds for `n` blocking calls (or, with "async", `n` calls started then drained).
+                    started = time.perf_counter()
+                    if step.get("async"):
+                        ids = {h.call_tool(step["tool"], step.get("args", "{}")) for _ in range(step["n"])}
+                        while ids:
+                            envelope = inbox.recv(30000)
+                            if envelope is None:
+                                raise RuntimeError("no envelope within 30 s")
+                            ids.discard(envelope.id)
+                    else:
+                        for _ in range(step["n"]):
+                            h.call_tool_blocking(step["tool"], step.get("args", "{}"))
+                    value = time.perf_counter() - started
                 elif op == "big_call":
                     text = "x" * step["bytes"]
                     r = h.call_tool_blocking(step["tool"], json.dumps({"text": text}))

@@ -1,0 +1,1 @@
+"""Benchmarks (`make bench`): agent-host beside the raw MCP SDK, in the same run, as ratios."""
