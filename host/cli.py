@@ -407,13 +407,16 @@ def _cmd_tools(args: argparse.Namespace) -> int:
                 worst = status_codes.USAGE_ERROR
                 continue
             report[name] = {
-                "tools": [{"name": t.name, "description": t.description, "inputSchema": t.input_schema} for t in tools],
+                "tools": [
+                    {"name": t.name, "description": t.description, "inputSchema": t.input_schema, "builtin": t.builtin}
+                    for t in tools
+                ],
                 "resources": [{"uri": r.uri, "name": r.name, "mimeType": r.mime_type} for r in resources],
             }
             if not args.json:
                 print(f"{name} ({len(tools)} tools, {len(resources)} resources)")
                 for t in tools:
-                    print(f"  {t.name:<28} {_one_line(t.description)}")
+                    print(f"  {t.name:<28} {'[builtin] ' if t.builtin else ''}{_one_line(t.description)}")
                 for r in resources:
                     print(f"  {r.uri:<28} {r.mime_type or ''}")
     if args.json:

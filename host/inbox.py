@@ -119,10 +119,6 @@ class Inbox:
         with self._lock:
             return call_id in self._calls
 
-    def has_subscription(self, sub_id: str) -> bool:
-        with self._lock:
-            return sub_id in self._subscriptions
-
     def cancel(self, call_id: str) -> bool:
         """Forget call `call_id` and everything queued for it; returns whether it was open."""
         with self._lock:

@@ -75,6 +75,7 @@ def explode() -> str:
 class Deploy:
     """A tool written as a class (the protocol, not the decorator)."""
 
+    is_builtin = True
     name = "deploy"
     description = "Deploy a service."
     parameters_schema = {

@@ -75,13 +75,6 @@ class RunGuard:
         """Stop the guest at its next slice (callable from any thread)."""
         self._stop_reason = reason
 
-    @property
-    def stop_requested(self) -> str | None:
-        return self._stop_reason
-
-    def wall_remaining(self) -> float:
-        return self._wall_time.value - (time.monotonic() - self.started)
-
     def _verdict(self, now: float) -> str | None:
         if self._stop_reason is not None:
             return f"stopped by the host: {self._stop_reason}"

@@ -42,6 +42,8 @@ class ToolSpec:
     annotations: JsonObject | None = None
     capabilities: frozenset[str] | None = None
     """What the tool declares it needs (Python and mock tools); None: derive it (see `capabilities`)."""
+    builtin: bool = False
+    """A tool shipped with the host (a Python tool's `is_builtin`); shown in listings."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,24 @@ class Change:
 
 ChangeListener = Callable[[Change], None]
 """Called on the bridge loop; must not block."""
+
+
+class ConfiguredTooling:
+    """What every kind shares: its configuration, its name, and how messages name it."""
+
+    def __init__(self, config: ToolingConfig) -> None:
+        self._config = config
+
+    @property
+    def name(self) -> str:
+        return self._config.name
+
+    @property
+    def config(self) -> ToolingConfig:
+        return self._config
+
+    def _where(self) -> str:
+        return f"tooling {self.name!r}"
 
 
 class Tooling(Protocol):

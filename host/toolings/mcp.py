@@ -47,6 +47,7 @@ from host.toolings.base import (
     CallResult,
     Change,
     ChangeListener,
+    ConfiguredTooling,
     JsonObject,
     ProgressFn,
     ResourceData,
@@ -68,13 +69,13 @@ RECONNECT_FIRST: Final = 0.1
 """Seconds before the first retry after a failed attempt (and before an automatic reconnection)."""
 
 
-class McpTooling:
+class McpTooling(ConfiguredTooling):
     """A tooling backed by one MCP server connection (see the module docstring)."""
 
     kind: Final = "mcp"
 
     def __init__(self, config: ToolingConfig, *, nursery: TaskGroup, log_dir: Path) -> None:
-        self._config = config
+        super().__init__(config)
         self._nursery = nursery
         self._log_dir = log_dir
         self._lock = anyio.Lock()
@@ -90,19 +91,8 @@ class McpTooling:
         self._last_failure: ToolingError | None = None
 
     @property
-    def name(self) -> str:
-        return self._config.name
-
-    @property
-    def config(self) -> ToolingConfig:
-        return self._config
-
-    @property
     def connected(self) -> bool:
         return self._conn is not None and self._conn.alive
-
-    def _where(self) -> str:
-        return f"tooling {self.name!r}"
 
     # -- connection --------------------------------------------------------------------------------
 

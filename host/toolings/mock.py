@@ -32,6 +32,7 @@ from host.toolings.base import (
     CallResult,
     Change,
     ChangeListener,
+    ConfiguredTooling,
     JsonObject,
     ProgressFn,
     ResourceData,
@@ -43,13 +44,13 @@ from host.toolings.base import (
 logger = logging.getLogger(__name__)
 
 
-class MockTooling:
+class MockTooling(ConfiguredTooling):
     """A scripted tooling (see the module docstring)."""
 
     kind: Final = "mock"
 
     def __init__(self, config: ToolingConfig, *, nursery: TaskGroup) -> None:
-        self._config = config
+        super().__init__(config)
         self._nursery = nursery
         self._tools: dict[str, MockTool] = {tool.name: tool for tool in config.mock.tools}
         self._specs: dict[str, ToolSpec] = {tool.name: _spec(tool) for tool in config.mock.tools}
@@ -57,14 +58,6 @@ class MockTooling:
         self._resources: dict[str, MockResource] = {r.uri: r for r in config.mock.resources}
         self._listener: ChangeListener | None = None
         self._script_started = False
-
-    @property
-    def name(self) -> str:
-        return self._config.name
-
-    @property
-    def config(self) -> ToolingConfig:
-        return self._config
 
     def _where(self) -> str:
         return f"mock tooling {self.name!r}"

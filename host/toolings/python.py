@@ -42,6 +42,7 @@ from host.errors import ErrorCode, ToolingError
 from host.toolings.base import (
     CallResult,
     ChangeListener,
+    ConfiguredTooling,
     JsonObject,
     ProgressFn,
     ResourceData,
@@ -62,27 +63,16 @@ class _Entry:
     spec: ToolSpec
 
 
-class PythonTooling:
+class PythonTooling(ConfiguredTooling):
     """A tooling made of Python tools (see the module docstring)."""
 
     kind: Final = "python"
 
     def __init__(self, config: ToolingConfig) -> None:
-        self._config = config
+        super().__init__(config)
         self._tools: dict[str, _Entry] | None = None
         self._unprepared: dict[str, str] = {}
         self._lock = anyio.Lock()
-
-    @property
-    def name(self) -> str:
-        return self._config.name
-
-    @property
-    def config(self) -> ToolingConfig:
-        return self._config
-
-    def _where(self) -> str:
-        return f"tooling {self.name!r}"
 
     async def connect(self) -> None:
         if self._tools is not None:
@@ -279,6 +269,7 @@ def _spec(tool: Tool) -> ToolSpec:
         description=tool.description,
         input_schema=dict(tool.parameters_schema),
         capabilities=frozenset(capabilities) if capabilities else None,
+        builtin=bool(getattr(tool, "is_builtin", False)),
     )
 
 

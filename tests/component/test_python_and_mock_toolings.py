@@ -114,6 +114,23 @@ def run(host: Host, probe_wasm: Path, agent: str, steps: list[dict[str, Any]]) -
     return results
 
 
+def test_the_tools_command_lists_python_tools_and_marks_builtins(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    config = tmp_path / "agent-host.toml"
+    config.write_text(PYTHON)
+    done = subprocess.run(
+        [sys.executable, "-m", "host", "tools", "py", "--config", str(config), "--json"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    tools = {t["name"]: t for t in json.loads(done.stdout)["py"]["tools"]}
+    assert tools["deploy"]["builtin"] is True and tools["word_count"]["builtin"] is False
+    assert "broken" not in tools
+    assert "prepare() failed" in done.stderr  # the reason is logged
+
+
 def test_python_tools_are_listed_with_schemas_from_type_hints(make: Callable[..., Host], probe_wasm: Path) -> None:
     results = run(make(), probe_wasm, "all", [get("py"), {"op": "kind", "h": "py"}, {"op": "list_tools", "h": "py"},
                                               step("py", "broken")])  # fmt: skip
