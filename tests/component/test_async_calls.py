@@ -186,7 +186,8 @@ def test_failures_of_an_asynchronous_call_arrive_as_error_envelopes(
          {"op": "call", "h": "t", "tool": "echo", "args": "not json"},
          {"op": "call", "h": "t", "tool": "nosuch", "args": "{}"},
          {"op": "call", "h": "t", "tool": "wait", "args": '{"seconds": 30}'},
-         {"op": "drain", "ids": [{"ref": 3}], "timeout_ms": 10000}],
+         {"op": "drain", "ids": [{"ref": 3}], "timeout_ms": 10000},
+         {"op": "poll", "h": "t", "tool": "activity", "key": "cancelled", "equals": 1}],
     )  # fmt: skip
     assert err(results[1])["code"] == "invalid-arguments"  # refused at once, no id
     assert err(results[2])["code"] == "not-found"  # checked before the id is given
@@ -194,3 +195,4 @@ def test_failures_of_an_asynchronous_call_arrive_as_error_envelopes(
     slow = envelopes[ok(results[3])]
     assert (slow["kind"], slow["value"]["code"]) == ("Error", "timeout")
     assert "did not finish within 1 s" in slow["value"]["message"]
+    assert ok(results[5])["cancelled"] == 1  # the timeout cancelled the request upstream too

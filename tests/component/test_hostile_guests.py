@@ -213,6 +213,20 @@ def test_files_and_environment_outside_the_grants_are_out_of_reach(sandbox: Sand
     assert not (sandbox.root / "ro" / "new.txt").exists()
 
 
+def test_a_guest_cannot_open_a_socket(sandbox: Sandbox) -> None:
+    import socket
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.settimeout(0.5)
+        outcome = sandbox.beside_a_good_guest([{"op": "socket", "port": listener.getsockname()[1]}])
+        with pytest.raises(TimeoutError):
+            listener.accept()  # nothing ever connected
+    assert outcome.status == "ok", outcome
+    assert err(json.loads(outcome.text)[0])["code"] == "python"
+
+
 def test_a_tooling_that_exists_but_is_not_granted_is_denied(sandbox: Sandbox) -> None:
     outcome = sandbox.beside_a_good_guest([{"op": "get", "tooling": "other", "as": "o"}, GET])
     assert outcome.status == "ok", outcome

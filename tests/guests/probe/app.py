@@ -231,6 +231,12 @@ class WitWorld(wit_world.WitWorld):
                         value = handle.write(step.get("text", "x"))
                 elif op == "env":
                     value = dict(os.environ)
+                elif op == "socket":
+                    import socket  # componentize-py offers no socket module; WASI grants no network
+
+                    connection = socket.create_connection(("127.0.0.1", step["port"]), timeout=2)
+                    connection.close()
+                    value = "connected"
                 elif op == "listdir":
                     value = sorted(os.listdir(step["path"]))
                 else:
@@ -240,6 +246,6 @@ class WitWorld(wit_world.WitWorld):
                 if op == "fail":
                     raise
                 results.append({"err": _error(err)})
-            except (OSError, MemoryError, RecursionError) as exc:
+            except (OSError, MemoryError, RecursionError, ImportError) as exc:
                 results.append({"err": {"code": "python", "message": f"{type(exc).__name__}: {exc}", "data": None}})
         return json.dumps(results)
