@@ -75,18 +75,33 @@ class Runtime:
         self.instantiate_lock = threading.Lock()
         self._compiled_dir = cache_dir / "compiled"
         self._loaded: dict[str, Component] = {}
+        self._keys: dict[tuple[str, int, int], str] = {}
+        """(path, size, mtime) of files already loaded -> their cache key."""
         self._load_lock = threading.Lock()
         self._ticker = EpochTicker(self.engine)
         self._closed = False
 
     def load(self, wasm: Path) -> Component:
-        """The component in `wasm`, compiled (once per machine) or loaded from the cache."""
+        """The component in `wasm`, compiled (once per machine) or loaded from the cache.
+
+        A file already loaded and unchanged since (same size and modification time) is neither
+        read nor hashed again: starting the same guest many times costs no I/O.
+        """
         try:
-            data = wasm.read_bytes()
+            stat = wasm.stat()
         except OSError as exc:
             raise ComponentError(f"cannot read component {wasm}: {exc.strerror or exc}") from None
-        key = cache_key(data)
+        seen = (str(wasm.resolve()), stat.st_size, stat.st_mtime_ns)
         with self._load_lock:
+            key = self._keys.get(seen)
+            if key is not None and key in self._loaded:
+                return self._loaded[key]
+            try:
+                data = wasm.read_bytes()
+            except OSError as exc:
+                raise ComponentError(f"cannot read component {wasm}: {exc.strerror or exc}") from None
+            key = cache_key(data)
+            self._keys[seen] = key
             component = self._loaded.get(key)
             if component is None:
                 component = self._load_or_compile(wasm, data, key)
@@ -119,6 +134,7 @@ class Runtime:
         self._closed = True
         self._ticker.close()
         self._loaded.clear()
+        self._keys.clear()
 
     def __enter__(self) -> Runtime:
         return self

@@ -48,7 +48,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from host.config import ToolingConfig
 from host.errors import ErrorCode, ToolingError
 from host.toolings.base import WatchSet
-from host.toolings.mcp_errors import connect_error, first_line
+from host.toolings.mcp_errors import STDERR_TAIL, connect_error, first_line
 
 logger = logging.getLogger(__name__)
 
@@ -199,7 +199,7 @@ class McpConnection:
             text = self.stderr_path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             return ""
-        return text[-1500:].strip()
+        return text[-STDERR_TAIL:].strip()
 
     # -- 2026-07-28: the listen stream -------------------------------------------------------------
 
