@@ -10,7 +10,8 @@ their host; each runs on its own thread under its own `AgentPolicy`.
 
 `stop_all(reason)` (the command line calls it on SIGINT/SIGTERM) stops every running guest: its
 waits in the host end, running wasm traps within one time slice, and what it opened is cancelled
-upstream as its run ends.
+upstream as its run ends. It also sets the host's `StopToken`: a compile in progress is ended and
+no guest starts afterwards (`start` raises `Interrupted`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from host.policy import AgentPolicy
 from host.runtime.engine import Runtime
 from host.runtime.guest import GuestThread, Outcome, start_guest
 from host.session import GuestSession
+from host.stopping import StopToken
 from host.toolings import ToolingSet
 from host.validation import ArgumentValidator
 
@@ -45,25 +47,35 @@ class Host:
     """One host process's toolings, bridge and runtime."""
 
     def __init__(
-        self, config: Config, *, cache: Path | None = None, keep_logs: bool = False, approver: Approver | None = None
+        self,
+        config: Config,
+        *,
+        cache: Path | None = None,
+        keep_logs: bool = False,
+        approver: Approver | None = None,
+        stop: StopToken | None = None,
     ) -> None:
         self.config = config
         self.approver: Approver = approver if approver is not None else DenyAll()
         self.validator = ArgumentValidator()
         self.cache = cache if cache is not None else cache_dir()
+        self.stop = stop if stop is not None else StopToken()
+        """Set by `stop_all` (or by whoever passed it in): nothing new starts once it is set."""
         self._keep_logs = keep_logs
-        self.log_dir = Path(tempfile.mkdtemp(prefix="agent-host-logs-"))
         settings = config.host
+        # The audit log is opened first: it is the one step here that can fail on bad configuration.
         self.audit = (
             AuditLog(settings.audit_log, include_arguments=settings.audit_arguments)
             if settings.audit_log is not None
             else None
         )
+        self.log_dir = Path(tempfile.mkdtemp(prefix="agent-host-logs-"))
         self.bridge = Bridge()
         self.toolings = ToolingSet(config.toolings, nursery=self.bridge.nursery, log_dir=self.log_dir)
         self._runtime: Runtime | None = None
         self._running: list[GuestThread] = []
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        """Reentrant: `stop_all` may run in a signal handler on a thread that holds it."""
         self._closed = False
 
     @property
@@ -91,12 +103,20 @@ class Host:
     def start(
         self, wasm: Path, input_text: str, *, agent: str = "guest", policy: AgentPolicy | None = None
     ) -> GuestThread:
-        """Load (compiling once) and start the component in `wasm` on its own thread."""
-        component = self.runtime.load(wasm)
+        """Load (compiling once) and start the component in `wasm` on its own thread.
+
+        Raises `ComponentError` when `wasm` cannot be loaded, `Interrupted` once `stop_all` was
+        called (before or during the compile): no guest starts after a stop request."""
+        what = f"starting agent {agent}"
+        self.stop.check(what)
+        component = self.runtime.load(wasm, self.stop)
         policy = policy if policy is not None else self.policy(agent)
-        guest = start_guest(self.runtime, component, self.session(agent, policy), input_text, policy)
         with self._lock:
+            self.stop.check(what)
+            guest = start_guest(self.runtime, component, self.session(agent, policy), input_text, policy)
             self._running = [g for g in self._running if g.running] + [guest]
+        if self.stop.stopped:  # the request came while it was starting: it makes no call
+            guest.stop(self.stop.reason or "stopped")
         return guest
 
     def run(self, wasm: Path, input_text: str, *, agent: str = "guest", policy: AgentPolicy | None = None) -> Outcome:
@@ -109,8 +129,9 @@ class Host:
             if outcome is not None:
                 return outcome
 
-    def stop_all(self, reason: str) -> None:
-        """Stop every running guest (from any thread)."""
+    def stop_all(self, reason: str, signum: int | None = None) -> None:
+        """Stop every running guest and start no other (from any thread)."""
+        self.stop.stop(reason, signum)
         with self._lock:
             running = list(self._running)
         for guest in running:

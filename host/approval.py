@@ -21,7 +21,7 @@ import json
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Final, Protocol
 
 import anyio.to_thread
 
@@ -89,12 +89,28 @@ class TerminalApprover:
     def _ask(self, request: ApprovalRequest) -> Decision:
         with self._lock:
             try:
-                with open(self._terminal, "r+", encoding="utf-8") as tty:
-                    tty.write(f"\nagent-host: approve? {request.describe()} [y/N] ")
-                    tty.flush()
-                    answer = tty.readline().strip().lower()
+                # Unbuffered bytes: a terminal is not seekable, so text mode "r+" (a BufferedRandom)
+                # cannot even be opened on one.
+                with open(self._terminal, "r+b", buffering=0) as tty:
+                    tty.write(f"\nagent-host: approve? {request.describe()} [y/N] ".encode())
+                    answer = _read_line(tty).strip().lower()
             except OSError:
                 return Decision(False, "approval is required but there is no terminal to ask on")
         if answer in ("y", "yes"):
             return Decision(True, "approved on the terminal")
         return Decision(False, "refused on the terminal")
+
+
+ANSWER_LIMIT: Final = 256
+"""Bytes of an answer read from the terminal; the rest of a longer line is ignored."""
+
+
+def _read_line(tty: BinaryIO) -> str:
+    """One line typed on `tty` (without its end), read byte by byte so nothing past it is consumed."""
+    line = bytearray()
+    while len(line) < ANSWER_LIMIT:
+        byte = tty.read(1)
+        if not byte or byte in (b"\n", b"\r"):
+            break
+        line += byte
+    return line.decode("utf-8", errors="replace")

@@ -4,7 +4,9 @@ stdout carries only results (a guest's answer, a tool's result, a built componen
 WIT), so they can be piped; logs, progress, guest output and errors go to stderr. Errors are
 printed as one line (`agent-host: error: ...` plus a hint) with the traceback only under
 `--debug`. Exit codes come from `status_codes`: 0 ok, 1 the guest (or a called tool) returned an
-error, 2 usage/config/build error or an unreachable tooling, 3 trap or limit, 130 interrupted.
+error, 2 usage/config/build error or an unreachable tooling, 3 trap or limit, 130 SIGINT, 143 SIGTERM.
+A signal stops every step (build, compile, connect, run): no guest starts and no tool is called
+after it, and no child process is left.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import argparse
 import json
 import logging
 import os
+import shlex
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -23,17 +26,20 @@ from typing import Final
 from host import status_codes
 from host.app import Host
 from host.approval import ApproveAll, Approver, DenyAll, TerminalApprover
-from host.builder import build_guest, copy_to, resolve_component
+from host.builder import build_guest, component_problem, copy_to, find_guests, resolve_component
 from host.config import (
     DEFAULT_FILE_NAME,
     AgentConfig,
     Config,
     find_config_file,
     load_config,
+    name_problem,
     starter_config_text,
 )
-from host.errors import ErrorCode, HostError, ToolingError, UsageError
+from host.errors import ConfigError, ErrorCode, HostError, ToolingError, UsageError
 from host.paths import wit_dir
+from host.runtime.guest import Outcome
+from host.stopping import Interrupted, StopToken
 
 logger = logging.getLogger("host")
 
@@ -43,7 +49,8 @@ toolings (MCP servers over stdio or streamable HTTP) configured in agent-host.to
 config file the embedded default offers tooling "demo", an MCP server bundled with the host."""
 
 EPILOG: Final = """\
-exit codes: 0 ok, 1 the guest returned an error, 2 usage or configuration error, 3 trap or limit.
+exit codes: 0 ok, 1 the guest returned an error, 2 usage or configuration error, 3 trap or limit,
+130 stopped by SIGINT (Ctrl-C), 143 stopped by SIGTERM.
 config file: --config FILE, else $AGENT_HOST_CONFIG, else ./agent-host.toml, else the embedded default."""
 
 GUEST_TEMPLATE: Final = '''\
@@ -76,6 +83,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
         return handler(args)
+    except Interrupted as exc:
+        logger.debug("details", exc_info=True)
+        print(f"agent-host: stopped: {exc}", file=sys.stderr)
+        return exc.exit_code
     except HostError as exc:
         logger.debug("details", exc_info=True)
         print(f"agent-host: error: {exc}", file=sys.stderr)
@@ -123,15 +134,23 @@ def _parser() -> argparse.ArgumentParser:
         "Run GUEST's run(input) in a sandbox and print the string it returns on stdout.\n"
         "GUEST is a guest folder (built with componentize-py on demand, cached) or a .wasm component.\n"
         "With --agent NAME, the [agents.NAME] table gives the component, input, grants and limits.\n"
-        "Without GUEST and --agent, every [agents.*] runs at once, sharing connections; a table of\n"
-        "outcomes follows and the exit code is the worst one.\n"
+        "Without GUEST and --agent, every [agents.*] runs at once, sharing connections; with --agent\n"
+        "repeated, those agents do. A table of outcomes follows and the exit code is the worst one;\n"
+        "an agent that cannot be built or compiled is its own row, and the others still run.\n"
         "A guest may use only the toolings it is granted: [agents.NAME] toolings, or --allow\n"
-        "(the embedded default configuration grants its tooling demo). SIGINT/SIGTERM stop every\n"
-        "guest and cancel what they opened; a second signal exits at once.",
+        "(the embedded default configuration grants its tooling demo; a config file, its [host] allow).\n"
+        "SIGINT/SIGTERM stop every step (build, compile, connect, run) and cancel what guests opened\n"
+        "(exit 130/143); a second signal exits at once.",
     )
     run.add_argument("guest", nargs="?", metavar="GUEST", help="guest folder or .wasm file")
     run.add_argument("--input", metavar="TEXT|@FILE|-", help="input for run(): text, @file, or - for stdin")
-    run.add_argument("--agent", metavar="NAME", help="use the settings of [agents.NAME]")
+    run.add_argument(
+        "--agent",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="use the settings of [agents.NAME]; repeat it to run several agents (a table of outcomes)",
+    )
     run.add_argument(
         "--allow", action="append", default=[], metavar="TOOLING", help="grant a tooling (repeatable; globs: '*' = all)"
     )
@@ -158,7 +177,7 @@ def _parser() -> argparse.ArgumentParser:
     build.set_defaults(handler=_cmd_build)
 
     new = command("new", "create a guest folder from a template", "Create DIR/NAME/app.py, a minimal agent.")
-    new.add_argument("name", metavar="NAME", help="agent name (a folder name)")
+    new.add_argument("name", metavar="NAME", help="agent name: letters, digits, '-' and '_' (also the folder's name)")
     new.add_argument("--dir", default="guests", metavar="DIR", help="parent folder (default: guests)")
     new.set_defaults(handler=_cmd_new)
 
@@ -179,17 +198,28 @@ def _parser() -> argparse.ArgumentParser:
     )
     call.add_argument("tooling", metavar="TOOLING")
     call.add_argument("tool", metavar="TOOL")
-    call.add_argument("arguments", nargs="?", default="{}", metavar="ARGS")
+    call.add_argument(
+        "arguments", nargs="?", default="{}", metavar="ARGS", help="a JSON object, or - to read it from stdin"
+    )
     call.set_defaults(handler=_cmd_call)
 
     config = command("config", "write or check a configuration file", "Write a starter file, or validate one.")
     config_sub = config.add_subparsers(dest="config_command", required=True, metavar="ACTION")
-    init = config_sub.add_parser("init", help="write a commented starter file", parents=[common])
+    init = config_sub.add_parser(
+        "init", help="write a commented starter file (an agent for each guest folder in ./guests)", parents=[common]
+    )
     init.add_argument("path", nargs="?", default=DEFAULT_FILE_NAME, metavar="PATH")
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
     init.set_defaults(handler=_cmd_config_init)
-    check = config_sub.add_parser("check", help="validate a configuration file", parents=[common])
+    check = config_sub.add_parser(
+        "check",
+        help="validate a configuration file: keys, components, python tool imports (--connect: servers too)",
+        parents=[common],
+    )
     check.add_argument("path", nargs="?", metavar="PATH", help="file to check (default: the one in use)")
+    check.add_argument(
+        "--connect", action="store_true", help="also start (or reach) every tooling and complete the MCP handshake"
+    )
     check.set_defaults(handler=_cmd_config_check)
 
     wit = command("wit", "print the WIT contract guests are written against", "Print every file of the WIT package.")
@@ -244,64 +274,90 @@ def _read_input(spec: str | None, agent: AgentConfig | None) -> str:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     config = _config(args)
-    if args.guest is None and args.agent is None:
-        return _run_all(config, args)
-    agent: AgentConfig | None = None
-    if args.agent is not None:
-        agent = config.agents.get(args.agent)
-        if agent is None:
-            raise UsageError(
-                f"--agent {args.agent}: no [agents.{args.agent}] table in {config.describe_source()}",
-                hint=f"defined agents: {', '.join(sorted(config.agents)) or '(none)'}",
-            )
+    names: list[str] = list(dict.fromkeys(args.agent))
+    if args.guest is None and len(names) != 1:
+        return _run_many(config, args, names)
+    if len(names) > 1:
+        raise UsageError(
+            f"GUEST {args.guest} with {len(names)} --agent options: with a GUEST, name at most one agent",
+            hint="drop GUEST to run the agents with their own components",
+        )
+    agent = _agent(config, names[0]) if names else None
     if args.guest is not None:
         spec = Path(args.guest)
     elif agent is not None and agent.component is not None:
         spec = agent.component
     else:
-        raise UsageError(f"[agents.{args.agent}] has no `component`; give a GUEST (folder or .wasm)")
-    wasm = resolve_component(spec, module=args.module)
+        raise UsageError(f"[agents.{names[0]}] has no `component`; give a GUEST (folder or .wasm)")
     input_text = _read_input(args.input, agent)
     name = agent.name if agent is not None else spec.stem if spec.suffix == ".wasm" else spec.resolve().name
-    with _signals() as stopper, Host(config, keep_logs=args.debug, approver=_approver(args.approve)) as host:
-        stopper.host = host
-        outcome = host.run(wasm, input_text, agent=name, policy=host.policy(name, agent, args.allow))
+    approver = _approver(args.approve)
+    with _signals() as stopper:
+        wasm = resolve_component(spec, module=args.module, stop=stopper.token)
+        with Host(config, keep_logs=args.debug, approver=approver, stop=stopper.token) as host:
+            stopper.host = host
+            outcome = host.run(wasm, input_text, agent=name, policy=host.policy(name, agent, args.allow))
     if outcome.status == "ok":
         sys.stdout.write(outcome.text)
         if sys.stdout.isatty() and not outcome.text.endswith("\n"):
             sys.stdout.write("\n")
         sys.stdout.flush()
     elif outcome.status == "error":
-        print(f"agent-host: agent {name} returned an error: {outcome.text}", file=sys.stderr)
+        print(f"agent-host: agent {name} failed: {outcome.text}", file=sys.stderr)
     else:
         print(f"agent-host: agent {name} was stopped: {outcome.text}", file=sys.stderr)
     logger.debug("agent %s: %s in %.2f s", name, outcome.status, outcome.duration)
-    return status_codes.INTERRUPTED if stopper.received else outcome.exit_code
+    return stopper.exit_code if stopper.exit_code is not None else outcome.exit_code
 
 
-def _run_all(config: Config, args: argparse.Namespace) -> int:
-    """Run every [agents.*] concurrently; a table (or JSON) of outcomes on stdout; the worst exit code."""
+def _agent(config: Config, name: str) -> AgentConfig:
+    agent = config.agents.get(name)
+    if agent is None:
+        raise UsageError(
+            f"--agent {name}: no [agents.{name}] table in {config.describe_source()}",
+            hint=f"defined agents: {', '.join(sorted(config.agents)) or '(none)'}",
+        )
+    return agent
+
+
+def _run_many(config: Config, args: argparse.Namespace, names: list[str]) -> int:
+    """Run the named agents (default: every [agents.*]) concurrently; a table (or JSON) of outcomes
+    on stdout; the worst exit code. An agent that cannot start (no component, a failed build or
+    compile) is its own row, with the error; the others still run."""
     if not config.agents:
         raise UsageError(
             f"nothing to run: give a GUEST (folder or .wasm) or --agent NAME; {config.describe_source()} "
             "defines no [agents.*] tables"
         )
-    missing = [name for name, agent in config.agents.items() if agent.component is None]
-    if missing:
-        raise UsageError(f"agents without `component`: {', '.join(sorted(missing))} ({config.describe_source()})")
-    components = {
-        name: resolve_component(agent.component) for name, agent in sorted(config.agents.items()) if agent.component
-    }
-    with _signals() as stopper, Host(config, keep_logs=args.debug, approver=_approver(args.approve)) as host:
-        stopper.host = host
-        started = {
-            name: host.start(
-                wasm, _read_input(args.input, config.agents[name]), agent=name,
-                policy=host.policy(name, config.agents[name], args.allow),
-            )
-            for name, wasm in components.items()
-        }  # fmt: skip
-        outcomes = [host.wait(guest) for guest in started.values()]
+    agents = [_agent(config, name) for name in names] if names else [config.agents[n] for n in sorted(config.agents)]
+    given = _read_input(args.input, None) if args.input is not None else None
+    rows: dict[str, Outcome] = {}
+    started = {}
+    with _signals() as stopper:
+        components: dict[str, Path] = {}
+        for agent in agents:
+            try:
+                if agent.component is None:
+                    raise UsageError(f"has no `component` ({agent.origin})")
+                components[agent.name] = resolve_component(agent.component, stop=stopper.token)
+            except HostError as exc:
+                rows[agent.name] = _not_started(agent.name, exc)
+        with Host(config, keep_logs=args.debug, approver=_approver(args.approve), stop=stopper.token) as host:
+            stopper.host = host
+            for agent in agents:
+                if agent.name not in components:
+                    continue
+                input_text = given if given is not None else agent.input or ""
+                try:
+                    policy = host.policy(agent.name, agent, args.allow)
+                    started[agent.name] = host.start(
+                        components[agent.name], input_text, agent=agent.name, policy=policy
+                    )
+                except HostError as exc:
+                    rows[agent.name] = _not_started(agent.name, exc)
+            for name, guest in started.items():
+                rows[name] = host.wait(guest)
+    outcomes = [rows[agent.name] for agent in agents]
     if args.json:
         print(
             json.dumps(
@@ -320,12 +376,20 @@ def _run_all(config: Config, args: argparse.Namespace) -> int:
         )
     else:
         width = max(len("AGENT"), *(len(o.agent) for o in outcomes))
-        print(f"{'AGENT':<{width}}  {'OUTCOME':<7}  {'TIME':>8}  DETAIL")
+        status_width = max(len("OUTCOME"), *(len(o.status) for o in outcomes))
+        print(f"{'AGENT':<{width}}  {'OUTCOME':<{status_width}}  {'TIME':>8}  DETAIL")
         for o in outcomes:
             detail = _one_line(o.text, 100)
-            print(f"{o.agent:<{width}}  {o.status:<7}  {o.duration:>7.2f}s  {detail}")
+            print(f"{o.agent:<{width}}  {o.status:<{status_width}}  {o.duration:>7.2f}s  {detail}")
     worst = max(o.exit_code for o in outcomes)
-    return status_codes.INTERRUPTED if stopper.received else worst
+    return stopper.exit_code if stopper.exit_code is not None else worst
+
+
+def _not_started(agent: str, exc: HostError) -> Outcome:
+    """The row of an agent that could not start; the whole error goes to stderr now."""
+    if not isinstance(exc, Interrupted):
+        print(f"agent-host: error: agent {agent}: {exc}", file=sys.stderr)
+    return Outcome(agent, exc.reference, f"agent {agent}: {exc.message}", 0.0, code=exc.exit_code)
 
 
 def _approver(choice: str) -> Approver:
@@ -335,28 +399,40 @@ def _approver(choice: str) -> Approver:
 
 
 class _Stopper:
-    """What the signal handler acts on: the host, once it exists, and the signals received."""
+    """What the signal handler acts on: the stop token, the host once it exists."""
 
-    def __init__(self) -> None:
+    def __init__(self, raise_at_once: bool) -> None:
+        self.token = StopToken()
         self.host: Host | None = None
-        self.received: list[str] = []
+        self.raise_at_once = raise_at_once
+
+    @property
+    def exit_code(self) -> int | None:
+        """128 + the signal's number once one was received (130 SIGINT, 143 SIGTERM), else None."""
+        return status_codes.for_signal(self.token.signum) if self.token.stopped else None
 
 
 @contextmanager
-def _signals() -> Iterator[_Stopper]:
-    """On SIGINT/SIGTERM stop every guest (what they opened is cancelled upstream, connections
-    close, no child is left); a second signal, even while closing, exits at once."""
-    stopper = _Stopper()
+def _signals(*, raise_at_once: bool = False) -> Iterator[_Stopper]:
+    """On SIGINT/SIGTERM stop everything: the stop token ends a build or compile in progress and
+    lets no guest start; running guests are stopped (what they opened is cancelled upstream,
+    connections close, no child is left). With `raise_at_once` (commands that wait on one call)
+    `Interrupted` is raised in the main thread as well. A second signal, even while closing,
+    exits at once."""
+    stopper = _Stopper(raise_at_once)
 
     def handler(signum: int, frame: object) -> None:
         name = signal.Signals(signum).name
-        if stopper.received:
+        if stopper.token.stopped:
             os.write(2, f"agent-host: {name} again: exiting at once\n".encode())
-            os._exit(status_codes.INTERRUPTED)
-        stopper.received.append(name)
-        os.write(2, f"agent-host: {name}: stopping every agent (send it again to exit at once)\n".encode())
+            os._exit(status_codes.for_signal(signum))
+        os.write(2, f"agent-host: {name}: stopping everything (send it again to exit at once)\n".encode())
+        reason = f"{name} received"
+        stopper.token.stop(reason, signum)
         if stopper.host is not None:
-            stopper.host.stop_all(f"{name} received")
+            stopper.host.stop_all(reason, signum)
+        if stopper.raise_at_once:
+            raise Interrupted(reason, signum=signum)
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -367,19 +443,23 @@ def _signals() -> Iterator[_Stopper]:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    built = build_guest(Path(args.guest), module=args.module, force=args.force)
+    with _signals() as stopper:
+        built = build_guest(Path(args.guest), module=args.module, force=args.force, stop=stopper.token)
     print(copy_to(built, Path(args.output)) if args.output else built)
     return status_codes.SUCCESS
 
 
 def _cmd_new(args: argparse.Namespace) -> int:
+    problem = name_problem(args.name)
+    if problem is not None:
+        raise UsageError(problem, hint="for example: agent-host new my-agent")
     folder = Path(args.dir) / args.name
     if folder.exists():
-        raise UsageError(f"{folder} already exists")
+        raise UsageError(f"{shlex.quote(str(folder))} already exists", hint="choose another NAME or --dir")
     folder.mkdir(parents=True)
     (folder / "app.py").write_text(GUEST_TEMPLATE.format(name=args.name), encoding="utf-8")
     print(folder)
-    print(f"agent-host: run it with: agent-host run {folder}", file=sys.stderr)
+    print(f"agent-host: run it with: agent-host run {shlex.quote(str(folder))}", file=sys.stderr)
     return status_codes.SUCCESS
 
 
@@ -388,7 +468,8 @@ def _cmd_tools(args: argparse.Namespace) -> int:
     names = [args.tooling] if args.tooling else sorted(config.toolings)
     report: dict[str, object] = {}
     worst = status_codes.SUCCESS
-    with Host(config, keep_logs=args.debug) as host:
+    with _signals(raise_at_once=True) as stopper, Host(config, keep_logs=args.debug, stop=stopper.token) as host:
+        stopper.host = host
         session = host.session("cli")
         for name in names:
             try:
@@ -401,9 +482,10 @@ def _cmd_tools(args: argparse.Namespace) -> int:
                         raise
                     resources = []
             except ToolingError as exc:
-                if args.tooling:
+                if args.tooling and not args.json:
                     raise
                 print(f"agent-host: {name}: {exc}", file=sys.stderr)
+                report[name] = {"error": {"code": exc.code.value, "message": exc.message}}
                 worst = status_codes.USAGE_ERROR
                 continue
             report[name] = {
@@ -431,11 +513,13 @@ def _one_line(text: str | None, width: int = 90) -> str:
 
 def _cmd_call(args: argparse.Namespace) -> int:
     config = _config(args)
-    with Host(config, keep_logs=args.debug) as host:
+    arguments = sys.stdin.read() if args.arguments == "-" else args.arguments
+    with _signals(raise_at_once=True) as stopper, Host(config, keep_logs=args.debug, stop=stopper.token) as host:
+        stopper.host = host
         session = host.session("cli")
         rep = session.get(args.tooling)
         try:
-            outcome = session.call_tool_blocking(rep, args.tool, args.arguments)
+            outcome = session.call_tool_blocking(rep, args.tool, arguments)
         except ToolingError as exc:
             if exc.code is not ErrorCode.TOOL_FAILED or exc.data is None:
                 raise
@@ -449,18 +533,58 @@ def _cmd_call(args: argparse.Namespace) -> int:
 def _cmd_config_init(args: argparse.Namespace) -> int:
     path = Path(args.path)
     if path.exists() and not args.force:
-        raise UsageError(f"{path} already exists", hint="pass --force to overwrite it")
-    path.write_text(starter_config_text(), encoding="utf-8")
-    print(f"agent-host: wrote {path}; check it with: agent-host config check {path}", file=sys.stderr)
+        raise UsageError(f"{shlex.quote(str(path))} already exists", hint="pass --force to overwrite it")
+    base = path.absolute().parent
+    guests = [
+        (folder.name, folder.relative_to(base).as_posix())
+        for folder in find_guests(base)
+        if name_problem(folder.name) is None
+    ]
+    path.write_text(starter_config_text(guests), encoding="utf-8")
+    agents = f"agents: {', '.join(name for name, _ in guests)}" if guests else "no guest folders in ./guests yet"
+    print(f"agent-host: wrote {path} ({agents})", file=sys.stderr)
+    print(f"agent-host: check it with: agent-host config check {shlex.quote(str(path))}", file=sys.stderr)
     return status_codes.SUCCESS
 
 
 def _cmd_config_check(args: argparse.Namespace) -> int:
+    """Every problem found is printed, not only the first: components, python tool imports and,
+    with --connect, every tooling's handshake."""
     path = Path(args.path) if args.path else find_config_file(args.config)
     config = load_config(path)
+    problems: list[str] = []
+    for name, agent in sorted(config.agents.items()):
+        if agent.component is not None:
+            problem = component_problem(agent.component)
+            if problem is not None:
+                problems.append(f"[agents.{name}] component: {problem} ({agent.origin})")
+    python = [tooling for tooling in config.toolings.values() if tooling.kind == "python"]
+    if python:
+        from host.toolings.python import import_tools
+
+        for tooling in python:
+            try:
+                import_tools(tooling)
+            except ToolingError as exc:
+                problems.append(exc.message)
+    if args.connect and config.toolings:
+        with _signals(raise_at_once=True) as stopper, Host(config, stop=stopper.token) as host:
+            stopper.host = host
+            session = host.session("config-check")
+            for name in sorted(config.toolings):
+                try:
+                    session.get(name)
+                    print(f"agent-host: tooling {name}: connected", file=sys.stderr)
+                except ToolingError as exc:
+                    problems.append(f"[tooling.{name}]: {exc}")
+    for problem in problems:
+        print(f"agent-host: problem: {problem}", file=sys.stderr)
+    if problems:
+        raise ConfigError(f"{config.describe_source()}: {len(problems)} problem(s) found (listed above)")
     toolings = ", ".join(sorted(config.toolings)) or "none"
     agents = ", ".join(sorted(config.agents)) or "none"
-    print(f"{config.describe_source()}: OK: toolings: {toolings}; agents: {agents}")
+    connected = " (every tooling connected)" if args.connect else ""
+    print(f"{config.describe_source()}: OK: toolings: {toolings}; agents: {agents}{connected}")
     return status_codes.SUCCESS
 
 

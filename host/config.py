@@ -18,11 +18,12 @@ This module imports nothing of the host but `errors`.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import sys
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -78,7 +79,7 @@ _TOP_KEYS: Final = frozenset({"host", "tooling", "agents"})
 _HOST_KEYS: Final = frozenset(
     {
         "inbox_size", "max_open_calls", "max_subscriptions", "recv_timeout", "memory", "cpu_time", "timeout",
-        "max_argument_bytes", "max_result_bytes", "audit_log", "audit_arguments",
+        "max_argument_bytes", "max_result_bytes", "audit_log", "audit_arguments", "allow",
     }
 )  # fmt: skip
 _COMMON_TOOLING_KEYS: Final = frozenset({"kind", "timeout", "capabilities"})
@@ -100,6 +101,19 @@ CAPABILITIES: Final = frozenset(
 )
 """What a tool call may need (see `host.capabilities`)."""
 _DIR_KEYS: Final = frozenset({"host", "guest", "writable"})
+
+NAME_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+NAME_RULE: Final = "letters, digits, '-' and '_', starting with a letter or digit"
+"""What an agent name (and so a guest folder made by `agent-host new`) may be."""
+
+
+def name_problem(name: str) -> str | None:
+    """Why `name` is not a valid agent name, or None when it is."""
+    if NAME_PATTERN.fullmatch(name):
+        return None
+    return f"{name!r} is not a valid agent name: use only {NAME_RULE}"
+
+
 _KINDS: Final = ("mcp", "python", "mock")
 
 
@@ -197,6 +211,8 @@ class HostSettings:
     """JSON Lines file receiving one line per tooling operation; None: no audit log."""
     audit_arguments: bool = False
     """Whether audit lines include the arguments themselves (not only their size)."""
+    allow: tuple[str, ...] = ()
+    """Toolings (names or globs) granted to a guest run without an `[agents.NAME]` table, like `--allow`."""
     origin: str = "<default>"
 
 
@@ -284,7 +300,18 @@ class _Parser:
         toolings = {
             name: self.tooling(name, self.table(toolings_raw, name, f"tooling.{name}")) for name in toolings_raw
         }
+        for name in agents_raw:
+            problem = name_problem(name)
+            if problem is not None:
+                raise self.fail(f"agents.{name}", problem, hint="rename the [agents.NAME] table")
         agents = {name: self.agent(name, self.table(agents_raw, name, f"agents.{name}")) for name in agents_raw}
+        for index, pattern in enumerate(host.allow):
+            if not any(fnmatch.fnmatchcase(name, pattern) for name in toolings):
+                raise self.fail(
+                    f"host.allow[{index}]",
+                    f"{pattern!r} matches no tooling",
+                    hint=f"defined toolings: {_names(toolings)}",
+                )
         for agent in agents.values():
             for granted in (*agent.toolings, *agent.tools):
                 if granted not in toolings:
@@ -309,6 +336,7 @@ class _Parser:
             max_result_bytes=self.size(raw, "max_result_bytes", "host") or DEFAULT_MAX_RESULT_BYTES,
             audit_log=self.path(raw, "audit_log", "host"),
             audit_arguments=self.boolean(raw, "audit_arguments", "host", False),
+            allow=self.strings(raw, "allow", "host"),
             origin=f"{self.path_of_file} [host]",
         )
         needed = 2 * settings.max_open_calls + settings.max_subscriptions
@@ -569,6 +597,14 @@ def parse_size(value: str | int) -> int | None:
     return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
 
 
+def format_size(size: int) -> str:
+    """`64 MiB`, `1.5 GiB`, `512 bytes`: a byte count as a person reads it."""
+    for unit, factor in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if size >= factor:
+            return f"{size / factor:g} {unit}"
+    return f"{size} bytes"
+
+
 def _kind(value: object) -> str:
     names: dict[type, str] = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
     names |= {list: "a list", dict: "a table"}
@@ -579,16 +615,29 @@ def _names(items: Mapping[str, object]) -> str:
     return ", ".join(sorted(items)) or "(none)"
 
 
-def starter_config_text() -> str:
-    """A commented starter file; values are written with tomli-w so they are valid TOML."""
+def starter_config_text(guests: Sequence[tuple[str, str]] = ()) -> str:
+    """A commented starter file; values are written with tomli-w so they are valid TOML.
+
+    `guests` are (agent name, component path relative to the file) of the guest folders found
+    beside it: each gets an `[agents.NAME]` table granted tooling `demo`. Without any, the agent
+    table is an example in comments (so that `config check` never meets a missing folder).
+    """
     section: Callable[[dict[str, Any]], str] = tomli_w.dumps
+
+    def commented(table: dict[str, Any]) -> list[str]:
+        return [f"# {line}\n" if line else "#\n" for line in section(table).splitlines()]
+
     parts = [
         "# agent-host configuration (see README.md, section Configuration).\n",
-        "# Check it with:  agent-host config check agent-host.toml\n",
+        "# Check it with:  agent-host config check agent-host.toml   (add --connect to start every server)\n",
         "#\n",
         "# Each [tooling.NAME] table is a source of tools and resources; a guest reaches it with\n",
         '# tooling.get("NAME"). kind = "mcp" (an MCP server), transport = "stdio" (a child process)\n',
         '# or "http" (streamable HTTP). `timeout` is seconds per request. ${VAR} reads the environment.\n',
+        "\n",
+        "# Toolings granted to a guest run without an [agents.NAME] table (agent-host run GUEST),\n",
+        "# as --allow does; agents get only their own `toolings`.\n",
+        section({"host": {"allow": ["demo"]}}),
         "\n",
         "# The MCP server bundled with agent-host, started with the host's own Python.\n",
         section(
@@ -606,40 +655,41 @@ def starter_config_text() -> str:
         ),
         "\n",
         "# An npm server, for example (uncomment to use; needs node):\n",
-        *(
-            f"# {line}\n"
-            for line in section(
-                {
-                    "tooling": {
-                        "files": {
-                            "command": "npx",
-                            "args": ["-y", "@modelcontextprotocol/server-filesystem", "./data"],
-                            "env": {"LOG_LEVEL": "info"},
-                        }
+        *commented(
+            {
+                "tooling": {
+                    "files": {
+                        "command": "npx",
+                        "args": ["-y", "@modelcontextprotocol/server-filesystem", "./data"],
+                        "env": {"LOG_LEVEL": "info"},
                     }
                 }
-            ).splitlines()
+            }
         ),
         "\n",
         "# A streamable HTTP server (headers may use ${VAR}):\n",
-        *(
-            f"# {line}\n"
-            for line in section(
-                {
-                    "tooling": {
-                        "remote": {
-                            "transport": "http",
-                            "url": "http://127.0.0.1:8000/mcp",
-                            "headers": {"Authorization": "Bearer ${TOKEN}"},
-                        }
+        *commented(
+            {
+                "tooling": {
+                    "remote": {
+                        "transport": "http",
+                        "url": "http://127.0.0.1:8000/mcp",
+                        "headers": {"Authorization": "Bearer ${TOKEN}"},
                     }
                 }
-            ).splitlines()
+            }
         ),
         "\n",
-        "# A named agent: run it with  agent-host run --agent demo\n",
-        section(
-            {"agents": {"demo": {"component": "guests/demo", "input": "hello", "toolings": ["demo"], "timeout": 300.0}}}
-        ),
     ]
+    example = {"input": "hello", "toolings": ["demo"], "timeout": DEFAULT_RUN_TIMEOUT}
+    if guests:
+        parts.append(
+            "# The guest folders found here, as named agents: agent-host run --agent NAME (or all: agent-host run)\n"
+        )
+        parts.append(section({"agents": {name: {"component": path, **example} for name, path in guests}}))
+    else:
+        parts.append(
+            "# A named agent (create its guest with: agent-host new scout), run with: agent-host run --agent scout\n"
+        )
+        parts.extend(commented({"agents": {"scout": {"component": "guests/scout", **example}}}))
     return "".join(parts)

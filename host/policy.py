@@ -1,9 +1,10 @@
 """What one agent run may do: grants and limits as plain data, and the decisions on them.
 
 Deny by default. An agent may `get` only the toolings it was granted: by its `[agents.NAME]`
-table, by `--allow` on the command line, or, with the embedded default configuration (no config
-file), tooling `demo`. Within a granted tooling, optional allow-lists of globs (`fnmatch`, case
-sensitive) restrict the tools it may see and call and the resource URIs it may see, read and watch.
+table, by `--allow` on the command line, by `[host] allow` (for a guest run without an agent
+table), or, with the embedded default configuration (no config file), tooling `demo`.
+Within a granted tooling, optional allow-lists of globs (`fnmatch`, case sensitive) restrict the
+tools it may see and call and the resource URIs it may see, read and watch.
 What is not granted is left out of lists and refused with `denied`; every refusal names the agent,
 what was refused and the configuration that would grant it.
 
@@ -155,8 +156,12 @@ class AgentPolicy:
         elif config.source is None:
             source, how, granted = "the embedded default configuration", "--allow {tooling}", set(config.toolings)
         else:
-            source = "the --allow flags" if allowed else f"no grants (deny by default; {config.describe_source()})"
-            how, granted = "--allow {tooling}, or an [agents.NAME] table", allowed
+            defaults = set(_expand_allow(config, config.host.allow))
+            sources = [f"allow in {config.host.origin}"] if defaults else []
+            sources += ["the --allow flags"] if allowed else []
+            source = " and ".join(sources) or f"no grants (deny by default; {config.describe_source()})"
+            how = "--allow {tooling}, [host] allow, or an [agents.NAME] table"
+            granted = allowed | defaults
         grants = Grants(
             agent=name,
             toolings=frozenset(granted),

@@ -150,6 +150,8 @@ class GuestSession:
         self._validator = validator if validator is not None else ArgumentValidator()
         self._approver: Approver = approver if approver is not None else DenyAll()
         self._interrupt = Interrupt()
+        self.last_error: ToolingError | None = None
+        """The last error a host import returned to the guest (named when the guest then traps)."""
         self._handles: dict[int, Handle] = {}
         self._next_rep = 1
         self._calls: dict[str, _OpenCall] = {}

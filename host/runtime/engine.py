@@ -8,6 +8,9 @@ Contract:
   holds the artifact's own hash: a corrupt, truncated or stale artifact is detected before it is
   loaded and recompiled, never fatal. Writes are atomic (temp file + rename), so concurrent hosts
   never read half an artifact. A progress line is shown while compiling (~10 s for 18 MB).
+- Compiling runs in a child process (`runtime.compiler`), so a stop request (`StopToken`) ends it
+  within `stopping.POLL` seconds, and `Interrupted` is raised; the host process never holds the
+  compiler's memory. When the cache folder cannot be written the artifact goes to a temp folder.
 - Loaded components are also kept in memory for the life of the runtime.
 - The ticker thread increments the engine's epoch every `EPOCH_TICK` seconds; stores use epoch
   deadlines for time limits. `close()` stops it; it is idempotent.
@@ -20,26 +23,27 @@ import importlib.metadata
 import logging
 import os
 import platform
+import shutil
+import subprocess
 import sys
 import tempfile
 import threading
 from pathlib import Path
 from typing import Final
 
-from wasmtime import Config, Engine, WasmtimeError
+from wasmtime import Engine, WasmtimeError
 from wasmtime.component import Component, Linker
 
 from host.errors import ComponentError
 from host.progress import progress
+from host.runtime.compiler import ENGINE_SETTINGS, INVALID_COMPONENT, engine_config, first_line
 from host.runtime.imports import define_imports
+from host.stopping import StopToken, end_child, wait_child
 
 logger = logging.getLogger(__name__)
 
 EPOCH_TICK: Final = 0.01
 """Seconds between epoch increments: the resolution of time limits."""
-
-ENGINE_SETTINGS: Final = "epoch_interruption=1"
-"""Everything about the engine's `Config` that changes compiled code; part of the cache key."""
 
 WASMTIME_VERSION: Final = importlib.metadata.version("wasmtime")
 
@@ -67,9 +71,7 @@ class Runtime:
     """Engine, linker, ticker and component cache of one host process."""
 
     def __init__(self, cache_dir: Path) -> None:
-        config = Config()
-        config.epoch_interruption = True
-        self.engine = Engine(config)
+        self.engine = Engine(engine_config())
         self.linker = Linker(self.engine)
         define_imports(self.linker)
         self.instantiate_lock = threading.Lock()
@@ -81,11 +83,13 @@ class Runtime:
         self._ticker = EpochTicker(self.engine)
         self._closed = False
 
-    def load(self, wasm: Path) -> Component:
+    def load(self, wasm: Path, stop: StopToken | None = None) -> Component:
         """The component in `wasm`, compiled (once per machine) or loaded from the cache.
 
         A file already loaded and unchanged since (same size and modification time) is neither
         read nor hashed again: starting the same guest many times costs no I/O.
+        Raises `ComponentError` for a file that is not a runnable component, `Interrupted` when
+        `stop` is set while compiling.
         """
         try:
             stat = wasm.stat()
@@ -104,28 +108,31 @@ class Runtime:
             self._keys[seen] = key
             component = self._loaded.get(key)
             if component is None:
-                component = self._load_or_compile(wasm, data, key)
+                component = self._load_or_compile(wasm, data, key, stop)
                 self._loaded[key] = component
             return component
 
-    def _load_or_compile(self, wasm: Path, data: bytes, key: str) -> Component:
+    def _load_or_compile(self, wasm: Path, data: bytes, key: str, stop: StopToken | None) -> Component:
         artifact = self._compiled_dir / f"{key}.cwasm"
         cached = _load_artifact(self.engine, artifact)
         if cached is not None:
             return cached
         size = len(data) / 1e6
-        with progress(f"compiling {wasm.name} ({size:.1f} MB) for this machine (once; cached afterwards)"):
-            try:
-                component = Component(self.engine, data)
-            except WasmtimeError as exc:
-                raise ComponentError(
-                    f"{wasm} is not a WebAssembly component this host can run: {_first_line(str(exc))}",
-                    hint="build it with `agent-host build GUEST_FOLDER` (componentize-py against wit/)",
-                ) from None
+        scratch: Path | None = None
+        if not _writable(self._compiled_dir):
+            scratch = Path(tempfile.mkdtemp(prefix="agent-host-compiled-"))
+            logger.warning("cannot write the component cache in %s; compiling into %s", self._compiled_dir, scratch)
+            artifact = scratch / artifact.name
+        what = f"compiling {wasm.name} ({size:.1f} MB) for this machine (once; cached afterwards)"
         try:
-            _store_artifact(artifact, bytes(component.serialize()))
-        except OSError as exc:
-            logger.warning("cannot cache the compiled component in %s: %s", artifact.parent, exc)
+            with progress(what):
+                _compile_in_child(wasm, artifact, stop, what)
+            component = _load_artifact(self.engine, artifact)
+        finally:
+            if scratch is not None:
+                shutil.rmtree(scratch, ignore_errors=True)
+        if component is None:
+            raise ComponentError(f"compiling {wasm} produced no loadable artifact (see the warnings above)")
         return component
 
     def close(self) -> None:
@@ -169,23 +176,37 @@ def _load_artifact(engine: Engine, artifact: Path) -> Component | None:
     try:
         return Component.deserialize_file(engine, str(artifact))
     except WasmtimeError as exc:
-        logger.warning("compiled component %s cannot be loaded (%s); recompiling", artifact.name, _first_line(str(exc)))
+        logger.warning("compiled component %s cannot be loaded (%s); recompiling", artifact.name, first_line(str(exc)))
         return None
 
 
-def _store_artifact(artifact: Path, serialized: bytes) -> None:
-    artifact.parent.mkdir(parents=True, exist_ok=True)
-    for path, content in ((artifact, serialized), (artifact.with_suffix(".sha256"), None)):
-        body = content if content is not None else hashlib.sha256(serialized).hexdigest().encode()
-        fd, tmp = tempfile.mkstemp(dir=artifact.parent, prefix=".tmp-")
+def _writable(folder: Path) -> bool:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(folder, os.W_OK)
+
+
+def _compile_in_child(wasm: Path, artifact: Path, stop: StopToken | None, what: str) -> None:
+    """Run `runtime.compiler` on `wasm`; map its exit status to `ComponentError`."""
+    with tempfile.TemporaryFile() as errors:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "host.runtime.compiler", str(wasm), str(artifact)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors,
+        )  # fmt: skip
         try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(body)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-
-
-def _first_line(text: str) -> str:
-    return text.strip().splitlines()[0] if text.strip() else "unknown error"
+            status = wait_child(child, stop, what)
+        finally:
+            end_child(child)
+        if stop is not None:
+            stop.check(what)
+        errors.seek(0)
+        message = errors.read().decode("utf-8", errors="replace")
+    if status == INVALID_COMPONENT:
+        raise ComponentError(
+            f"{wasm} is not a WebAssembly component this host can run: {first_line(message)}",
+            hint="build it with `agent-host build GUEST_FOLDER` (componentize-py against wit/)",
+        )
+    if status != 0:
+        raise ComponentError(f"compiling {wasm} failed (exit status {status}): {message.strip()[-2000:]}")

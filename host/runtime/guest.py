@@ -7,7 +7,7 @@ Contract:
 - Every wasmtime call for the store happens on that thread. The store gets a WASI context with
   no environment, no arguments, no preopened directories and no network; the guest's stdout and
   stderr go to files in a private temp folder, forwarded line by line to the host's stderr with
-  the prefix `[agent] ` while it runs (never to the host's stdout, which carries the answer).
+  the prefix `[NAME] ` (the agent's name) while it runs (never to the host's stdout, which carries the answer).
 - The WASI context denies everything but what the agent's policy opts in to: preopened
   directories (read-only unless marked writable) and named environment variables. No sockets.
 - Memory is limited by the policy's `memory` bytes (past it the guest sees `MemoryError`); CPU
@@ -23,11 +23,13 @@ Contract:
 from __future__ import annotations
 
 import logging
+import re
 import shutil
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal, TextIO
@@ -36,6 +38,7 @@ from wasmtime import Store, WasiConfig, WasmtimeError
 from wasmtime.component import Component
 
 from host import status_codes
+from host.config import format_size
 from host.policy import AgentPolicy
 from host.runtime import thread_state, wit_values
 from host.runtime.engine import Runtime
@@ -49,26 +52,32 @@ FORWARD_INTERVAL: Final = 0.05
 
 Status = Literal["ok", "error", "trap"]
 
+_EXIT_CODES: Final[dict[str, int]] = {
+    "ok": status_codes.SUCCESS,
+    "error": status_codes.GUEST_ERROR,
+    "trap": status_codes.TRAP,
+}
+
 
 @dataclass(frozen=True)
 class Outcome:
-    """How a guest run ended."""
+    """How a guest run ended (or, for a guest that never started, why not)."""
 
     agent: str
-    status: Status
+    status: str
+    """`ok`, `error` or `trap` for a run; for a guest that could not start, the `reference` of the
+    host error that stopped it (`build-error`, `component-error`, `interrupted`, ...)."""
     text: str
-    """`run`'s answer (ok), its error string (error), or the trap reason (trap)."""
+    """`run`'s answer (ok), its error string (error), the trap reason (trap), or the host error."""
     duration: float
     inbox_peak: int = 0
     """Most envelopes the guest's inbox held at once."""
+    code: int | None = None
+    """The exit code, when `status` is not one of a run's (`_EXIT_CODES`)."""
 
     @property
     def exit_code(self) -> int:
-        return {
-            "ok": status_codes.SUCCESS,
-            "error": status_codes.GUEST_ERROR,
-            "trap": status_codes.TRAP,
-        }[self.status]
+        return self.code if self.code is not None else _EXIT_CODES[self.status]
 
 
 class _Control:
@@ -175,7 +184,7 @@ def run_guest(
             control.attach(guard)
         forwarder.start()
         with thread_state.running(session, guard):
-            status, text = _call_run(runtime, component, store, input_text, guard, err_path)
+            status, text = _call_run(runtime, component, store, input_text, guard, err_path, session, policy)
     finally:
         session.close()
         forwarder.stop()
@@ -197,7 +206,14 @@ def _wasi(policy: AgentPolicy, out_path: Path, err_path: Path) -> WasiConfig:
 
 
 def _call_run(
-    runtime: Runtime, component: Component, store: Store, input_text: str, guard: RunGuard, err_path: Path
+    runtime: Runtime,
+    component: Component,
+    store: Store,
+    input_text: str,
+    guard: RunGuard,
+    err_path: Path,
+    session: GuestSession,
+    policy: AgentPolicy,
 ) -> tuple[Status, str]:
     try:
         with runtime.instantiate_lock:
@@ -221,7 +237,7 @@ def _call_run(
             return "trap", f"host error: {type(relayed).__name__}: {relayed}"
         if guard.reason is not None:
             return "trap", guard.reason
-        return "trap", _trap_reason(str(exc), err_path)
+        return "trap", _trap_reason(str(exc), err_path, session, policy)
     relayed = thread_state.take_exception()
     if isinstance(relayed, KeyboardInterrupt | SystemExit):
         raise relayed
@@ -239,26 +255,60 @@ def _reason(message: str) -> str:
     return lines[0] if lines else "unknown trap"
 
 
-def _trap_reason(message: str, err_path: Path) -> str:
+def _trap_reason(message: str, err_path: Path, session: GuestSession, policy: AgentPolicy) -> str:
+    """Why the guest trapped, for a person: the Python exception it died of (a known one, such as
+    running out of memory, explained by `_EXCEPTION_REASONS`), else the wasm trap message plus the
+    last error a host import returned to it (the likely cause when a guest not built by
+    `agent-host build` lets an `Err` escape `run`)."""
     reason = _reason(message)
-    last = _last_exception_line(err_path)
-    if last is not None:
-        return f"{last} ({reason})"
+    raised = _guest_exception(err_path)
+    if raised is not None:
+        kind, detail = raised
+        explain = _EXCEPTION_REASONS.get(kind)
+        if explain is not None:
+            return explain(detail, policy)
+        return f"the guest raised {kind}{': ' + detail if detail else ''} ({reason})"
+    if session.last_error is not None:
+        return (
+            f"{reason}; the last error the host returned to the guest was {session.last_error} "
+            "(an `Err` that escapes run() traps a guest not built by `agent-host build`)"
+        )
     return reason
 
 
-def _last_exception_line(err_path: Path) -> str | None:
-    """The `Type: message` line ending the last Python traceback on the guest's stderr, if any."""
+def _out_of_memory(detail: str, policy: AgentPolicy) -> str:
+    limit = policy.limits.memory
+    where = f" ({detail})" if detail else ""
+    return (
+        f"memory limit: the guest ran out of memory at {format_size(int(limit.value))}{where}; the limit is {limit.key}"
+    )
+
+
+_EXCEPTION_REASONS: Final[dict[str, Callable[[str, AgentPolicy], str]]] = {"MemoryError": _out_of_memory}
+"""Python exceptions a guest dies of that a limit of the host explains, by exception type name."""
+
+_TRACEBACK: Final = "Traceback (most recent call last):"
+_DUMP_TYPE: Final = re.compile(r"^object type name: (\w+)\s*$", re.MULTILINE)
+"""CPython's fatal object dump (printed when it cannot even format the traceback)."""
+
+
+def _guest_exception(err_path: Path) -> tuple[str, str] | None:
+    """(type name, message) of the exception ending the last Python traceback on the guest's stderr."""
     try:
         text = err_path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    marker = "Traceback (most recent call last):"
-    if marker not in text:
+    if _TRACEBACK not in text:
         return None
-    after = text[text.rindex(marker) + len(marker) :].splitlines()
-    line = next((line for line in after if line.strip() and not line[:1].isspace()), None)
-    return f"the guest raised {line.strip()}" if line is not None else None
+    after = text[text.rindex(_TRACEBACK) + len(_TRACEBACK) :]
+    dump = _DUMP_TYPE.search(after)
+    if dump is not None:
+        return dump.group(1), ""
+    line = next((line for line in after.splitlines() if line.strip() and not line[:1].isspace()), None)
+    if line is None:
+        return None
+    kind, _, detail = line.strip().partition(": ")
+    return kind, detail
 
 
 class _Forwarder:

@@ -58,6 +58,7 @@ def _bare(produce: Callable[[], _T], convert: Callable[[_T], Any]) -> Any:
     try:
         return convert(produce())
     except ToolingError as exc:
+        session().last_error = exc
         return wit_values.error(exc)
 
 
@@ -66,6 +67,7 @@ def _tagged(produce: Callable[[], _T], convert: Callable[[_T], Record]) -> Varia
     try:
         return wit_values.ok(convert(produce()))
     except ToolingError as exc:
+        session().last_error = exc
         return wit_values.err(exc)
 
 

@@ -82,19 +82,7 @@ class PythonTooling(ConfiguredTooling):
                 self._tools = await self._load()
 
     async def _load(self) -> dict[str, _Entry]:
-        for folder in reversed(self._config.path):
-            if str(folder) not in sys.path:
-                sys.path.insert(0, str(folder))
-        found: dict[str, Tool] = {}
-        for spec in self._config.tools:
-            for candidate in _collect(_import(spec, self._config), spec, self._config):
-                if candidate.name in found:
-                    raise ToolingError(
-                        ErrorCode.UNAVAILABLE,
-                        f"{self._where()}: two tools are named {candidate.name!r} (the second from {spec!r} in "
-                        f"`tools` of {self._config.origin})",
-                    )
-                found[candidate.name] = candidate
+        found = import_tools(self._config)
         entries: dict[str, _Entry] = {}
         for name, candidate in found.items():
             try:
@@ -179,7 +167,10 @@ class PythonTooling(ConfiguredTooling):
         except ToolError as exc:
             return _error_result(str(exc))
         except Exception as exc:  # boundary: a failing tool is the guest's `tool-failed`, not a host crash
-            ctx.logger.info("failed", exc_info=exc)
+            logger.warning(
+                "tooling %r: tool %r (called by agent %r) raised %s: %s",
+                self.name, name, agent, type(exc).__name__, exc, exc_info=exc,
+            )  # fmt: skip
             return _error_result(f"{type(exc).__name__}: {exc}")
         return _result(name, value)
 
@@ -201,6 +192,25 @@ class PythonTooling(ConfiguredTooling):
 
     async def aclose(self) -> None:
         return None
+
+
+def import_tools(config: ToolingConfig) -> dict[str, Tool]:
+    """Import the tools of `config` by name, without preparing or running any (also what
+    `agent-host config check` does). Raises `ToolingError(unavailable)` naming the entry and key."""
+    for folder in reversed(config.path):
+        if str(folder) not in sys.path:
+            sys.path.insert(0, str(folder))
+    found: dict[str, Tool] = {}
+    for spec in config.tools:
+        for candidate in _collect(_import(spec, config), spec, config):
+            if candidate.name in found:
+                raise ToolingError(
+                    ErrorCode.UNAVAILABLE,
+                    f"tooling {config.name!r}: two tools are named {candidate.name!r} (the second from {spec!r} in "
+                    f"`tools` of {config.origin})",
+                )
+            found[candidate.name] = candidate
+    return found
 
 
 def _import(spec: str, config: ToolingConfig) -> Any:

@@ -1,25 +1,88 @@
 """The command line without guests: config init/check, wit, usage errors and their exit codes.
 
-Provenance: issue 2, point 6 (`config init|check`, `wit`, `--help` for each, the design's exit codes).
+Provenance: issue 2, point 6 (`config init|check`, `wit`, `--help` for each, the design's exit codes);
+issue 8, points 6 (`--agent` repeated), 8 (`new` names), 9 (`config init`/`check` on real folders),
+10 (`tools --json` keeps failed toolings, `call ... -`).
 """
 
 from __future__ import annotations
 
+import io
+import json
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from host.app import Host
 from host.cli import main
+from host.config import load_config
+from host.errors import ConfigError
+from host.policy import AgentPolicy
 
 
-def test_config_init_writes_a_file_that_config_check_accepts(
+def test_config_init_in_an_empty_folder_writes_no_agent_whose_guest_is_missing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     target = tmp_path / "agent-host.toml"
     assert main(["config", "init", str(target)]) == 0
     assert target.read_text().startswith("# agent-host configuration")
     assert main(["config", "check", str(target)]) == 0
-    assert f"{target}: OK: toolings: demo; agents: demo" in capsys.readouterr().out
+    assert f"{target}: OK: toolings: demo; agents: none" in capsys.readouterr().out
+    config = load_config(target)
+    assert config.host.allow == ("demo",)
+
+
+def test_config_init_makes_an_agent_of_each_guest_folder_and_keeps_ad_hoc_runs_granted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["new", "scout"]) == 0
+    assert main(["config", "init"]) == 0
+    assert main(["config", "check"]) == 0
+    assert "agent-host.toml: OK: toolings: demo; agents: scout" in capsys.readouterr().out
+    config = load_config(tmp_path / "agent-host.toml")
+    assert config.agents["scout"].component == tmp_path / "guests" / "scout"
+    ad_hoc = AgentPolicy.resolve(config, "scout-copy")
+    assert ad_hoc.grants.toolings == {"demo"}
+    assert "[host]" in ad_hoc.grants.source
+
+
+def test_config_check_reports_every_missing_component_and_failing_import(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "ok").mkdir()
+    (tmp_path / "ok" / "app.py").write_text("")
+    target = tmp_path / "agent-host.toml"
+    target.write_text(
+        '[tooling.py]\nkind = "python"\ntools = ["no_such_module_here:tool"]\n'
+        '[agents.gone]\ncomponent = "guests/gone"\n'
+        '[agents.wasm]\ncomponent = "missing.wasm"\n'
+        '[agents.good]\ncomponent = "ok"\n'
+    )
+    assert main(["config", "check", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert f"[agents.gone] component: {tmp_path / 'guests' / 'gone'}: no such guest folder or .wasm file" in err
+    assert f"[agents.wasm] component: {tmp_path / 'missing.wasm'}: no such guest folder" in err
+    assert "[agents.good]" not in err
+    assert "cannot import 'no_such_module_here:tool' (ModuleNotFoundError" in err
+    assert "3 problem(s) found" in err
+
+
+def test_config_check_connect_completes_every_handshake_and_reports_the_ones_that_fail(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "agent-host.toml"
+    target.write_text(
+        '[tooling.demo]\ncommand = "${AGENT_HOST_PYTHON}"\nargs = ["-m", "host.demo_server"]\n'
+        '[tooling.broken]\ncommand = "/nonexistent/server"\n'
+    )
+    assert main(["config", "check", str(target)]) == 0
+    capsys.readouterr()
+    assert main(["config", "check", "--connect", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert "tooling demo: connected" in err
+    assert "problem: [tooling.broken]: unavailable:" in err and "/nonexistent/server" in err
 
 
 def test_config_init_refuses_to_overwrite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -106,3 +169,84 @@ def test_new_creates_a_guest_from_the_template(tmp_path: Path, capsys: pytest.Ca
     assert "class WitWorld(wit_world.WitWorld):" in app
     compile(app, "app.py", "exec")
     assert main(["new", "scout", "--dir", str(tmp_path)]) == 2
+
+
+@pytest.mark.parametrize("name", ["my agent", "../escape", "a/b", "_hidden", "", "dot.ted", "é"])
+def test_new_refuses_a_name_that_is_not_a_valid_agent_name_and_states_the_rule(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["new", name, "--dir", str(tmp_path / "guests")]) == 2
+    assert "letters, digits, '-' and '_'" in capsys.readouterr().err
+    assert not (tmp_path / "guests").exists() and not (tmp_path / "escape").exists()
+
+
+def test_new_quotes_the_path_in_its_hint(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    parent = tmp_path / "my guests"
+    assert main(["new", "scout", "--dir", str(parent)]) == 0
+    assert f"agent-host run '{parent / 'scout'}'" in capsys.readouterr().err
+
+
+def test_an_agent_table_with_an_invalid_name_is_a_config_error(tmp_path: Path) -> None:
+    target = tmp_path / "agent-host.toml"
+    target.write_text('[agents."my agent"]\ncomponent = "x.wasm"\n')
+    with pytest.raises(ConfigError, match="agents.my agent: 'my agent' is not a valid agent name"):
+        load_config(target)
+
+
+def test_host_allow_must_match_a_tooling(tmp_path: Path) -> None:
+    target = tmp_path / "agent-host.toml"
+    target.write_text('[host]\nallow = ["nope"]\n[tooling.t]\ncommand = "x"\n')
+    with pytest.raises(ConfigError, match=r"host.allow\[0\]: 'nope' matches no tooling"):
+        load_config(target)
+
+
+def test_run_with_several_agents_and_a_guest_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('[tooling.t]\ncommand = "x"\n[agents.a]\n[agents.b]\n')
+    assert main(["run", "x.wasm", "--config", str(config), "--agent", "a", "--agent", "b"]) == 2
+    assert "name at most one agent" in capsys.readouterr().err
+
+
+def test_run_with_a_repeated_agent_checks_every_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('[tooling.t]\ncommand = "x"\n[agents.a]\ncomponent = "a.wasm"\n')
+    assert main(["run", "--config", str(config), "--agent", "a", "--agent", "zed"]) == 2
+    assert "--agent zed: no [agents.zed] table" in capsys.readouterr().err
+
+
+def test_tools_json_keeps_a_tooling_that_failed_with_its_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "agent-host.toml"
+    target.write_text(
+        '[tooling.demo]\ncommand = "${AGENT_HOST_PYTHON}"\nargs = ["-m", "host.demo_server"]\n'
+        '[tooling.broken]\ncommand = "/nonexistent/server"\n'
+    )
+    assert main(["tools", "--json", "--config", str(target)]) == 2
+    report = json.loads(capsys.readouterr().out)
+    assert {"echo", "add"} <= {tool["name"] for tool in report["demo"]["tools"]}
+    assert report["broken"]["error"]["code"] == "unavailable"
+    assert "/nonexistent/server" in report["broken"]["error"]["message"]
+    assert main(["tools", "broken", "--json", "--config", str(target)]) == 2
+    assert json.loads(capsys.readouterr().out)["broken"]["error"]["code"] == "unavailable"
+
+
+def test_call_reads_its_arguments_from_stdin_with_a_dash(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO('{"a": 2, "b": 3}'))
+    assert main(["call", "demo", "add", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["structuredContent"] == {"sum": 5}
+
+
+def test_a_host_whose_audit_log_cannot_be_opened_leaves_no_temporary_folder(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("not a folder")
+    target = tmp_path / "agent-host.toml"
+    target.write_text(f'[host]\naudit_log = "{tmp_path / "a-file" / "audit.jsonl"}"\n')
+    config = load_config(target)
+    before = set(Path(tempfile.gettempdir()).glob("agent-host-logs-*"))
+    with pytest.raises(ConfigError):
+        Host(config)
+    assert set(Path(tempfile.gettempdir()).glob("agent-host-logs-*")) == before

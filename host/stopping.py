@@ -1,0 +1,87 @@
+"""A stop request that every slow step of the host honours: build, compile, connect, run.
+
+`StopToken.stop(reason, signum)` may be called from any thread or from a signal handler (it only
+sets fields and an `Event`). Slow steps poll it while they wait (`POLL` seconds at most between
+looks): a child process (componentize-py, the compiler) is terminated and `Interrupted` is raised;
+`Host.start` refuses to start a guest once it is set; running guests are stopped by the host.
+
+`Interrupted` carries the exit code of the signal: 128 + its number (SIGINT 130, SIGTERM 143), as
+shells report a process killed by that signal.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import threading
+from typing import Final
+
+from host import status_codes
+from host.errors import HostError
+
+POLL: Final = 0.1
+"""Seconds between looks at the token while waiting for a child process."""
+
+TERMINATE_GRACE: Final = 2.0
+"""Seconds a child process gets to exit after SIGTERM before it is killed."""
+
+
+class Interrupted(HostError):
+    """A signal (or an embedder's stop request) ended the command before it finished."""
+
+    reference = "interrupted"
+
+    def __init__(self, message: str, *, signum: int | None = None) -> None:
+        super().__init__(message)
+        self.exit_code = status_codes.for_signal(signum)  # type: ignore[misc]
+
+
+class StopToken:
+    """Set once, read by every slow step (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self.reason: str | None = None
+        self.signum: int | None = None
+
+    def stop(self, reason: str, signum: int | None = None) -> None:
+        """Request a stop; the first reason and signal are kept."""
+        if self.reason is None:
+            self.reason, self.signum = reason, signum
+        self._event.set()
+
+    @property
+    def stopped(self) -> bool:
+        return self._event.is_set()
+
+    def check(self, what: str) -> None:
+        """Raise `Interrupted` (naming `what` was not done) when a stop was requested."""
+        if self._event.is_set():
+            raise Interrupted(f"{what}: not done, {self.reason}", signum=self.signum)
+
+    def wait(self, timeout: float) -> bool:
+        return self._event.wait(timeout)
+
+
+def wait_child(process: subprocess.Popen[bytes], stop: StopToken | None, what: str) -> int:
+    """Wait for `process`; on a stop request terminate it (kill after `TERMINATE_GRACE`) and raise
+    `Interrupted`. Returns the exit status."""
+    while True:
+        try:
+            return process.wait(POLL)
+        except subprocess.TimeoutExpired:
+            pass
+        if stop is not None and stop.stopped:
+            end_child(process)
+            stop.check(what)
+
+
+def end_child(process: subprocess.Popen[bytes]) -> None:
+    """Terminate `process`, kill it if it does not exit in time, and reap it."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(TERMINATE_GRACE)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
