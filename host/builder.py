@@ -14,8 +14,9 @@ Contract:
   An unchanged guest is never rebuilt; any change rebuilds it. Writes are atomic.
 - componentize-py runs as a child process of the host's own Python (no PATH lookup), with a
   progress line on stderr (a build takes 10-20 s and ~400 MB of memory).
-- A failed build raises `BuildError` with the tail of componentize-py's output (the Python error in
-  the guest, usually). Nothing is cached for it.
+- A failed build raises `BuildError` whose first line ends with the cause (componentize-py's last
+  line: the Python error in the guest, with its file and line), followed by the tail of the
+  output. Nothing is cached for it. A stop request ends componentize-py (`Interrupted`).
 """
 
 from __future__ import annotations
@@ -128,8 +129,9 @@ def build_guest(folder: Path, *, module: str | None = None, force: bool = False,
             if stop is not None:
                 stop.check(what)
             child = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=folder
-            )
+                command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=folder,
+                env={**os.environ, "RUST_BACKTRACE": "0"},  # the Python error, not Rust frames, ends the output
+            )  # fmt: skip
             try:
                 returncode = wait_child(child, stop, what)
             finally:
@@ -139,7 +141,8 @@ def build_guest(folder: Path, *, module: str | None = None, force: bool = False,
             log.seek(0)
             output = log.read().decode("utf-8", errors="replace").strip()[-BUILD_OUTPUT_TAIL:]
         if returncode != 0:
-            raise BuildError(f"building {folder} failed (componentize-py exit {returncode}):\n{output}")
+            cause = output.splitlines()[-1].strip() if output else f"componentize-py exit {returncode}"
+            raise BuildError(f"building {folder} failed: {cause}\n{output}")
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)

@@ -3,7 +3,8 @@
 `with progress("compiling demo.wasm"):` prints `compiling demo.wasm ...` at once. On a terminal the
 line then shows the elapsed seconds, updated every `TICK` seconds; elsewhere (CI logs, pipes) the
 start line and the end line are all that is printed, so logs stay readable. The end line says
-`done in N.N s`, or `failed after N.N s` when the body raised. Output never goes to stdout.
+`done in N.N s`, `stopped after N.N s` on a stop request, or `failed after N.N s` when the body
+raised. Output never goes to stdout.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Final, TextIO
+
+from host.stopping import Interrupted
 
 TICK: Final = 1.0
 """Seconds between elapsed-time updates on a terminal."""
@@ -41,6 +44,9 @@ def progress(what: str, stream: TextIO | None = None) -> Iterator[None]:
     try:
         yield
         outcome = "done in"
+    except Interrupted:
+        outcome = "stopped after"
+        raise
     finally:
         stop.set()
         if ticker is not None:

@@ -163,9 +163,9 @@ def test_sigterm_stops_every_agent_cancels_upstream_and_leaves_no_process(probe_
     started = time.monotonic()
     process.send_signal(signal.SIGTERM)
     _, err = process.communicate(timeout=WAIT)
-    assert process.returncode == 130
+    assert process.returncode == 143  # 128 + SIGTERM (issue 8, point 5)
     assert time.monotonic() - started < 15
-    assert "SIGTERM: stopping every agent" in err
+    assert "SIGTERM: stopping everything" in err
     assert "stopped by the host: SIGTERM received" in err
     for pid in children:
         with pytest.raises(ProcessLookupError):
@@ -184,7 +184,7 @@ def test_a_second_signal_exits_at_once(probe_wasm: Path, tmp_path: Path) -> None
         wait_for_line(process, "[lingerer] ready")
         children = set(descendants(process.pid))
         process.send_signal(signal.SIGINT)
-        wait_for_line(process, "SIGINT: stopping every agent")
+        wait_for_line(process, "SIGINT: stopping everything")
         time.sleep(0.5)  # now closing the stubborn server, which takes seconds
         assert process.poll() is None
         second = time.monotonic()
