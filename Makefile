@@ -21,6 +21,7 @@ $(STAMP): pyproject.toml
 guests: setup
 	$(BIN)/agent-host build guests/demo
 	$(BIN)/agent-host build tests/guests/probe
+	$(BIN)/agent-host build tests/guests/blunders
 
 demo: setup
 	$(BIN)/agent-host run guests/demo

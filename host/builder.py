@@ -131,6 +131,7 @@ def build_guest(folder: Path, *, module: str | None = None, force: bool = False,
             child = subprocess.Popen(
                 command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=folder,
                 env={**os.environ, "RUST_BACKTRACE": "0"},  # the Python error, not Rust frames, ends the output
+                process_group=0,  # a terminal's Ctrl-C reaches the host only; the host ends the build
             )  # fmt: skip
             try:
                 returncode = wait_child(child, stop, what)
@@ -140,9 +141,9 @@ def build_guest(folder: Path, *, module: str | None = None, force: bool = False,
                 stop.check(what)
             log.seek(0)
             output = log.read().decode("utf-8", errors="replace").strip()[-BUILD_OUTPUT_TAIL:]
-        if returncode != 0:
-            cause = output.splitlines()[-1].strip() if output else f"componentize-py exit {returncode}"
-            raise BuildError(f"building {folder} failed: {cause}\n{output}")
+            if returncode != 0:
+                cause = output.splitlines()[-1].strip() if output else f"componentize-py exit {returncode}"
+                raise BuildError(f"building {folder} failed: {cause}\n{output}")
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)

@@ -4,6 +4,8 @@
 sets fields and an `Event`). Slow steps poll it while they wait (`POLL` seconds at most between
 looks): a child process (componentize-py, the compiler) is terminated and `Interrupted` is raised;
 `Host.start` refuses to start a guest once it is set; running guests are stopped by the host.
+Such children run in their own process group, so a terminal's Ctrl-C reaches the host alone and
+the host decides: it ends them, and reports `Interrupted` rather than the child's failure.
 
 `Interrupted` carries the exit code of the signal: 128 + its number (SIGINT 130, SIGTERM 143), as
 shells report a process killed by that signal.

@@ -194,6 +194,7 @@ def _compile_in_child(wasm: Path, artifact: Path, stop: StopToken | None, what: 
         child = subprocess.Popen(
             [sys.executable, "-m", "host.runtime.compiler", str(wasm), str(artifact)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors,
+            process_group=0,  # a terminal's Ctrl-C reaches the host only; the host ends the compile
         )  # fmt: skip
         try:
             status = wait_child(child, stop, what)

@@ -39,6 +39,7 @@ from wasmtime.component import Component
 
 from host import status_codes
 from host.config import format_size
+from host.errors import ToolingError
 from host.policy import AgentPolicy
 from host.runtime import thread_state, wit_values
 from host.runtime.engine import Runtime
@@ -237,7 +238,7 @@ def _call_run(
             return "trap", f"host error: {type(relayed).__name__}: {relayed}"
         if guard.reason is not None:
             return "trap", guard.reason
-        return "trap", _trap_reason(str(exc), err_path, session, policy)
+        return "trap", trap_reason(str(exc), err_path, session.last_error, policy)
     relayed = thread_state.take_exception()
     if isinstance(relayed, KeyboardInterrupt | SystemExit):
         raise relayed
@@ -255,7 +256,7 @@ def _reason(message: str) -> str:
     return lines[0] if lines else "unknown trap"
 
 
-def _trap_reason(message: str, err_path: Path, session: GuestSession, policy: AgentPolicy) -> str:
+def trap_reason(message: str, err_path: Path, last_error: ToolingError | None, policy: AgentPolicy) -> str:
     """Why the guest trapped, for a person: the Python exception it died of (a known one, such as
     running out of memory, explained by `_EXCEPTION_REASONS`), else the wasm trap message plus the
     last error a host import returned to it (the likely cause when a guest not built by
@@ -268,9 +269,9 @@ def _trap_reason(message: str, err_path: Path, session: GuestSession, policy: Ag
         if explain is not None:
             return explain(detail, policy)
         return f"the guest raised {kind}{': ' + detail if detail else ''} ({reason})"
-    if session.last_error is not None:
+    if last_error is not None:
         return (
-            f"{reason}; the last error the host returned to the guest was {session.last_error} "
+            f"{reason}; the last error the host returned to the guest was {last_error} "
             "(an `Err` that escapes run() traps a guest not built by `agent-host build`)"
         )
     return reason

@@ -225,7 +225,11 @@ def test_the_starter_file_is_commented_valid_toml_that_loads(tmp_path: Path) -> 
     config = parse_config(text, tmp_path / "agent-host.toml", {})
     assert config.toolings["demo"].args == ("-m", "host.demo_server")
     assert config.toolings["demo"].command == sys.executable
-    assert config.agents["demo"].component == tmp_path / "guests" / "demo"
+    assert config.agents == {}
+    assert "# [agents.scout]" in text
+    with_guests = parse_config(starter_config_text([("demo", "guests/demo")]), tmp_path / "agent-host.toml", {})
+    assert with_guests.agents["demo"].component == tmp_path / "guests" / "demo"
+    assert with_guests.agents["demo"].toolings == ("demo",)
 
 
 def test_config_file_lookup_prefers_flag_then_environment_then_cwd(
