@@ -52,7 +52,7 @@ def test_stdout_is_exactly_the_answer_and_guest_output_goes_to_stderr(probe_wasm
 def test_exit_codes_follow_the_design(probe_wasm: Path) -> None:
     failed = agent_host("run", str(probe_wasm), "--input", steps({"op": "fail", "message": "declined"}))
     assert failed.returncode == 1 and failed.stdout == ""
-    assert "returned an error: declined" in failed.stderr
+    assert "failed: declined" in failed.stderr
     trapped = agent_host("run", str(probe_wasm), "--input", steps({"op": "raise", "message": "kaput"}))
     assert trapped.returncode == 3 and trapped.stdout == ""
     assert "was stopped: the guest raised RuntimeError: kaput" in trapped.stderr
