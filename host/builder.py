@@ -25,7 +25,6 @@ import hashlib
 import importlib.metadata
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -35,7 +34,7 @@ from typing import Final
 from host.errors import BuildError
 from host.paths import cache_dir, guest_lib_dir, wit_dir
 from host.progress import progress
-from host.stopping import StopToken, end_child, wait_child
+from host.stopping import StopToken, run_child
 
 WORLD: Final = "agent"
 COMPONENTIZE_PY_VERSION: Final = importlib.metadata.version("componentize-py")
@@ -125,22 +124,11 @@ def build_guest(folder: Path, *, module: str | None = None, force: bool = False,
     ]  # fmt: skip
     try:
         what = f"building guest {folder.name} with componentize-py {COMPONENTIZE_PY_VERSION}"
-        with tempfile.TemporaryFile() as log, progress(what):
-            if stop is not None:
-                stop.check(what)
-            child = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=folder,
-                env={**os.environ, "RUST_BACKTRACE": "0"},  # the Python error, not Rust frames, ends the output
-                process_group=0,  # a terminal's Ctrl-C reaches the host only; the host ends the build
-            )  # fmt: skip
-            try:
-                returncode = wait_child(child, stop, what)
-            finally:
-                end_child(child)
-            if stop is not None:
-                stop.check(what)
-            log.seek(0)
-            output = log.read().decode("utf-8", errors="replace").strip()[-BUILD_OUTPUT_TAIL:]
+        with progress(what):
+            # RUST_BACKTRACE=0: the Python error, not Rust frames, ends componentize-py's output.
+            env = {**os.environ, "RUST_BACKTRACE": "0"}
+            returncode, output = run_child(command, stop, what, cwd=folder, env=env)
+            output = output.strip()[-BUILD_OUTPUT_TAIL:]
             if returncode != 0:
                 cause = output.splitlines()[-1].strip() if output else f"componentize-py exit {returncode}"
                 raise BuildError(f"building {folder} failed: {cause}\n{output}")

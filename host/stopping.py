@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import tempfile
 import threading
+from pathlib import Path
 from typing import Final
 
 from host import status_codes
@@ -65,20 +67,43 @@ class StopToken:
         return self._event.wait(timeout)
 
 
-def wait_child(process: subprocess.Popen[bytes], stop: StopToken | None, what: str) -> int:
-    """Wait for `process`; on a stop request terminate it (kill after `TERMINATE_GRACE`) and raise
-    `Interrupted`. Returns the exit status."""
+def run_child(
+    command: list[str], stop: StopToken | None, what: str, *, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> tuple[int, str]:
+    """Run `command` to its end and return (exit status, its stdout and stderr as text).
+
+    The child runs in its own process group (a terminal's Ctrl-C reaches the host only) with no
+    stdin. On a stop request, before or while it runs, it is terminated (killed after
+    `TERMINATE_GRACE`) and `Interrupted` naming `what` is raised, whatever the child did."""
+    if stop is not None:
+        stop.check(what)
+    with tempfile.TemporaryFile() as output:
+        child = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT, cwd=cwd, env=env,
+            process_group=0,
+        )  # fmt: skip
+        try:
+            status = _wait(child, stop)
+        finally:
+            _end(child)
+        if stop is not None:
+            stop.check(what)
+        output.seek(0)
+        return status, output.read().decode("utf-8", errors="replace")
+
+
+def _wait(process: subprocess.Popen[bytes], stop: StopToken | None) -> int:
+    """The exit status of `process`, or -1 as soon as a stop is requested."""
     while True:
         try:
             return process.wait(POLL)
         except subprocess.TimeoutExpired:
             pass
         if stop is not None and stop.stopped:
-            end_child(process)
-            stop.check(what)
+            return -1
 
 
-def end_child(process: subprocess.Popen[bytes]) -> None:
+def _end(process: subprocess.Popen[bytes]) -> None:
     """Terminate `process`, kill it if it does not exit in time, and reap it."""
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)

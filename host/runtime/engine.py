@@ -24,7 +24,6 @@ import logging
 import os
 import platform
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -38,7 +37,7 @@ from host.errors import ComponentError
 from host.progress import progress
 from host.runtime.compiler import ENGINE_SETTINGS, INVALID_COMPONENT, engine_config, first_line
 from host.runtime.imports import define_imports
-from host.stopping import StopToken, end_child, wait_child
+from host.stopping import StopToken, run_child
 
 logger = logging.getLogger(__name__)
 
@@ -190,20 +189,8 @@ def _writable(folder: Path) -> bool:
 
 def _compile_in_child(wasm: Path, artifact: Path, stop: StopToken | None, what: str) -> None:
     """Run `runtime.compiler` on `wasm`; map its exit status to `ComponentError`."""
-    with tempfile.TemporaryFile() as errors:
-        child = subprocess.Popen(
-            [sys.executable, "-m", "host.runtime.compiler", str(wasm), str(artifact)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors,
-            process_group=0,  # a terminal's Ctrl-C reaches the host only; the host ends the compile
-        )  # fmt: skip
-        try:
-            status = wait_child(child, stop, what)
-        finally:
-            end_child(child)
-        if stop is not None:
-            stop.check(what)
-        errors.seek(0)
-        message = errors.read().decode("utf-8", errors="replace")
+    command = [sys.executable, "-m", "host.runtime.compiler", str(wasm), str(artifact)]
+    status, message = run_child(command, stop, what)
     if status == INVALID_COMPONENT:
         raise ComponentError(
             f"{wasm} is not a WebAssembly component this host can run: {first_line(message)}",
