@@ -1,15 +1,12 @@
 """Configuration: `agent-host.toml` read with `tomllib` into frozen pydantic models.
 
-Modules: `models` (the file: `[host]`, `[agents.NAME]`), `toolings` (`[tooling.NAME]`, one model
-per kind and transport), `mock` (mock-tooling scripts), `types` (sizes, durations, names),
-`expand` (`${VAR}`), `errors` (every problem in one `ConfigError`), `loading`, `starter`
-(`config init`), `schema` (the JSON Schema), `defaults`.
+Modules: `models` (`[host]`, `[agents.NAME]`, the file), `toolings` (one model per kind and
+transport), `mock`, `types` (sizes, durations, names), `expand` (`${VAR}`), `errors` (every problem
+in one `ConfigError`), `loading`, `starter` (`config init`), `schema` (JSON Schema), `defaults`.
 
-Contract: unknown keys are errors, and so are wrong types and missing required keys. Each one is
-named by its dotted key path (`tooling.files.comand`), and every problem of a file is reported in
-one `ConfigError` that names the file. Nothing is half-loaded. Relative paths (`cwd`, `component`,
-`path`, `audit_log`, `dirs`) are resolved against the config file's folder. This package imports
-nothing of the host but `errors`.
+Unknown keys, wrong types and missing keys are errors named by their dotted key path; every problem
+of a file is reported at once, and nothing is half-loaded. Relative paths are resolved against the
+config file's folder. This package imports nothing of the host but `errors`.
 """
 
 from host.config.defaults import DEFAULT_CONNECT_TIMEOUT as DEFAULT_CONNECT_TIMEOUT

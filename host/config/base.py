@@ -1,14 +1,12 @@
 """What every table of the config file shares, and the context it is validated in.
 
-- `Table`: a frozen pydantic model that refuses unknown keys. Class-level values give the error
-  formatter its words: `needs` (what to say when a required key is missing or empty),
-  `elsewhere` (keys that belong to another kind of table, with what to say instead) and `example`.
-- `Placed` / `Named`: a table's origin (`FILE [host]`) and name (`[tooling.NAME]`). They are set by
-  the parent table from its own keys and the file, never read from the table's keys.
-- `Source`: the validation context. It gives the file, which relative paths and origins are resolved
-  against, and the names of the `[tooling.NAME]` tables, so that a cross-reference is checked where
-  it is written.
-- `fail` raises several problems at once, each one at its own key below the table being validated.
+- `Table`: frozen, unknown keys refused; `needs`, `elsewhere` and `example` give the error
+  formatter its words for a missing key, a key of another kind of table, a value of the wrong type.
+- `Placed` / `Named`: a table's origin (`FILE [host]`) and name, set by its parent, never read
+  from its keys.
+- `Source`: the validation context: the file (relative paths, origins) and the names of the
+  `[tooling.NAME]` tables, so that a cross-reference is checked where it is written.
+- `fail` raises several problems at once, each at its own key below the table being validated.
 """
 
 from __future__ import annotations

@@ -2,16 +2,16 @@
 
 `problems_of` turns a pydantic `ValidationError` into `Problem`s. Each one has a dotted key, what
 was found, what is expected, and a hint when there is one. The words are chosen by error type, from
-a table: a type error says what is expected and what was found (`expected a string, got an integer
-(3)`); a missing or empty key uses its table's `needs`; an unknown key uses its table's `elsewhere`,
-or lists the keys known there; a problem this package raised keeps its own words. `config_error`
+one table (`_WORDS`): a type error says what is expected and what was found (`expected a string, got
+an integer (3)`); a missing or empty key uses its table's `needs`; an unknown key uses its table's
+`elsewhere`, or lists the keys known there; a problem this package raised keeps its own words. `config_error`
 names the file on every line: `FILE: KEY: PROBLEM`. With a single problem its hint is the error's
 hint; with several, each hint follows its own problem.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal, get_args, get_origin
@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from host.config.base import PROBLEM, TAG_ERROR, Table
-from host.config.keys import bare, locate
+from host.config.keys import Place, bare, locate
 from host.errors import ConfigError
 
 
@@ -34,6 +34,7 @@ class Problem:
     hint: str | None = None
 
     def line(self, source: str) -> str:
+        """`SOURCE: KEY: MESSAGE`, as the error lists it."""
         return f"{source}: {self.key}: {self.message}" if self.key else f"{source}: {self.message}"
 
 
@@ -44,17 +45,6 @@ _NAMES: Final[dict[type, str]] = {
 _SIMPLE: Final[dict[Any, str]] = {
     str: "a string", Path: "a string", bool: "true or false", int: "a whole number", float: "a number"
 }  # fmt: skip
-
-_TYPE_ERRORS: Final = frozenset(
-    {
-        "string_type", "bool_type", "int_type", "float_type", "dict_type", "mapping_type", "model_type",
-        "model_attributes_type", "list_type", "tuple_type", "path_type", "union_tag_not_found",
-    }
-)  # fmt: skip
-"""Errors about the type of a value: the message says which type was found."""
-
-_EMPTY_ERRORS: Final = frozenset({"missing", "too_short", "string_too_short"})
-"""Errors about a required key that is missing or empty: the table's `needs` says what to write."""
 
 
 def found(value: object) -> str:
@@ -79,35 +69,93 @@ def expected(tp: Any) -> str:
     return _SIMPLE.get(tp, "a valid value")
 
 
-def _problem(error: ErrorDetails, root: type[BaseModel]) -> Problem:
-    place = locate(root, error["loc"])
-    kind, value, context = error["type"], error.get("input"), error.get("ctx") or {}
-    owner = place.owner if place.owner is not None and issubclass(place.owner, Table) else None
-    field = place.field or ""
-    if kind == PROBLEM:
-        return Problem(place.key, str(context["problem"]), context.get("hint"))
+@dataclass(frozen=True)
+class _Error:
+    """One pydantic error, with where it landed."""
+
+    place: Place
+    value: Any
+    context: Mapping[str, Any]
+    message: str
+
+    @property
+    def table(self) -> type[Table] | None:
+        """The model of the table holding the key, when it is one of ours."""
+        owner = self.place.owner
+        return owner if owner is not None and issubclass(owner, Table) else None
+
+    @property
+    def field(self) -> str:
+        """The key the error is about ("" when it is not a key of a table)."""
+        return self.place.field or ""
+
+
+def _own_words(error: _Error) -> Problem:
+    return Problem(error.place.key, str(error.context["problem"]), error.context.get("hint"))
+
+
+def _needed(error: _Error) -> Problem:
+    table = error.table
+    if table is not None and error.field in table.needs:
+        need = table.needs[error.field]
+        return Problem(error.place.table if need.at_table else error.place.key, need.message, need.hint)
+    if error.value in ("", (), []):
+        return Problem(error.place.key, f"expected {expected(error.place.annotation)} that is not empty")
+    return Problem(error.place.table, f"needs `{error.field}`")
+
+
+def _unknown(error: _Error) -> Problem:
+    table = error.table
+    if table is not None and error.field in table.elsewhere:
+        return Problem(error.place.key, table.elsewhere[error.field])
+    known = ", ".join(sorted(table.model_fields)) if table is not None else ""
+    return Problem(error.place.key, "unknown key", f"known keys here: {known}" if known else None)
+
+
+def _wrong_type(error: _Error) -> Problem:
+    annotation = error.place.annotation
+    table = annotation if isinstance(annotation, type) and issubclass(annotation, Table) else None
+    hint = f"e.g. {table.example}" if table is not None and table.example else None
+    return Problem(error.place.key, f"expected {expected(annotation)}, got {found(error.value)}", hint)
+
+
+def _wrong_value(error: _Error) -> Problem:
+    return Problem(error.place.key, f"expected {expected(error.place.annotation)}, got {error.value!r}")
+
+
+def _tag(error: _Error, key: str) -> Problem:
+    if not isinstance(error.value, dict):
+        return Problem(error.place.key, f"expected a table, got {found(error.value)}")
+    return Problem(f"{error.place.key}.{key}", f"expected {error.message}, got {error.value.get(key)!r}")
+
+
+def _other(error: _Error) -> Problem:
+    return Problem(error.place.key, f"{error.message}, got {error.value!r}")
+
+
+_TYPE_ERRORS: Final = (
+    "string_type", "bool_type", "int_type", "float_type", "dict_type", "mapping_type", "model_type",
+    "model_attributes_type", "list_type", "tuple_type", "path_type", "union_tag_not_found",
+)  # fmt: skip
+
+_WORDS: Final[dict[str, Callable[[_Error], Problem]]] = {
+    PROBLEM: _own_words,
+    "missing": _needed,
+    "too_short": _needed,
+    "string_too_short": _needed,
+    "extra_forbidden": _unknown,
+    "literal_error": _wrong_value,
+    **dict.fromkeys(_TYPE_ERRORS, _wrong_type),
+}
+"""The words of a problem, by pydantic error type (a discriminator's type is `tag:KEY`)."""
+
+
+def _problem(details: ErrorDetails, root: type[BaseModel]) -> Problem:
+    kind = details["type"]
+    error = _Error(locate(root, details["loc"]), details.get("input"), details.get("ctx") or {}, details["msg"])
     if kind.startswith(TAG_ERROR):
-        if not isinstance(value, dict):
-            return Problem(place.key, f"expected a table, got {found(value)}")
-        key = kind.removeprefix(TAG_ERROR)
-        return Problem(f"{place.key}.{key}", f"expected {error['msg']}, got {value.get(key)!r}")
-    if kind in _EMPTY_ERRORS and owner is not None and field in owner.needs:
-        need = owner.needs[field]
-        return Problem(place.table if need.at_table else place.key, need.message, need.hint)
-    if kind == "missing":
-        return Problem(place.table, f"needs `{field}`")
-    if kind == "extra_forbidden":
-        if owner is not None and field in owner.elsewhere:
-            return Problem(place.key, owner.elsewhere[field])
-        known = ", ".join(sorted(owner.model_fields)) if owner is not None else ""
-        return Problem(place.key, "unknown key", f"known keys here: {known}" if known else None)
-    if kind in _TYPE_ERRORS:
-        table = place.annotation if isinstance(place.annotation, type) and issubclass(place.annotation, Table) else None
-        hint = f"e.g. {table.example}" if table is not None and table.example else None
-        return Problem(place.key, f"expected {expected(place.annotation)}, got {found(value)}", hint)
-    if kind == "literal_error":
-        return Problem(place.key, f"expected {expected(place.annotation)}, got {value!r}")
-    return Problem(place.key, f"{error['msg']}, got {value!r}")
+        return _tag(error, kind.removeprefix(TAG_ERROR))
+    return _WORDS.get(kind, _other)(error)
 
 
 def problems_of(exc: ValidationError, root: type[BaseModel]) -> list[Problem]:

@@ -12,13 +12,13 @@ from __future__ import annotations
 import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any, Final, Union, get_args, get_origin
 
 from pydantic import BaseModel, Discriminator, Tag
 
 Step = str | int
 
-KEY_ERROR: str = "[key]"
+KEY_ERROR: Final = "[key]"
 """The step pydantic appends to the location of an error in a table key (not in its value)."""
 
 

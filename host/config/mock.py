@@ -1,37 +1,10 @@
 """The script of a mock tooling (`kind = "mock"`): tools, resources and updates, as models.
 
-```toml
-[tooling.fake]
-kind = "mock"
-
-[[tooling.fake.tools]]
-name = "search"
-description = "Search the index"
-input_schema = { type = "object", properties = { q = { type = "string" } }, required = ["q"] }
-annotations = { readOnlyHint = true }        # optional; or capabilities = ["read_only"]
-repeat_last = false                          # keep answering with the last result when the script ends
-results = [                                  # answered in order, one per call
-  { text = "first" },                        # text content
-  { structured = { hits = 3 } },             # structuredContent (and its JSON as text)
-  { error = "quota exceeded" },              # isError: the guest gets tool-failed
-  { text = "slow", delay = 1.5, progress = 3 },   # answers after 1.5 s, reporting progress 3 times
-]
-
-[[tooling.fake.resources]]
-uri = "mock://doc"
-name = "doc"
-mime_type = "text/plain"                     # optional
-text = "content"                             # or blob = "<base64>"
-
-[[tooling.fake.updates]]                     # scripted changes, `after` seconds from the first subscription
-after = 0.5
-resource = "mock://doc"                      # new content of a resource (text or blob)
-text = "changed"
-# or: add_resource = { uri = "...", name = "...", text = "..." }, remove_resource = "URI",
-#     add_tool = { name = "...", results = [...] }
-```
-
-Schemas, annotations, structured results and content blocks are free JSON, kept as written.
+`[[tooling.NAME.tools]]` answer their calls with `results` in order (`text`, `structured`, `error`
+or `content`, after `delay` seconds with `progress` steps); `[[tooling.NAME.resources]]` hold
+`text` or `blob`; `[[tooling.NAME.updates]]` change them `after` seconds from the first
+subscription. README.md ("Testing a guest against a mock tooling") shows a whole script. Schemas,
+annotations, structured results and content blocks are free JSON, kept as written.
 """
 
 from __future__ import annotations

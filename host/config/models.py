@@ -175,6 +175,7 @@ class Config(Table):
         return self._source
 
     def describe_source(self) -> str:
+        """The file, or "the embedded default configuration", as messages name it."""
         return str(self.source) if self.source is not None else "the embedded default configuration"
 
     @field_validator("host")

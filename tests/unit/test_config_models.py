@@ -79,6 +79,13 @@ def test_a_dirs_entry_that_is_not_a_table_shows_an_example() -> None:
     assert error.hint == 'e.g. { host = "./data", guest = "/data" }'
 
 
+@pytest.mark.parametrize("name", ["mcp", "stdio", "python", "a.b"])
+def test_a_tooling_named_like_a_kind_or_transport_is_still_named_by_its_key(name: str) -> None:
+    message = str(error_of(f'[tooling."{name}"]\ncomand = "x"\n'))
+    assert message.splitlines()[0] == f"{FILE}: tooling.{name}: a stdio tooling needs `command`"
+    assert f"{FILE}: tooling.{name}.comand: unknown key" in message
+
+
 def test_an_mcp_tooling_is_either_stdio_or_http_and_has_only_its_own_keys() -> None:
     config = parse_config(
         '[tooling.s]\ncommand = "x"\n[tooling.h]\nurl = "https://h/mcp"\n[tooling.m]\nkind = "mock"\n', FILE, {}
