@@ -111,15 +111,18 @@ class MockToolingConfig(_Tooling, MockSpec):
 
 
 def _raw(value: Any, key: str, default: str) -> str:
+    """The tag `value` (a raw table or a model) gives under `key`, as text."""
     found: object = value.get(key, default) if isinstance(value, dict) else getattr(value, key, default)
     return found if isinstance(found, str) else repr(found)
 
 
 def _kind_of(value: Any) -> str | None:
+    """The `kind` of a tooling table; None when it is not a table."""
     return _raw(value, "kind", "mcp") if isinstance(value, dict | _Tooling) else None
 
 
 def _transport_of(value: Any) -> str | None:
+    """The `transport` of an MCP tooling table: stdio, unless only `url` is set."""
     if not isinstance(value, dict | _Tooling):
         return None
     http = isinstance(value, dict) and "url" in value and "command" not in value
