@@ -34,6 +34,7 @@ from host.config import (
     find_config_file,
     load_config,
     name_problem,
+    schema_text,
     starter_config_text,
 )
 from host.errors import ConfigError, ErrorCode, HostError, ToolingError, UsageError
@@ -221,6 +222,10 @@ def _parser() -> argparse.ArgumentParser:
         "--connect", action="store_true", help="also start (or reach) every tooling and complete the MCP handshake"
     )
     check.set_defaults(handler=_cmd_config_check)
+    schema = config_sub.add_parser(
+        "schema", help="print the JSON Schema of the file (for editors: agent-host config schema > FILE)"
+    )
+    schema.set_defaults(handler=_cmd_config_schema)
 
     wit = command("wit", "print the WIT contract guests are written against", "Print every file of the WIT package.")
     wit.add_argument("--path", action="store_true", help="print the folder holding the WIT files instead")
@@ -585,6 +590,11 @@ def _cmd_config_check(args: argparse.Namespace) -> int:
     agents = ", ".join(sorted(config.agents)) or "none"
     connected = " (every tooling connected)" if args.connect else ""
     print(f"{config.describe_source()}: OK: toolings: {toolings}; agents: {agents}{connected}")
+    return status_codes.SUCCESS
+
+
+def _cmd_config_schema(args: argparse.Namespace) -> int:
+    sys.stdout.write(schema_text())
     return status_codes.SUCCESS
 
 

@@ -41,7 +41,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 from pydantic import ValidationError
 
-from host.config import ToolingConfig
+from host.config import McpToolingConfig
 from host.errors import ErrorCode, ToolingError
 from host.toolings.base import (
     CallResult,
@@ -73,8 +73,9 @@ class McpTooling(ConfiguredTooling):
     """A tooling backed by one MCP server connection (see the module docstring)."""
 
     kind: Final = "mcp"
+    _config: McpToolingConfig
 
-    def __init__(self, config: ToolingConfig, *, nursery: TaskGroup, log_dir: Path) -> None:
+    def __init__(self, config: McpToolingConfig, *, nursery: TaskGroup, log_dir: Path) -> None:
         super().__init__(config)
         self._nursery = nursery
         self._log_dir = log_dir

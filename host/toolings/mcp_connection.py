@@ -45,7 +45,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types import SubscriptionFilter
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from host.config import ToolingConfig
+from host.config import McpToolingConfig
 from host.errors import ErrorCode, ToolingError
 from host.toolings.base import WatchSet
 from host.toolings.mcp_errors import STDERR_TAIL, connect_error, first_line
@@ -69,7 +69,7 @@ OnEvent = Callable[[ServerEvent], None]
 class McpConnection:
     """One entered SDK `Client` and everything tied to its lifetime."""
 
-    def __init__(self, config: ToolingConfig, log_dir: Path, on_message: MessageHandlerFnT, on_lost: OnLost) -> None:
+    def __init__(self, config: McpToolingConfig, log_dir: Path, on_message: MessageHandlerFnT, on_lost: OnLost) -> None:
         self.config = config
         self.stderr_path = log_dir / f"{config.name}.stderr.log"
         self._on_message = on_message
@@ -132,14 +132,12 @@ class McpConnection:
         config = self.config
         transport: Transport
         if config.transport == "stdio":
-            assert config.command is not None
             errlog: TextIO = stack.enter_context(self.stderr_path.open("a", encoding="utf-8"))
             params = StdioServerParameters(
                 command=config.command, args=list(config.args), env=dict(config.env) or None, cwd=config.cwd
             )
             transport = stdio_client(params, errlog=errlog)
         else:
-            assert config.url is not None
             http = await stack.enter_async_context(
                 httpx2.AsyncClient(
                     headers=dict(config.headers), timeout=httpx2.Timeout(HTTP_CONNECT_TIMEOUT, read=HTTP_READ_TIMEOUT)

@@ -22,7 +22,7 @@ from mcp_types import (
 )
 from pydantic import ValidationError
 
-from host.config import ToolingConfig
+from host.config import McpToolingConfig
 from host.errors import ErrorCode, ToolingError
 
 RESOURCE_NOT_FOUND: Final = -32002
@@ -36,7 +36,7 @@ class ServerLog(Protocol):
     """Where a connection keeps its server's stderr."""
 
     @property
-    def config(self) -> ToolingConfig: ...
+    def config(self) -> McpToolingConfig: ...
 
     def stderr_tail(self) -> str: ...
 
@@ -66,24 +66,24 @@ def connect_error(exc: BaseException, conn: ServerLog) -> ToolingError:
     where = f"tooling {config.name!r}"
     found = leaves(exc)
     for leaf in found:
-        if isinstance(leaf, FileNotFoundError):
+        if isinstance(leaf, FileNotFoundError) and config.transport == "stdio":
             return ToolingError(
                 ErrorCode.UNAVAILABLE,
                 f"{where}: cannot start the server: command {config.command!r} was not found "
                 f"(check `command` in {config.origin}, or install it / put it on PATH)",
             )
-        if isinstance(leaf, PermissionError):
+        if isinstance(leaf, PermissionError) and config.transport == "stdio":
             return ToolingError(
                 ErrorCode.UNAVAILABLE,
                 f"{where}: cannot start the server: permission denied running {config.command!r} ({config.origin})",
             )
-        if isinstance(leaf, httpx2.ConnectError):
+        if isinstance(leaf, httpx2.ConnectError) and config.transport == "http":
             return ToolingError(
                 ErrorCode.UNAVAILABLE,
                 f"{where}: cannot connect to {config.url}: {first_line(leaf) or 'connection refused'}; "
                 f"is the server running? (check `url` in {config.origin})",
             )
-        if isinstance(leaf, httpx2.HTTPStatusError):
+        if isinstance(leaf, httpx2.HTTPStatusError) and config.transport == "http":
             return ToolingError(
                 ErrorCode.UNAVAILABLE,
                 f"{where}: {config.url} answered HTTP {leaf.response.status_code}; is this the MCP endpoint? "

@@ -1,6 +1,6 @@
 """Mock toolings (`kind = "mock"`): tools, resources and changes scripted in TOML, for tests without a server.
 
-See `host.mock_config` for the TOML. Contract:
+See `host.config.mock` for the TOML. Contract:
 - Each tool answers its calls with its `results` in order, one per call (counted per tool, across
   every guest of the host). A result may take `delay` seconds (cancellable; reporting `progress`
   that many times, evenly, meanwhile). After the last result, `repeat_last = true` repeats it;
@@ -25,9 +25,8 @@ from typing import Final
 import anyio
 from anyio.abc import TaskGroup
 
-from host.config import ToolingConfig
+from host.config import MockResource, MockResult, MockTool, MockToolingConfig
 from host.errors import ErrorCode, ToolingError
-from host.mock_config import MockResource, MockResult, MockTool
 from host.toolings.base import (
     CallResult,
     Change,
@@ -48,8 +47,9 @@ class MockTooling(ConfiguredTooling):
     """A scripted tooling (see the module docstring)."""
 
     kind: Final = "mock"
+    _config: MockToolingConfig
 
-    def __init__(self, config: ToolingConfig, *, nursery: TaskGroup) -> None:
+    def __init__(self, config: MockToolingConfig, *, nursery: TaskGroup) -> None:
         super().__init__(config)
         self._nursery = nursery
         self._tools: dict[str, MockTool] = {tool.name: tool for tool in config.mock.tools}

@@ -37,7 +37,7 @@ from typing import Any, Final
 import anyio
 import anyio.to_thread
 
-from host.config import ToolingConfig
+from host.config import PythonToolingConfig
 from host.errors import ErrorCode, ToolingError
 from host.toolings.base import (
     CallResult,
@@ -67,8 +67,9 @@ class PythonTooling(ConfiguredTooling):
     """A tooling made of Python tools (see the module docstring)."""
 
     kind: Final = "python"
+    _config: PythonToolingConfig
 
-    def __init__(self, config: ToolingConfig) -> None:
+    def __init__(self, config: PythonToolingConfig) -> None:
         super().__init__(config)
         self._tools: dict[str, _Entry] | None = None
         self._unprepared: dict[str, str] = {}
@@ -194,7 +195,7 @@ class PythonTooling(ConfiguredTooling):
         return None
 
 
-def import_tools(config: ToolingConfig) -> dict[str, Tool]:
+def import_tools(config: PythonToolingConfig) -> dict[str, Tool]:
     """Import the tools of `config` by name, without preparing or running any (also what
     `agent-host config check` does). Raises `ToolingError(unavailable)` naming the entry and key."""
     for folder in reversed(config.path):
@@ -213,7 +214,7 @@ def import_tools(config: ToolingConfig) -> dict[str, Tool]:
     return found
 
 
-def _import(spec: str, config: ToolingConfig) -> Any:
+def _import(spec: str, config: PythonToolingConfig) -> Any:
     module_name, _, attribute = spec.partition(":")
     problem = None
     try:
@@ -233,7 +234,7 @@ def _looks_like_tool(candidate: object) -> bool:
     return all(hasattr(candidate, attr) for attr in ("name", "description", "parameters_schema", "execute"))
 
 
-def _collect(target: Any, spec: str, config: ToolingConfig) -> list[Tool]:
+def _collect(target: Any, spec: str, config: PythonToolingConfig) -> list[Tool]:
     """The tools `target` stands for (see the module docstring)."""
     if _looks_like_tool(target) and not inspect.isclass(target):
         return [target]

@@ -1,4 +1,4 @@
-"""Configuration: valid files load into dataclasses; every mistake names the file, the key and the fix.
+"""Configuration: valid files load into models; every mistake names the file, the key and the fix.
 
 Provenance: issue 2, point 5 (TOML as in the design, `${VAR}` expansion, errors that name the file,
 the key path and what is expected; `config init` writes a commented starter file).
@@ -12,7 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from host.config import default_config, find_config_file, load_config, parse_config, parse_size, starter_config_text
+from host.config import (
+    HttpToolingConfig,
+    MockToolingConfig,
+    PythonToolingConfig,
+    StdioToolingConfig,
+    ToolingConfig,
+    default_config,
+    find_config_file,
+    load_config,
+    parse_config,
+    parse_size,
+    starter_config_text,
+)
 from host.errors import ConfigError
 
 DESIGN_EXAMPLE = """
@@ -44,6 +56,11 @@ def parse(text: str, env: dict[str, str] | None = None, path: Path = Path("/etc/
     return parse_config(text, path, env if env is not None else {})
 
 
+def stdio(tooling: ToolingConfig) -> StdioToolingConfig:
+    assert isinstance(tooling, StdioToolingConfig)
+    return tooling
+
+
 def error_of(text: str, env: dict[str, str] | None = None) -> str:
     with pytest.raises(ConfigError) as caught:
         parse(text, env)
@@ -53,6 +70,7 @@ def error_of(text: str, env: dict[str, str] | None = None) -> str:
 def test_the_design_example_loads_with_every_value() -> None:
     config = parse_config(DESIGN_EXAMPLE, Path("/etc/agent/agent-host.toml"), {"TOKEN": "t0k"})
     files, remote = config.toolings["files"], config.toolings["remote"]
+    assert isinstance(files, StdioToolingConfig) and isinstance(remote, HttpToolingConfig)
     assert (files.transport, files.command, files.args) == (
         "stdio",
         "npx",
@@ -75,13 +93,13 @@ def test_transport_defaults_to_stdio_with_a_command_and_http_with_a_url() -> Non
     config = parse_config(
         '[tooling.a]\ncommand = "x"\n[tooling.b]\nurl = "http://127.0.0.1:1/mcp"\n', Path("c.toml"), {}
     )
-    assert config.toolings["a"].transport == "stdio"
-    assert config.toolings["b"].transport == "http"
+    assert isinstance(config.toolings["a"], StdioToolingConfig) and config.toolings["a"].transport == "stdio"
+    assert isinstance(config.toolings["b"], HttpToolingConfig) and config.toolings["b"].transport == "http"
 
 
 def test_variables_expand_with_defaults_and_dollar_escapes() -> None:
     text = '[tooling.a]\ncommand = "${BIN}"\nargs = ["${MISSING:-fallback}", "$$HOME", "${AGENT_HOST_PYTHON}"]\n'
-    tooling = parse_config(text, Path("c.toml"), {"BIN": "/usr/bin/srv"}).toolings["a"]
+    tooling = stdio(parse_config(text, Path("c.toml"), {"BIN": "/usr/bin/srv"}).toolings["a"])
     assert tooling.command == "/usr/bin/srv"
     assert tooling.args == ("fallback", "$HOME", sys.executable)
 
@@ -160,9 +178,12 @@ text = "changed"
 """
     config = parse_config(text, tmp_path / "agent-host.toml", {})
     python = config.toolings["py"]
+    assert isinstance(python, PythonToolingConfig)
     assert (python.kind, python.tools, python.path) == ("python", ("mytools:search", "mytools"), (tmp_path / "src",))
     assert python.capabilities == {"search": ("read_only", "network")}
-    mock = config.toolings["fake"].mock
+    fake = config.toolings["fake"]
+    assert isinstance(fake, MockToolingConfig)
+    mock = fake.mock
     assert [r.text or r.error or dict(r.structured or {}) for r in mock.tools[0].results] == ["one", "two", {"n": 3}]
     assert mock.tools[0].results[1].delay == 0.5 and mock.tools[0].results[2].progress == 2
     assert mock.resources[0].name == "mock://doc" and mock.updates[0].after == 0.25
@@ -211,7 +232,7 @@ def test_a_missing_file_suggests_config_init(tmp_path: Path) -> None:
 
 
 def test_the_embedded_default_runs_the_bundled_server_with_the_hosts_python() -> None:
-    demo = default_config().toolings["demo"]
+    demo = stdio(default_config().toolings["demo"])
     assert demo.command == sys.executable
     assert demo.args == ("-m", "host.demo_server")
     assert default_config().source is None
@@ -223,8 +244,8 @@ def test_the_starter_file_is_commented_valid_toml_that_loads(tmp_path: Path) -> 
     assert "# [tooling.files]" in text
     tomllib.loads(text)
     config = parse_config(text, tmp_path / "agent-host.toml", {})
-    assert config.toolings["demo"].args == ("-m", "host.demo_server")
-    assert config.toolings["demo"].command == sys.executable
+    assert stdio(config.toolings["demo"]).args == ("-m", "host.demo_server")
+    assert stdio(config.toolings["demo"]).command == sys.executable
     assert config.agents == {}
     assert "# [agents.scout]" in text
     with_guests = parse_config(starter_config_text([("demo", "guests/demo")]), tmp_path / "agent-host.toml", {})
@@ -269,7 +290,7 @@ def test_the_host_table_sets_limits_and_checks_they_fit_the_inbox() -> None:
 
 def test_protocol_and_connect_timeout_are_per_tooling() -> None:
     text = '[tooling.a]\ncommand = "x"\nprotocol = "2025-11-25"\nconnect_timeout = 5\n'
-    tooling = parse_config(text, Path("c.toml"), {}).toolings["a"]
+    tooling = stdio(parse_config(text, Path("c.toml"), {}).toolings["a"])
     assert (tooling.protocol, tooling.connect_timeout, tooling.timeout) == ("2025-11-25", 5.0, 30.0)
     assert 'tooling.a.protocol: expected "auto" or "2025-11-25", got \'2026\'' in error_of(
         '[tooling.a]\ncommand = "x"\nprotocol = "2026"\n'

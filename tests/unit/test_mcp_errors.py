@@ -12,7 +12,7 @@ import pytest
 from mcp.client.session import IncomingMessage
 from mcp.shared.exceptions import MCPError
 
-from host.config import ToolingConfig
+from host.config import HttpToolingConfig, McpToolingConfig, StdioToolingConfig
 from host.errors import ErrorCode
 from host.toolings.mcp_connection import McpConnection
 from host.toolings.mcp_errors import connect_error, map_mcp_error
@@ -44,9 +44,8 @@ def test_mcp_error_codes_map_to_guest_codes(code: int, what: str, expected: Erro
     assert "tooling 'demo'" in error.message
 
 
-def _conn(tmp_path: Path, **kwargs: object) -> McpConnection:
-    config = ToolingConfig(name="t", origin="cfg.toml [tooling.t]", **kwargs)  # type: ignore[arg-type]
-    return McpConnection(config, tmp_path, _ignore, _unused)
+def _conn(tmp_path: Path, config: McpToolingConfig) -> McpConnection:
+    return McpConnection(config.named("t", "cfg.toml [tooling.t]"), tmp_path, _ignore, _unused)
 
 
 def _unused(conn: McpConnection, reason: str) -> None:
@@ -58,7 +57,7 @@ async def _ignore(message: IncomingMessage) -> None:
 
 
 def test_a_missing_command_names_it_and_the_config_key(tmp_path: Path) -> None:
-    error = connect_error(FileNotFoundError(2, "No such file"), _conn(tmp_path, command="mcp-x"))
+    error = connect_error(FileNotFoundError(2, "No such file"), _conn(tmp_path, StdioToolingConfig(command="mcp-x")))
     assert error.code is ErrorCode.UNAVAILABLE
     assert "command 'mcp-x' was not found" in error.message and "cfg.toml [tooling.t]" in error.message
 
@@ -67,13 +66,13 @@ def test_a_refused_http_connection_inside_an_exception_group_is_found(tmp_path: 
     group = ExceptionGroup(
         "unhandled", [ExceptionGroup("inner", [httpx2.ConnectError("All connection attempts failed")])]
     )
-    error = connect_error(group, _conn(tmp_path, transport="http", url="http://127.0.0.1:9/mcp"))
+    error = connect_error(group, _conn(tmp_path, HttpToolingConfig(url="http://127.0.0.1:9/mcp")))
     assert error.code is ErrorCode.UNAVAILABLE
     assert "cannot connect to http://127.0.0.1:9/mcp" in error.message and "is the server running?" in error.message
 
 
 def test_a_closed_handshake_quotes_the_servers_stderr(tmp_path: Path) -> None:
-    conn = _conn(tmp_path, command="srv")
+    conn = _conn(tmp_path, StdioToolingConfig(command="srv"))
     conn.stderr_path.write_text("starting\nfatal: no API key\n")
     error = connect_error(mcp_error(-32000, "Connection closed"), conn)
     assert error.code is ErrorCode.UNAVAILABLE

@@ -1,0 +1,47 @@
+"""Default values of every setting the config file may leave out, each with its unit and purpose."""
+
+from __future__ import annotations
+
+from typing import Final
+
+DEFAULT_FILE_NAME: Final = "agent-host.toml"
+"""Looked up in the current folder when neither `--config` nor `AGENT_HOST_CONFIG` is given."""
+
+ENV_CONFIG: Final = "AGENT_HOST_CONFIG"
+"""Environment variable naming the config file."""
+
+DEFAULT_REQUEST_TIMEOUT: Final = 30.0
+"""Seconds a tooling request may take before it is cancelled."""
+
+DEFAULT_CONNECT_TIMEOUT: Final = 30.0
+"""Seconds to start (or reach) a server and complete the MCP handshake."""
+
+DEFAULT_MAX_BACKOFF: Final = 10.0
+"""Longest wait, in seconds, between attempts to reach a server that keeps failing."""
+
+DEFAULT_MEMORY: Final = 256 * 1024 * 1024
+"""Bytes of linear memory a guest may use (a componentize-py guest needs ~13 MiB to start)."""
+
+DEFAULT_CPU_TIME: Final = 60.0
+"""Seconds of CPU time (time running wasm, not waiting in the host) a guest's `run` may use."""
+
+DEFAULT_RUN_TIMEOUT: Final = 300.0
+"""Wall-clock seconds a guest's `run` may take, waits included."""
+
+DEFAULT_MAX_ARGUMENT_BYTES: Final = 1024 * 1024
+"""Bytes of tool arguments (JSON text) one call may send."""
+
+DEFAULT_MAX_RESULT_BYTES: Final = 16 * 1024 * 1024
+"""Bytes of one tool result (JSON) or resource content a guest may receive."""
+
+DEFAULT_INBOX_SIZE: Final = 1024
+"""Envelopes one guest's inbox holds."""
+
+DEFAULT_MAX_OPEN_CALLS: Final = 256
+"""Calls one guest may have open at once."""
+
+DEFAULT_MAX_SUBSCRIPTIONS: Final = 256
+"""Subscriptions one guest may hold at once."""
+
+DEFAULT_RECV_TIMEOUT: Final = 60.0
+"""Seconds `inbox.recv` waits when the guest passes no timeout."""

@@ -1,0 +1,171 @@
+"""One formatter: every problem of a config file as one `ConfigError`.
+
+`problems_of` turns a pydantic `ValidationError` into `Problem`s. Each one has a dotted key, what
+was found, what is expected, and a hint when there is one. The words are chosen by error type, from
+one table (`_WORDS`): a type error says what is expected and what was found (`expected a string, got
+an integer (3)`); a missing or empty key uses its table's `needs`; an unknown key uses its table's
+`elsewhere`, or lists the keys known there; a problem this package raised keeps its own words. `config_error`
+names the file on every line: `FILE: KEY: PROBLEM`. With a single problem its hint is the error's
+hint; with several, each hint follows its own problem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Final, Literal, get_args, get_origin
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
+
+from host.config.base import PROBLEM, TAG_ERROR, Table
+from host.config.keys import Place, bare, locate
+from host.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One mistake in a config file."""
+
+    key: str
+    """The dotted key path (`tooling.files.args`); "" for the file as a whole."""
+    message: str
+    hint: str | None = None
+
+    def line(self, source: str) -> str:
+        """`SOURCE: KEY: MESSAGE`, as the error lists it."""
+        return f"{source}: {self.key}: {self.message}" if self.key else f"{source}: {self.message}"
+
+
+_NAMES: Final[dict[type, str]] = {
+    bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table"
+}  # fmt: skip
+
+_SIMPLE: Final[dict[Any, str]] = {
+    str: "a string", Path: "a string", bool: "true or false", int: "a whole number", float: "a number"
+}  # fmt: skip
+
+
+def found(value: object) -> str:
+    """A value as a message quotes it with its type: `an integer (3)`."""
+    return f"{_NAMES.get(type(value), type(value).__name__)} ({value!r})"
+
+
+def expected(tp: Any) -> str:
+    """What a value of type `tp` looks like, for a person: `a list of strings`."""
+    tp = bare(tp)
+    origin, args = get_origin(tp), get_args(tp)
+    if origin is Literal:
+        quoted = [f'"{arg}"' for arg in args]
+        return " or ".join(quoted) if len(quoted) <= 2 else f"one of {', '.join(quoted)}"
+    if origin in (tuple, list) and args:
+        item = "a string" if get_origin(bare(args[0])) is Literal else expected(args[0])
+        return {"a string": "a list of strings", "a table": "a list of tables"}.get(item, "a list")
+    if origin in (dict, Mapping) and len(args) == 2:
+        return "a table of strings" if expected(args[1]) == "a string" else "a table"
+    if (isinstance(tp, type) and issubclass(tp, BaseModel)) or origin is Annotated:
+        return "a table"
+    return _SIMPLE.get(tp, "a valid value")
+
+
+@dataclass(frozen=True)
+class _Error:
+    """One pydantic error, with where it landed."""
+
+    place: Place
+    value: Any
+    context: Mapping[str, Any]
+    message: str
+
+    @property
+    def table(self) -> type[Table] | None:
+        """The model of the table holding the key, when it is one of ours."""
+        owner = self.place.owner
+        return owner if owner is not None and issubclass(owner, Table) else None
+
+    @property
+    def field(self) -> str:
+        """The key the error is about ("" when it is not a key of a table)."""
+        return self.place.field or ""
+
+
+def _own_words(error: _Error) -> Problem:
+    return Problem(error.place.key, str(error.context["problem"]), error.context.get("hint"))
+
+
+def _needed(error: _Error) -> Problem:
+    table = error.table
+    if table is not None and error.field in table.needs:
+        need = table.needs[error.field]
+        return Problem(error.place.table if need.at_table else error.place.key, need.message, need.hint)
+    if error.value in ("", (), []):
+        return Problem(error.place.key, f"expected {expected(error.place.annotation)} that is not empty")
+    return Problem(error.place.table, f"needs `{error.field}`")
+
+
+def _unknown(error: _Error) -> Problem:
+    table = error.table
+    if table is not None and error.field in table.elsewhere:
+        return Problem(error.place.key, table.elsewhere[error.field])
+    known = ", ".join(sorted(table.model_fields)) if table is not None else ""
+    return Problem(error.place.key, "unknown key", f"known keys here: {known}" if known else None)
+
+
+def _wrong_type(error: _Error) -> Problem:
+    annotation = error.place.annotation
+    table = annotation if isinstance(annotation, type) and issubclass(annotation, Table) else None
+    hint = f"e.g. {table.example}" if table is not None and table.example else None
+    return Problem(error.place.key, f"expected {expected(annotation)}, got {found(error.value)}", hint)
+
+
+def _wrong_value(error: _Error) -> Problem:
+    return Problem(error.place.key, f"expected {expected(error.place.annotation)}, got {error.value!r}")
+
+
+def _tag(error: _Error, key: str) -> Problem:
+    if not isinstance(error.value, dict):
+        return Problem(error.place.key, f"expected a table, got {found(error.value)}")
+    return Problem(f"{error.place.key}.{key}", f"expected {error.message}, got {error.value.get(key)!r}")
+
+
+def _other(error: _Error) -> Problem:
+    return Problem(error.place.key, f"{error.message}, got {error.value!r}")
+
+
+_TYPE_ERRORS: Final = (
+    "string_type", "bool_type", "int_type", "float_type", "dict_type", "mapping_type", "model_type",
+    "model_attributes_type", "list_type", "tuple_type", "path_type", "union_tag_not_found",
+)  # fmt: skip
+
+_WORDS: Final[dict[str, Callable[[_Error], Problem]]] = {
+    PROBLEM: _own_words,
+    "missing": _needed,
+    "too_short": _needed,
+    "string_too_short": _needed,
+    "extra_forbidden": _unknown,
+    "literal_error": _wrong_value,
+    **dict.fromkeys(_TYPE_ERRORS, _wrong_type),
+}
+"""The words of a problem, by pydantic error type (a discriminator's type is `tag:KEY`)."""
+
+
+def _problem(details: ErrorDetails, root: type[BaseModel]) -> Problem:
+    kind = details["type"]
+    error = _Error(locate(root, details["loc"]), details.get("input"), details.get("ctx") or {}, details["msg"])
+    if kind.startswith(TAG_ERROR):
+        return _tag(error, kind.removeprefix(TAG_ERROR))
+    return _WORDS.get(kind, _other)(error)
+
+
+def problems_of(exc: ValidationError, root: type[BaseModel]) -> list[Problem]:
+    """Every problem in `exc` (raised validating `root`), in order, each once."""
+    return list(dict.fromkeys(_problem(error, root) for error in exc.errors()))
+
+
+def config_error(source: Path | str, problems: Sequence[Problem]) -> ConfigError:
+    """One error naming `source` and every one of `problems` (at least one)."""
+    if len(problems) == 1:
+        return ConfigError(problems[0].line(str(source)), hint=problems[0].hint)
+    lines = [problem.line(str(source)) + (f"\n  hint: {problem.hint}" if problem.hint else "") for problem in problems]
+    return ConfigError("\n".join(lines))

@@ -1,0 +1,201 @@
+"""The config file as models: `Config` holds `[host]`, `[tooling.NAME]` and `[agents.NAME]` tables.
+
+Each model checks its own keys and the rules that tie its keys together. The rules between tables
+are checked where they are written, using the `Source` context: an agent may name only defined
+toolings, `[host] allow` globs must match a tooling, an allow-list needs its tooling granted. A
+table's name and origin (`FILE [agents.NAME]`) come from its parent. `Config.source` is the file.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Self
+
+from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
+
+from host.config.base import At, Named, Need, Placed, Table, fail, source_of
+from host.config.defaults import (
+    DEFAULT_CPU_TIME,
+    DEFAULT_INBOX_SIZE,
+    DEFAULT_MAX_ARGUMENT_BYTES,
+    DEFAULT_MAX_OPEN_CALLS,
+    DEFAULT_MAX_RESULT_BYTES,
+    DEFAULT_MAX_SUBSCRIPTIONS,
+    DEFAULT_MEMORY,
+    DEFAULT_RECV_TIMEOUT,
+    DEFAULT_RUN_TIMEOUT,
+)
+from host.config.toolings import ToolingConfig
+from host.config.types import AgentName, Capability, Count, FilePath, Folder, GuestPath, Seconds, Size
+
+_NEEDS_BOTH = "needs `host` (a folder on this machine) and `guest` (its path in the guest)"
+
+
+def _names(names: Iterable[str]) -> str:
+    return ", ".join(sorted(names)) or "(none)"
+
+
+def _undefined(tooling: str, defined: Iterable[str]) -> At:
+    hint = f"add a [tooling.{tooling}] table or remove it; defined: {_names(defined)}"
+    return At((), f"names tooling {tooling!r}, which is not defined", hint)
+
+
+def _not_granted(key: str, tooling: str) -> At:
+    hint = f'add "{tooling}" to the agent\'s `toolings`, or remove the allow-list'
+    return At((key, tooling), f"an allow-list for tooling {tooling!r}, which the agent is not granted", hint)
+
+
+class DirGrant(Table):
+    """One preopened directory of an agent: host folder, path inside the guest, writable or not."""
+
+    needs = {"host": Need(_NEEDS_BOTH), "guest": Need(_NEEDS_BOTH)}
+    example = '{ host = "./data", guest = "/data" }'
+
+    host: Folder
+    """A folder on this machine (relative to the config file)."""
+    guest: GuestPath
+    """Its absolute path inside the guest, such as "/data"."""
+    writable: bool = Field(default=False, strict=True)
+    """Whether the guest may write to it (read-only by default)."""
+
+
+class AgentConfig(Named):
+    """One `[agents.NAME]` table: a component, its input and its settings."""
+
+    component: FilePath | None = None
+    """A guest folder (built on demand) or a .wasm file (relative to the config file)."""
+    input: str | None = None
+    """The input of its `run`."""
+    toolings: tuple[str, ...] = ()
+    """The toolings the agent may `get`; nothing else (deny by default)."""
+    tools: Mapping[str, tuple[str, ...]] = {}
+    """Per granted tooling, globs of the tool names it may see and call (absent: all)."""
+    resources: Mapping[str, tuple[str, ...]] = {}
+    """Per granted tooling, globs of the resource URIs it may see, read and watch (absent: all)."""
+    memory: Size | None = None
+    """Bytes of linear memory the guest may use ("256MiB"); absent: the [host] default."""
+    cpu_time: Seconds | None = None
+    """Seconds of CPU time for `run`; absent: the [host] default."""
+    timeout: Seconds | None = None
+    """Wall-clock seconds for `run`; absent: the [host] default."""
+    dirs: tuple[DirGrant, ...] = ()
+    """Directories preopened for the guest (read-only unless `writable`)."""
+    env: Mapping[str, str] = {}
+    """Environment variables the guest sees (none by default)."""
+    capabilities: tuple[Capability, ...] | None = None
+    """The capabilities the agent holds; a call needing another is denied. Absent: not restricted."""
+    require_approval: tuple[Capability, ...] = ()
+    """Capabilities whose calls must be approved, one invocation at a time."""
+
+    @model_validator(mode="after")
+    def _grants_are_consistent(self, info: ValidationInfo) -> Self:
+        defined = source_of(info).toolings
+        named = dict.fromkeys((*self.toolings, *self.tools))
+        problems = [_undefined(name, defined) for name in named if defined is not None and name not in defined]
+        allow_lists = (("tools", self.tools), ("resources", self.resources))
+        problems += [
+            _not_granted(key, name) for key, lists in allow_lists for name in lists if name not in self.toolings
+        ]
+        if problems:
+            fail("AgentConfig", problems)
+        return self
+
+
+class HostSettings(Placed):
+    """The `[host]` table: limits every guest of this host shares the defaults of."""
+
+    inbox_size: Count = DEFAULT_INBOX_SIZE
+    """Envelopes one guest's inbox holds; at least 2 * max_open_calls + max_subscriptions."""
+    max_open_calls: Count = DEFAULT_MAX_OPEN_CALLS
+    """Calls one guest may have open; `call-tool` answers `limit-exceeded` beyond."""
+    max_subscriptions: Count = DEFAULT_MAX_SUBSCRIPTIONS
+    """Subscriptions one guest may hold; `subscribe-*` answers `limit-exceeded` beyond."""
+    recv_timeout: Seconds = DEFAULT_RECV_TIMEOUT
+    """Seconds `inbox.recv` waits when the guest passes no timeout."""
+    memory: Size = DEFAULT_MEMORY
+    """Default memory limit of an agent ("256MiB" or bytes)."""
+    cpu_time: Seconds = DEFAULT_CPU_TIME
+    """Default CPU time limit of an agent's run, in seconds (time waiting in the host excluded)."""
+    timeout: Seconds = DEFAULT_RUN_TIMEOUT
+    """Default wall-clock limit of an agent's run, in seconds."""
+    max_argument_bytes: Size = DEFAULT_MAX_ARGUMENT_BYTES
+    """Largest tool arguments (JSON text) a guest may send."""
+    max_result_bytes: Size = DEFAULT_MAX_RESULT_BYTES
+    """Largest tool result or resource content a guest may receive."""
+    audit_log: FilePath | None = None
+    """JSON Lines file receiving one line per tooling operation (relative to the config file)."""
+    audit_arguments: bool = Field(default=False, strict=True)
+    """Whether audit lines include the arguments themselves (not only their size)."""
+    allow: tuple[str, ...] = ()
+    """Toolings (names or globs) granted to a guest run without an `[agents.NAME]` table, like `--allow`."""
+
+    @model_validator(mode="after")
+    def _limits_fit(self, info: ValidationInfo) -> Self:
+        problems: list[At] = []
+        needed = 2 * self.max_open_calls + self.max_subscriptions
+        if self.inbox_size < needed:
+            message = (
+                f"{self.inbox_size} is too small: {self.max_open_calls} open calls (2 envelopes each) and "
+                f"{self.max_subscriptions} subscriptions (1 each) need {needed}"
+            )
+            hint = "raise inbox_size or lower max_open_calls / max_subscriptions"
+            problems.append(At(("inbox_size",), message, hint=hint, value=self.inbox_size))
+        defined = source_of(info).toolings
+        for index, pattern in enumerate(self.allow):
+            if defined is not None and not any(fnmatch.fnmatchcase(name, pattern) for name in defined):
+                hint = f"defined toolings: {_names(defined)}"
+                problems.append(At(("allow", index), f"{pattern!r} matches no tooling", hint=hint, value=pattern))
+        if problems:
+            fail("HostSettings", problems)
+        return self
+
+
+class Config(Table):
+    """A whole, validated configuration: the model of the file."""
+
+    host: HostSettings = Field(default_factory=HostSettings, validate_default=True)
+    """Limits and defaults shared by every guest of this host."""
+    tooling: Mapping[str, ToolingConfig] = {}
+    """The named toolings: a guest reaches one with tooling.get("NAME")."""
+    agents: Mapping[AgentName, AgentConfig] = {}
+    """The named agents: run one with `agent-host run --agent NAME`."""
+
+    _source: Path | None = PrivateAttr(default=None)
+
+    @property
+    def toolings(self) -> Mapping[str, ToolingConfig]:
+        """The `[tooling.NAME]` tables by name."""
+        return self.tooling
+
+    @property
+    def source(self) -> Path | None:
+        """The file it was read from; None for the embedded default."""
+        return self._source
+
+    def describe_source(self) -> str:
+        """The file, or "the embedded default configuration", as messages name it."""
+        return str(self.source) if self.source is not None else "the embedded default configuration"
+
+    @field_validator("host")
+    @classmethod
+    def _place_host(cls, host: HostSettings, info: ValidationInfo) -> HostSettings:
+        return host.placed(f"{source_of(info).where()} [host]")
+
+    @field_validator("tooling")
+    @classmethod
+    def _name_toolings(cls, toolings: Mapping[str, ToolingConfig], info: ValidationInfo) -> dict[str, ToolingConfig]:
+        where = source_of(info).where()
+        return {name: tooling.named(name, f"{where} [tooling.{name}]") for name, tooling in toolings.items()}
+
+    @field_validator("agents")
+    @classmethod
+    def _name_agents(cls, agents: Mapping[str, AgentConfig], info: ValidationInfo) -> dict[str, AgentConfig]:
+        where = source_of(info).where()
+        return {name: agent.named(name, f"{where} [agents.{name}]") for name, agent in agents.items()}
+
+    @model_validator(mode="after")
+    def _remember_source(self, info: ValidationInfo) -> Self:
+        self._source = source_of(info).file
+        return self

@@ -1,0 +1,144 @@
+"""The `[tooling.NAME]` tables: one model per kind and transport, chosen by a discriminator.
+
+`kind` picks the model: "mcp" (the default), "python" or "mock". For "mcp", `transport` picks
+between stdio (the default when `command` is set) and streamable HTTP (the default when only `url`
+is set). So an HTTP tooling has no `command` and a stdio one has no `url`: whoever reads a tooling
+narrows on `kind` / `transport` and never checks which fields are set. Keys that belong to the other
+transport are refused, and the message names the transport they belong to. Python and mock toolings
+connect at once: their `connect_timeout` is the default and is not a key of their table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar, Final, Literal
+
+from pydantic import Discriminator, Field, Tag
+
+from host.config.base import TAG_ERROR, Named, Need
+from host.config.defaults import DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BACKOFF, DEFAULT_REQUEST_TIMEOUT
+from host.config.mock import MockSpec
+from host.config.types import Capability, FilePath, HttpUrl, ModuleSpec, Seconds
+
+ToolingKind = Literal["mcp", "python", "mock"]
+Transport = Literal["stdio", "http"]
+Protocol = Literal["auto", "2025-11-25"]
+
+KINDS: Final = ("mcp", "python", "mock")
+_HTTP_ONLY: Final = '`url` and `headers` apply only to transport = "http"'
+_STDIO_ONLY: Final = 'applies only to transport = "stdio"'
+
+
+class _Tooling(Named):
+    """What every kind of tooling has."""
+
+    timeout: Seconds = DEFAULT_REQUEST_TIMEOUT
+    """Seconds per request; the request is cancelled after it."""
+    capabilities: Mapping[str, tuple[Capability, ...]] = {}
+    """Tool-name glob → the capabilities its calls need (first match wins); overrides what tools say."""
+
+
+class _McpTooling(_Tooling):
+    """What an MCP server has, whatever its transport."""
+
+    kind: Literal["mcp"] = "mcp"
+    """An MCP server."""
+    connect_timeout: Seconds = DEFAULT_CONNECT_TIMEOUT
+    """Seconds to start (or reach) the server and complete the MCP handshake."""
+    protocol: Protocol = "auto"
+    """MCP protocol era: "auto" (discover, fall back to the 2025 handshake) or "2025-11-25" (handshake only)."""
+    max_backoff: Seconds = DEFAULT_MAX_BACKOFF
+    """Cap, in seconds, of the exponential backoff between attempts to reach a failing server."""
+
+
+class StdioToolingConfig(_McpTooling):
+    """An MCP server started as a child process, spoken to over stdin/stdout."""
+
+    needs = {"command": Need("a stdio tooling needs `command`", hint='e.g. command = "npx"')}
+    elsewhere = {"url": _HTTP_ONLY, "headers": _HTTP_ONLY}
+
+    transport: Literal["stdio"] = "stdio"
+    """A child process (the default when `command` is set)."""
+    command: str
+    """The program to start."""
+    args: tuple[str, ...] = ()
+    """Its arguments."""
+    env: Mapping[str, str] = {}
+    """Variables added to a minimal environment (HOME, PATH, USER, ...), not the host's."""
+    cwd: FilePath | None = None
+    """Its working folder (relative to the config file)."""
+
+
+class HttpToolingConfig(_McpTooling):
+    """An MCP server reached over streamable HTTP."""
+
+    needs = {"url": Need('transport = "http" needs `url`', hint='e.g. url = "http://127.0.0.1:8000/mcp"')}
+    elsewhere = {"command": _STDIO_ONLY, "args": _STDIO_ONLY, "env": _STDIO_ONLY, "cwd": _STDIO_ONLY}
+
+    transport: Literal["http"] = "http"
+    """Streamable HTTP (the default when only `url` is set)."""
+    url: HttpUrl
+    """The MCP endpoint."""
+    headers: Mapping[str, str] = {}
+    """HTTP headers sent with every request (values may use ${VAR})."""
+
+
+class PythonToolingConfig(_Tooling):
+    """Host-native Python tools."""
+
+    needs = {"tools": Need('a python tooling needs tools = ["module:attribute", ...]', at_table=False)}
+
+    kind: Literal["python"]
+    """Host-native Python tools."""
+    tools: tuple[ModuleSpec, ...] = Field(min_length=1)
+    """Import paths of the tools: "module" or "module:attribute"."""
+    path: tuple[FilePath, ...] = ()
+    """Folders put in front of `sys.path` before importing (relative to the config file)."""
+    connect_timeout: ClassVar[float] = DEFAULT_CONNECT_TIMEOUT
+
+
+class MockToolingConfig(_Tooling, MockSpec):
+    """A scripted tooling, for tests without a server (see `host.config.mock`)."""
+
+    kind: Literal["mock"]
+    """Tools, resources and changes scripted in this table."""
+    connect_timeout: ClassVar[float] = DEFAULT_CONNECT_TIMEOUT
+
+    @property
+    def mock(self) -> MockSpec:
+        """The script: this table's tools, resources and updates."""
+        return self
+
+
+def _raw(value: Any, key: str, default: str) -> str:
+    """The tag `value` (a raw table or a model) gives under `key`, as text."""
+    found: object = value.get(key, default) if isinstance(value, dict) else getattr(value, key, default)
+    return found if isinstance(found, str) else repr(found)
+
+
+def _kind_of(value: Any) -> str | None:
+    """The `kind` of a tooling table; None when it is not a table."""
+    return _raw(value, "kind", "mcp") if isinstance(value, dict | _Tooling) else None
+
+
+def _transport_of(value: Any) -> str | None:
+    """The `transport` of an MCP tooling table: stdio, unless only `url` is set."""
+    if not isinstance(value, dict | _Tooling):
+        return None
+    http = isinstance(value, dict) and "url" in value and "command" not in value
+    return _raw(value, "transport", "http" if http else "stdio")
+
+
+McpToolingConfig = Annotated[
+    Annotated[StdioToolingConfig, Tag("stdio")] | Annotated[HttpToolingConfig, Tag("http")],
+    Discriminator(_transport_of, custom_error_type=f"{TAG_ERROR}transport", custom_error_message='"stdio" or "http"'),
+]
+"""An MCP server: stdio or HTTP, by `transport`."""
+
+ToolingConfig = Annotated[
+    Annotated[McpToolingConfig, Tag("mcp")]
+    | Annotated[PythonToolingConfig, Tag("python")]
+    | Annotated[MockToolingConfig, Tag("mock")],
+    Discriminator(_kind_of, custom_error_type=f"{TAG_ERROR}kind", custom_error_message=f"one of {', '.join(KINDS)}"),
+]
+"""One `[tooling.NAME]` table: its model by `kind` (and, for MCP, `transport`)."""

@@ -1,0 +1,174 @@
+"""Config as pydantic models: every problem of a file in one error, one model per tooling kind and
+transport, names and origins from the file, free JSON kept verbatim, and the package's imports.
+
+Provenance: issue 9, point 1 (frozen models with `extra="forbid"`, a discriminated union per kind
+and transport, `${VAR}` expansion as a pass over the raw tree, one formatter naming every problem).
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pydantic
+import pytest
+
+from host.config import (
+    HttpToolingConfig,
+    MockToolingConfig,
+    StdioToolingConfig,
+    default_config,
+    parse_config,
+    starter_config_text,
+)
+from host.config.starter import starter_template
+from host.errors import ConfigError
+
+FILE = Path("/etc/agent/agent-host.toml")
+
+
+def error_of(text: str, env: dict[str, str] | None = None) -> ConfigError:
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text, FILE, env or {})
+    return caught.value
+
+
+def test_a_file_with_three_mistakes_gets_one_error_naming_all_three() -> None:
+    error = error_of(
+        '[host]\nmemory = "lots"\n[tooling.a]\ncommand = "x"\ncomand = "y"\n[agents.w]\ntoolings = ["b"]\n'
+    )
+    lines = [line for line in str(error).splitlines() if not line.startswith("  hint: ")]
+    assert lines == [
+        f"{FILE}: host.memory: expected a size such as \"256MiB\" or a number of bytes, got 'lots'",
+        f"{FILE}: tooling.a.comand: unknown key",
+        f"{FILE}: agents.w: names tooling 'b', which is not defined",
+    ]
+    assert "  hint: known keys here: args, capabilities, command," in str(error)
+    assert "  hint: add a [tooling.b] table or remove it; defined: a" in str(error)
+    assert error.hint is None
+
+
+def test_a_single_mistake_keeps_its_hint_on_the_error() -> None:
+    error = error_of('[tooling.a]\ncommand = "x"\nretries = 3\n')
+    assert error.message == f"{FILE}: tooling.a.retries: unknown key"
+    assert error.hint is not None and error.hint.startswith("known keys here: args, capabilities, command")
+
+
+def test_unset_variables_and_invalid_values_are_reported_together() -> None:
+    message = str(error_of('[tooling.a]\ncommand = "${BIN}"\ntimeout = 0\nargs = ["${ARG}"]\n'))
+    assert f"{FILE}: tooling.a.command: environment variable BIN is not set" in message
+    assert f"{FILE}: tooling.a.args[0]: environment variable ARG is not set" in message
+    assert f"{FILE}: tooling.a.timeout: expected a number of seconds > 0, got 0" in message
+
+
+def test_every_item_of_a_list_is_checked() -> None:
+    message = str(error_of('[tooling.a]\ncommand = "x"\nargs = [1, "ok", true]\n'))
+    assert "tooling.a.args[0]: expected a string, got an integer (1)" in message
+    assert "tooling.a.args[2]: expected a string, got a boolean (True)" in message
+    assert "args[1]" not in message
+
+
+def test_a_tooling_that_is_not_a_table_is_named() -> None:
+    assert str(error_of("[tooling]\na = 3\n")) == f"{FILE}: tooling.a: expected a table, got an integer (3)"
+
+
+def test_a_dirs_entry_that_is_not_a_table_shows_an_example() -> None:
+    error = error_of('[agents.a]\ndirs = ["data"]\n')
+    assert error.message == f"{FILE}: agents.a.dirs[0]: expected a table, got a string ('data')"
+    assert error.hint == 'e.g. { host = "./data", guest = "/data" }'
+
+
+@pytest.mark.parametrize("name", ["mcp", "stdio", "python", "a.b"])
+def test_a_tooling_named_like_a_kind_or_transport_is_still_named_by_its_key(name: str) -> None:
+    message = str(error_of(f'[tooling."{name}"]\ncomand = "x"\n'))
+    assert message.splitlines()[0] == f"{FILE}: tooling.{name}: a stdio tooling needs `command`"
+    assert f"{FILE}: tooling.{name}.comand: unknown key" in message
+
+
+def test_an_mcp_tooling_is_either_stdio_or_http_and_has_only_its_own_keys() -> None:
+    config = parse_config(
+        '[tooling.s]\ncommand = "x"\n[tooling.h]\nurl = "https://h/mcp"\n[tooling.m]\nkind = "mock"\n', FILE, {}
+    )
+    stdio, http, mock = config.toolings["s"], config.toolings["h"], config.toolings["m"]
+    assert isinstance(stdio, StdioToolingConfig) and isinstance(http, HttpToolingConfig)
+    assert isinstance(mock, MockToolingConfig)
+    assert not hasattr(stdio, "url") and not hasattr(stdio, "headers")
+    assert not hasattr(http, "command") and not hasattr(http, "args")
+    assert "transport" not in MockToolingConfig.model_fields and mock.connect_timeout == 30.0
+
+
+def test_names_and_origins_come_from_the_file_not_from_keys() -> None:
+    config = parse_config('[tooling.t]\ncommand = "x"\n[agents.a]\ntoolings = ["t"]\n', FILE, {})
+    assert (config.toolings["t"].name, config.toolings["t"].origin) == ("t", f"{FILE} [tooling.t]")
+    assert (config.agents["a"].name, config.agents["a"].origin) == ("a", f"{FILE} [agents.a]")
+    assert config.host.origin == f"{FILE} [host]"
+    assert config.source == FILE and config.describe_source() == str(FILE)
+    assert "tooling.t.name: unknown key" in str(error_of('[tooling.t]\ncommand = "x"\nname = "u"\n'))
+    assert "agents.a.origin: unknown key" in str(error_of('[agents.a]\norigin = "elsewhere"\n'))
+
+
+def test_the_embedded_default_names_itself() -> None:
+    config = default_config()
+    assert config.toolings["demo"].origin == "embedded default [tooling.demo]"
+    assert config.host.origin == "embedded default [host]"
+    assert config.source is None and config.describe_source() == "the embedded default configuration"
+
+
+def test_models_are_frozen() -> None:
+    config = parse_config('[tooling.t]\ncommand = "x"\n', FILE, {})
+    with pytest.raises(pydantic.ValidationError, match="frozen"):
+        config.toolings["t"].timeout = 1.0
+
+
+def test_free_json_in_a_mock_script_is_kept_verbatim() -> None:
+    text = """
+[tooling.m]
+kind = "mock"
+[[tooling.m.tools]]
+name = "t"
+input_schema = { type = "object", description = "costs $$5 or ${PRICE}" }
+results = [{ structured = { price = "$$5 ${PRICE}" } }, { text = "$$5 ${PRICE:-free}" }]
+"""
+    tooling = parse_config(text, FILE, {}).toolings["m"]
+    assert isinstance(tooling, MockToolingConfig)
+    tool = tooling.mock.tools[0]
+    assert tool.input_schema["description"] == "costs $$5 or ${PRICE}"
+    assert tool.results[0].structured == {"price": "$$5 ${PRICE}"}
+    assert tool.results[1].text == "$5 free"
+
+
+def test_relative_paths_are_resolved_against_the_files_folder(tmp_path: Path) -> None:
+    text = '[host]\naudit_log = "a.jsonl"\n[tooling.p]\nkind = "python"\ntools = ["m"]\npath = ["src"]\n'
+    text += '[tooling.s]\ncommand = "x"\ncwd = "srv"\n[agents.a]\ncomponent = "/abs/guest"\n'
+    config = parse_config(text, tmp_path / "agent-host.toml", {})
+    assert config.host.audit_log == tmp_path / "a.jsonl"
+    python, stdio = config.toolings["p"], config.toolings["s"]
+    assert not isinstance(python, StdioToolingConfig | HttpToolingConfig | MockToolingConfig)
+    assert python.path == (tmp_path / "src",)
+    assert isinstance(stdio, StdioToolingConfig) and stdio.cwd == tmp_path / "srv"
+    assert config.agents["a"].component == Path("/abs/guest")
+
+
+def test_the_starter_text_is_the_package_data_file_and_guests_replace_its_example() -> None:
+    assert starter_config_text() == starter_template()
+    with_guests = starter_config_text([("demo", "guests/demo"), ("scout", "guests/scout")])
+    assert "# [agents.scout]" not in with_guests
+    assert '[agents.demo]\ncomponent = "guests/demo"' in with_guests
+    assert '[agents.scout]\ncomponent = "guests/scout"' in with_guests
+    assert with_guests.startswith(starter_template().split("# A named agent")[0])
+
+
+ALLOWED_IMPORTS = ("host.config", "host.errors", "pydantic", "pydantic_core", "tomli_w")
+
+
+def test_the_config_package_imports_nothing_of_the_host_but_errors() -> None:
+    folder = Path(__file__).parents[2] / "host" / "config"
+    for path in sorted(folder.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            names += [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+            for name in names:
+                top = name.split(".")[0]
+                allowed = name.startswith(ALLOWED_IMPORTS) or top in sys.stdlib_module_names
+                assert allowed, f"{path.name} imports {name}"
