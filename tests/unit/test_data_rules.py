@@ -11,8 +11,9 @@ import base64
 import pytest
 
 from host.errors import ErrorCode, ToolingError
+from host.model import CallResult, ResourceData
+from host.runtime.wit_values import guest_content
 from host.session import parse_arguments
-from host.toolings.base import CallResult, ResourceData
 
 
 def b64(data: bytes) -> str:
@@ -32,7 +33,7 @@ def b64(data: bytes) -> str:
     ],
 )
 def test_resource_content_follows_the_mime_type_rule(data: ResourceData, expected: str) -> None:
-    assert data.guest_content() == expected
+    assert guest_content(data) == expected
 
 
 def test_arguments_must_be_a_json_object() -> None:

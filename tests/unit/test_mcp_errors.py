@@ -14,6 +14,7 @@ from mcp.shared.exceptions import MCPError
 
 from host.config import ToolingConfig
 from host.errors import ErrorCode
+from host.model import Operation
 from host.toolings.mcp_connection import McpConnection
 from host.toolings.mcp_errors import connect_error, map_mcp_error
 
@@ -23,23 +24,23 @@ def mcp_error(code: int, message: str = "boom") -> MCPError:
 
 
 @pytest.mark.parametrize(
-    ("code", "what", "expected"),
+    ("code", "operation", "expected"),
     [
-        (-32000, "the call of tool 'x'", ErrorCode.UNAVAILABLE),
-        (-32001, "the call of tool 'x'", ErrorCode.TIMEOUT),
-        (-32601, "resources/list", ErrorCode.UNAVAILABLE),
-        (-32602, "the call of tool 'x'", ErrorCode.INVALID_ARGUMENTS),
-        (-32602, "the read of resource 'u'", ErrorCode.NOT_FOUND),
-        (-32002, "the read of resource 'u'", ErrorCode.NOT_FOUND),
-        (-32700, "tools/list", ErrorCode.PROTOCOL),
-        (-32600, "tools/list", ErrorCode.PROTOCOL),
-        (-32603, "the call of tool 'x'", ErrorCode.TOOL_FAILED),
-        (-32603, "tools/list", ErrorCode.PROTOCOL),
-        (-1, "tools/list", ErrorCode.PROTOCOL),
+        (-32000, Operation.CALL_TOOL, ErrorCode.UNAVAILABLE),
+        (-32001, Operation.CALL_TOOL, ErrorCode.TIMEOUT),
+        (-32601, Operation.LIST_RESOURCES, ErrorCode.UNAVAILABLE),
+        (-32602, Operation.CALL_TOOL, ErrorCode.INVALID_ARGUMENTS),
+        (-32602, Operation.READ_RESOURCE, ErrorCode.NOT_FOUND),
+        (-32002, Operation.READ_RESOURCE, ErrorCode.NOT_FOUND),
+        (-32700, Operation.LIST_TOOLS, ErrorCode.PROTOCOL),
+        (-32600, Operation.LIST_TOOLS, ErrorCode.PROTOCOL),
+        (-32603, Operation.CALL_TOOL, ErrorCode.TOOL_FAILED),
+        (-32603, Operation.LIST_TOOLS, ErrorCode.PROTOCOL),
+        (-1, Operation.LIST_TOOLS, ErrorCode.PROTOCOL),
     ],
 )
-def test_mcp_error_codes_map_to_guest_codes(code: int, what: str, expected: ErrorCode) -> None:
-    error = map_mcp_error(mcp_error(code), "demo", what, None)
+def test_mcp_error_codes_map_to_guest_codes(code: int, operation: Operation, expected: ErrorCode) -> None:
+    error = map_mcp_error(mcp_error(code), "demo", operation, "the operation", None)
     assert error.code is expected
     assert "tooling 'demo'" in error.message
 
