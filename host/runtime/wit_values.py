@@ -14,7 +14,7 @@ For this package's WIT that means:
 
 Records carry kebab-case attribute names (`mime-type`). The WIT contract's encoding rules live
 here too, such as `guest_content` (a resource's content: text for `text/*` or no MIME type,
-base64 otherwise). Imports only `model` and `errors` of the host (never the toolings or mcp).
+base64 otherwise; `tests/unit/test_wit_values.py`). Imports only `model` and `errors` of the host.
 """
 
 from __future__ import annotations

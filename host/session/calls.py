@@ -3,9 +3,9 @@
 `OpenCalls.start` returns a fresh UUID at once; the call runs as a task on the bridge loop, bounded
 by the tooling's `timeout` (`deadline.bounded`), and ends with exactly one final envelope in the
 guest's inbox (none when cancelled): the `CallOutcome`, or the `ToolingError` (a host bug becomes
-`internal`). The call is audited when it ends (`cancelled` when it was cancelled). Progress reports
-become `progress` envelopes. `cancel` cancels the task, which cancels the upstream request; a
-call is forgotten once its final envelope was received (`received`).
+`internal`). The call is audited when it ends, before its envelope is queued (`cancelled` when it
+was cancelled). Progress reports become `progress` envelopes. `cancel` cancels the task, which
+cancels the upstream request; a call is forgotten once its final envelope was received.
 
 `shape` turns a `CallResult` into what the guest sees: an `isError` result is `tool-failed` (the
 message its text, `data` the whole result as JSON); a value larger than `max_result_bytes` is
@@ -21,6 +21,7 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from host.bridge import Bridge
 from host.errors import ErrorCode, ToolingError
@@ -93,19 +94,21 @@ class OpenCalls:
 
         config = tooling.config
         what = f"tooling {tooling.name!r}: the call of tool {call.name!r}"
+        kind: Literal["tool-result", "error"] = "error"
+        payload: CallOutcome | ToolingError
         with self._audit.span(Operation.CALL_TOOL, tooling.name, call.name, call.arguments) as span:
             try:
                 run = functools.partial(tooling.call_tool, call.name, call.parsed, progress, agent=self._agent)
                 result = await bounded(config.timeout, what, request_hint(config), run)
-                inbox.push_final(call_id, "tool-result", shape(self._limits, call.name, call.arguments, result))
+                kind, payload = "tool-result", shape(self._limits, call.name, call.arguments, result)
             except ToolingError as exc:
-                span.fail(exc)
-                inbox.push_final(call_id, "error", exc)
+                payload = exc
             except Exception as exc:  # boundary: a host bug must reach the guest as an `internal` envelope
                 logger.exception("internal error in the call of %r (agent %s)", call.name, self._agent)
-                error = internal_error(f"the call of tool {call.name!r}", exc)
-                span.fail(error)
-                inbox.push_final(call_id, "error", error)
+                payload = internal_error(f"the call of tool {call.name!r}", exc)
+            if isinstance(payload, ToolingError):
+                span.fail(payload)
+        inbox.push_final(call_id, kind, payload)  # after the audit line: audited before the guest can see it
 
     def is_open(self, call_id: str) -> bool:
         return self._inbox.is_open(call_id)
