@@ -1,14 +1,11 @@
 """Every bounded wait of a session, in one place, with one message when a bound is reached.
 
-- `timed_out(what, seconds, hint)` is the one `timeout` error: "WHAT did not finish within N s
-  and was cancelled (HINT)". Every wait uses it: requests, connects, approvals, asynchronous calls
-  (`bounded`, on the loop) and the release of subscriptions.
-- `Deadline` is the end of the run's wall-clock limit (set by the runner): a wait that would
-  outlast it is shortened to it, and its hint then names the limit's key.
-- `LoopCalls` runs a coroutine on the bridge loop from the guest's thread, bounded by the above and
-  ended by the session's `Interrupt`; it raises only `ToolingError` (a host bug becomes `internal`,
-  logged with its traceback). `cleanup` is for releasing what a guest opened: it runs after the
-  run's end and after an interrupt too, bounded only by its own timeout.
+`timed_out` is the one `timeout` error ("WHAT did not finish within N s and was cancelled (HINT)"),
+used by requests, connects, approvals, asynchronous calls (`bounded`, on the loop) and releases.
+`Deadline` is the end of the run's wall-clock limit: a wait that would outlast it is shortened to
+it, and its hint names the limit's key. `LoopCalls` runs coroutines on the bridge loop from the
+guest's thread within those bounds, ended by the session's `Interrupt`, raising only `ToolingError`
+(a host bug becomes `internal`, logged); its `cleanup` runs even after the run's end or an interrupt.
 """
 
 from __future__ import annotations

@@ -1,24 +1,10 @@
 """`GuestSession`: what one running guest can do, as plain Python; the layer under the WIT imports.
 
-A session belongs to one guest and is used only from that guest's thread (but `interrupt`, which
-any thread may call). It keeps the guest's tooling handles (small integers, the `rep` of the WIT
-resource) and delegates: checks to `admission`, asynchronous calls to `calls`, subscriptions to
-`subscriptions`, every wait on the bridge loop to `deadline`, the audit log to `audit`.
-
-Contract:
-- Every method returns plain data or raises `ToolingError`; nothing else escapes. An unexpected
-  exception is logged with its traceback and becomes `ToolingError(internal)`.
-- The agent's `AgentPolicy` is enforced before anything leaves the host: a tooling it was not
-  granted is `denied` at `get`; tools and resources outside its allow-lists are left out of lists
-  (and of list events) and `denied` everywhere else; results and resource contents larger than
-  `max_result_bytes` are refused with `limit-exceeded`.
-- Every call, blocking or asynchronous, of every kind of tooling passes `Admission.admit` and then
-  `Admission.approve` before anything is sent; `call-tool` returns its id after these checks.
-- `drop(rep)` cancels what was opened through that handle; `close()` (the guest's run ended, by
-  returning or trapping) cancels everything, upstream too, and closes the inbox. Idempotent.
-- `interrupt(reason)` (host shutdown) ends the wait the guest is blocked in and refuses every
-  later operation with `cancelled`.
-- Every tooling operation is written to the audit log when one is configured (see `audit`).
+Used only from the guest's thread (but `interrupt`, from any thread). It keeps the guest's tooling
+handles (the `rep` of the WIT resource) and delegates: checks to `admission`, asynchronous calls to
+`calls`, subscriptions to `subscriptions`, waits on the bridge loop to `deadline`, the audit log to
+`audit`. Every method returns plain data or raises `ToolingError` (a host bug becomes `internal`);
+the agent's policy is enforced before anything leaves the host, and every operation is audited.
 """
 
 from __future__ import annotations
@@ -136,13 +122,15 @@ class GuestSession:
             self._cancel_where(lambda owner: owner != rep)
 
     def close(self) -> None:
-        """End of the guest's run: cancel everything it opened, upstream too. Idempotent."""
+        """End of the guest's run (it returned or trapped): cancel everything it opened, upstream
+        too, and close the inbox. Idempotent."""
         self._cancel_where(lambda owner: False)
         self._handles.clear()
         self.inbox.close()
 
     def interrupt(self, reason: str) -> None:
-        """From any thread: end the current wait and refuse later operations with `cancelled`."""
+        """From any thread (host shutdown): end the wait the guest is blocked in and refuse every
+        later operation with `cancelled`."""
         self._interrupt.fire(reason)
         self.inbox.close()
 
@@ -159,12 +147,15 @@ class GuestSession:
         return self.handle(rep).tooling.name
 
     def list_tools(self, rep: int) -> list[ToolSpec]:
+        """The tools of the tooling the agent may see (all pages, in the server's order)."""
         tooling = self.handle(rep).tooling
         with self._audit.span(Operation.LIST_TOOLS, tooling.name):
             tools = self._loop.request(tooling, "tools/list", tooling.list_tools)
             return self._admission.visible_tools(tooling.name, tools)
 
     def call_tool_blocking(self, rep: int, name: str, arguments: str) -> CallOutcome:
+        """Admit, approve and run a call, waiting for its outcome (see `admission` and `calls.shape`:
+        an `isError` result is `tool-failed`, one over `max_result_bytes` `limit-exceeded`)."""
         tooling = self.handle(rep).tooling
         with self._audit.span(Operation.CALL_TOOL_BLOCKING, tooling.name, name, arguments):
             call = self._admit(tooling, name, arguments)
@@ -173,12 +164,14 @@ class GuestSession:
             return shape(self.policy.limits, name, arguments, result)
 
     def list_resources(self, rep: int) -> list[ResourceSpec]:
+        """The resources of the tooling the agent may see."""
         tooling = self.handle(rep).tooling
         with self._audit.span(Operation.LIST_RESOURCES, tooling.name):
             resources = self._loop.request(tooling, "resources/list", tooling.list_resources)
             return self._admission.visible_resources(tooling.name, resources)
 
     def read_resource(self, rep: int, uri: str) -> ResourceData:
+        """Resource `uri`: `denied` outside the allow-lists, `limit-exceeded` over `max_result_bytes`."""
         tooling = self.handle(rep).tooling
         with self._audit.span(Operation.READ_RESOURCE, tooling.name, uri):
             self.policy.grants.check_resource(tooling.name, uri)
@@ -212,6 +205,7 @@ class GuestSession:
     # -- the asynchronous half ----------------------------------------------------------------
 
     def call_tool(self, rep: int, name: str, arguments: str) -> str:
+        """Admit and approve a call, start it and return its id (see `calls`); a refusal is raised."""
         tooling = self.handle(rep).tooling
         with self._audit.span(Operation.CALL_TOOL, tooling.name, name, arguments) as span:
             call_id = self._calls.start(rep, self._admit(tooling, name, arguments))
@@ -227,6 +221,7 @@ class GuestSession:
         return self._calls.cancel(call_id)
 
     def subscribe(self, rep: int, kind: SubscriptionKind, uri: str = "") -> str:
+        """Subscribe (to resource `uri` for kind `resource`) and return the id (see `subscriptions`)."""
         tooling = self.handle(rep).tooling
         with self._audit.span(SUBSCRIBE[kind], tooling.name, uri or None):
             return self._subscriptions.subscribe(rep, tooling, kind, uri)
@@ -236,6 +231,7 @@ class GuestSession:
         return self._subscriptions.unsubscribe(kind, sub_id)
 
     def recv(self, timeout_ms: int | None) -> Envelope | None:
+        """The next envelope, waiting up to `timeout_ms` (None: `max_wait`) but not past the run's end."""
         timeout = self.max_wait if timeout_ms is None else timeout_ms / 1000
         return self._received(self.inbox.recv(self._deadline.clamp(timeout)))
 

@@ -20,7 +20,7 @@ Contract:
 - The tool list is cached after listing (all pages) and dropped on `tools/list_changed`; a call
   naming a tool the cache lacks re-lists once: a tool still missing is `not-found` before any
   call is sent.
-- Lists stop after `MAX_PAGES` pages: a server whose cursor never ends gets `protocol`.
+- Lists stop after `mcp_wire.MAX_PAGES` pages: a server whose cursor never ends gets `protocol`.
 - The SDK's response cache is off: a read after a change must see the change.
 """
 
@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, ClassVar, Final, TypeVar
+from typing import ClassVar, Final, TypeVar
 
 import anyio
 import mcp_types as types
@@ -43,6 +43,7 @@ from mcp_types import CONNECTION_CLOSED
 from host.config import ToolingConfig
 from host.errors import ErrorCode, ToolingError
 from host.model import CallResult, JsonObject, Operation, ResourceData, ResourceSpec, ToolSpec
+from host.toolings import mcp_wire
 from host.toolings.base import Change, ConfiguredTooling, ProgressFn, WatchSet
 from host.toolings.mcp_connection import McpConnection
 from host.toolings.mcp_errors import (
@@ -56,9 +57,6 @@ from host.toolings.mcp_errors import (
 logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
-
-MAX_PAGES: Final = 1000
-"""Most pages read from one paginated list before the server is declared broken."""
 
 RECONNECT_FIRST: Final = 0.1
 """Seconds before the first retry after a failed attempt (and before an automatic reconnection)."""
@@ -186,14 +184,10 @@ class McpTooling(ConfiguredTooling):
     # -- tools and resources -----------------------------------------------------------------------
 
     async def list_tools(self) -> list[ToolSpec]:
-        async def fetch(client: Client) -> list[Any]:
-            async def page(cursor: str | None) -> tuple[list[Any], str | None]:
-                result = await client.list_tools(cursor=cursor)
-                return list(result.tools), result.next_cursor
+        async def fetch(client: Client) -> list[ToolSpec]:
+            return await mcp_wire.list_tools(self.name, client)
 
-            return await _all_pages(self.name, "tools/list", page)
-
-        specs = [_tool_spec(tool) for tool in await self._request(Operation.LIST_TOOLS, "tools/list", fetch)]
+        specs = await self._request(Operation.LIST_TOOLS, "tools/list", fetch)
         self._tools = {spec.name: spec for spec in specs}
         return specs
 
@@ -216,35 +210,20 @@ class McpTooling(ConfiguredTooling):
         async def call(client: Client) -> types.CallToolResult:
             return await client.call_tool(name, arguments, progress_callback=report)
 
-        result = await self._request(Operation.CALL_TOOL, f"the call of tool {name!r}", call)
-        dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        structured = dumped["structuredContent"] if result.structured_content is not None else None
-        return CallResult.from_content(dumped.get("content", []), structured=structured, is_error=bool(result.is_error))
+        return mcp_wire.call_result(await self._request(Operation.CALL_TOOL, f"the call of tool {name!r}", call))
 
     async def list_resources(self) -> list[ResourceSpec]:
-        async def fetch(client: Client) -> list[Any]:
-            async def page(cursor: str | None) -> tuple[list[Any], str | None]:
-                result = await client.list_resources(cursor=cursor)
-                return list(result.resources), result.next_cursor
+        async def fetch(client: Client) -> list[ResourceSpec]:
+            return await mcp_wire.list_resources(self.name, client)
 
-            return await _all_pages(self.name, "resources/list", page)
-
-        return [
-            ResourceSpec(uri=str(r.uri), name=r.name, description=r.description or None, mime_type=r.mime_type)
-            for r in await self._request(Operation.LIST_RESOURCES, "resources/list", fetch)
-        ]
+        return await self._request(Operation.LIST_RESOURCES, "resources/list", fetch)
 
     async def read_resource(self, uri: str) -> ResourceData:
         async def read(client: Client) -> types.ReadResourceResult:
             return await client.read_resource(uri)
 
         result = await self._request(Operation.READ_RESOURCE, f"the read of resource {uri!r}", read)
-        if not result.contents:
-            raise ToolingError(ErrorCode.PROTOCOL, f"{self._where()}: the server returned no content for {uri!r}")
-        chosen = next((c for c in result.contents if str(c.uri) == uri), result.contents[0])
-        if isinstance(chosen, types.TextResourceContents):
-            return ResourceData(uri=str(chosen.uri), mime_type=chosen.mime_type, text=chosen.text)
-        return ResourceData(uri=str(chosen.uri), mime_type=chosen.mime_type, blob=chosen.blob)
+        return mcp_wire.resource_data(self.name, uri, result)
 
     # -- watching ----------------------------------------------------------------------------------
 
@@ -311,13 +290,13 @@ class McpTooling(ConfiguredTooling):
             )
         for uri in sorted(watch.uris - conn.upstream):
             await self._request(
-                Operation.SUBSCRIBE_RESOURCE, f"resources/subscribe of {uri!r}", _legacy("subscribe", uri)
+                Operation.SUBSCRIBE_RESOURCE, f"resources/subscribe of {uri!r}", mcp_wire.legacy("subscribe", uri)
             )
             conn.upstream.add(uri)
         for uri in sorted(conn.upstream - watch.uris):
             conn.upstream.discard(uri)
             await self._request(
-                Operation.UNSUBSCRIBE_RESOURCE, f"resources/unsubscribe of {uri!r}", _legacy("unsubscribe", uri)
+                Operation.UNSUBSCRIBE_RESOURCE, f"resources/unsubscribe of {uri!r}", mcp_wire.legacy("unsubscribe", uri)
             )
 
     async def aclose(self) -> None:
@@ -329,44 +308,3 @@ class McpTooling(ConfiguredTooling):
 
 def _attempts(count: int) -> str:
     return "1 failed attempt" if count == 1 else f"{count} failed attempts"
-
-
-def _legacy(action: str, uri: str) -> Callable[[Client], Awaitable[object]]:
-    """A 2025-era resources/(un)subscribe request, sent without the SDK's deprecation warning."""
-
-    async def send(client: Client) -> object:
-        request: types.SubscribeRequest | types.UnsubscribeRequest
-        if action == "subscribe":
-            request = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri))
-        else:
-            request = types.UnsubscribeRequest(params=types.UnsubscribeRequestParams(uri=uri))
-        return await client.session.send_request(request, types.EmptyResult)
-
-    return send
-
-
-async def _all_pages(
-    tooling: str, method: str, fetch: Callable[[str | None], Awaitable[tuple[list[Any], str | None]]]
-) -> list[Any]:
-    """Every item of a paginated list; `fetch(cursor)` gives one page's items and the next cursor."""
-    items: list[Any] = []
-    cursor: str | None = None
-    for _ in range(MAX_PAGES):
-        page, cursor = await fetch(cursor)
-        items.extend(page)
-        if not cursor:
-            return items
-    raise ToolingError(
-        ErrorCode.PROTOCOL, f"tooling {tooling!r}: {method} did not end after {MAX_PAGES} pages (cursor never ends)"
-    )
-
-
-def _tool_spec(tool: types.Tool) -> ToolSpec:
-    annotations = tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else None
-    return ToolSpec(
-        name=tool.name,
-        description=tool.description,
-        input_schema=dict(tool.input_schema),
-        output_schema=dict(tool.output_schema) if tool.output_schema is not None else None,
-        annotations=annotations,
-    )

@@ -1,17 +1,11 @@
 """The one place where MCP failures become `ToolingError`s: tables keyed on exception type, JSON-RPC
 code and operation (in the manner of httpx's `HTTPCORE_EXC_MAP`), never on message text.
 
-- `RPC_ERRORS`: an MCP error response (or the SDK's synthetic ones), by (code, operation); an entry
-  for operation None applies to every operation; `RPC_DEFAULT` to codes not in the table.
-- `REQUEST_ERRORS`: other exceptions a request may raise (the connection went away, a reply that
-  does not conform to MCP), by type.
-- `CONNECT_ERRORS` (searched through the leaves of exception groups, in order) and
-  `HANDSHAKE_ERRORS` (for the first leaf when none matched): why a connection could not be made.
-
-Messages are written for the person who configured the tooling: they name the tooling, what was
-being done, the cause, and the config key (`origin`) to change. A stdio server's stderr tail is
-quoted when the server went away, because that is where it says why. Rules are `str.format`
-templates over the fields listed in `_Fields`.
+`RPC_ERRORS` maps an MCP error response by (code, operation), operation None meaning any;
+`REQUEST_ERRORS` other exceptions of a request by type; `CONNECT_ERRORS` / `HANDSHAKE_ERRORS` why a
+connection could not be made. Each `Rule` is a code and a `str.format` template. Messages name the
+tooling, what was being done, the cause and the config key to change; a stdio server's stderr tail
+is quoted when it went away, because that is where it says why.
 """
 
 from __future__ import annotations
