@@ -213,13 +213,13 @@ def _collect(target: Any, spec: str, config: ToolingConfig) -> list[BaseTool]:
 
 
 async def _prepare(tool: BaseTool, ctx: ToolContext) -> None:
-    """Run `tool.prepare(ctx)`: on the loop when async, else in a worker thread (none for the default)."""
+    """Run `tool.prepare(ctx)`: on the loop when it is async, else in a worker thread."""
     prepare = tool.prepare
     if inspect.iscoroutinefunction(prepare):
         pending = prepare(ctx)
         if pending is not None:
             await pending
-    elif getattr(prepare, "__func__", None) is not BaseTool.prepare:
+    else:
         await anyio.to_thread.run_sync(prepare, ctx)
 
 
