@@ -11,7 +11,7 @@ What a tool needs, first rule that applies:
    `read_only`, `destructiveHint` → `workspace_write`, `openWorldHint` → `network`;
 4. otherwise (no rule, or rules that yield nothing): `external_side_effect`.
 
-This module imports only `errors` and the tooling data types.
+This module imports only `config` (the capability names) and `model`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from host.config import CAPABILITIES as CAPABILITIES
-from host.toolings.base import ToolSpec
+from host.model import ToolSpec
 
 _HINTS: Final = {"readOnlyHint": "read_only", "destructiveHint": "workspace_write", "openWorldHint": "network"}
 

@@ -29,21 +29,19 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Literal
 
 from host.config import DEFAULT_INBOX_SIZE, DEFAULT_MAX_OPEN_CALLS, DEFAULT_MAX_SUBSCRIPTIONS
 from host.errors import ErrorCode, ToolingError
-
-EventKind = Literal[
-    "tool-result", "error", "progress", "resource-list-updated", "resource-updated", "tool-list-updated"
-]
-FINAL_KINDS: Final = frozenset({"tool-result", "error"})
+from host.model import FINAL_KINDS as FINAL_KINDS
+from host.model import Envelope as Envelope
+from host.model import EventKind as EventKind
+from host.model import Progress as Progress
 
 
 @dataclass
-class Envelope:
-    """An event with the id of the call or subscription it belongs to. `payload` is plain data:
-    a `CallOutcome`, `ToolingError`, `Progress`, `ResourceData` or a list of specs."""
+class _Slot:
+    """A queued event; coalescing replaces `kind`/`payload` in place, removal clears `live`."""
 
     id: str
     kind: EventKind
@@ -51,16 +49,9 @@ class Envelope:
     live: bool = True
 
 
-@dataclass(frozen=True)
-class Progress:
-    progress: float
-    total: float | None
-    message: str | None
-
-
 @dataclass
 class _Call:
-    progress: Envelope | None = None
+    progress: _Slot | None = None
     final_queued: bool = False
 
 
@@ -83,12 +74,12 @@ class Inbox:
         self.max_subscriptions = max_subscriptions
         self._lock = threading.Lock()
         self._arrived = threading.Condition(self._lock)
-        self._queue: deque[Envelope] = deque()
+        self._queue: deque[_Slot] = deque()
         self._live = 0
         self.peak = 0
         """Most envelopes queued at once so far (for tests and diagnostics)."""
         self._calls: dict[str, _Call] = {}
-        self._subscriptions: dict[str, Envelope | None] = {}
+        self._subscriptions: dict[str, _Slot | None] = {}
         self._closed = False
 
     # -- the guest's side ------------------------------------------------------------------------
@@ -201,37 +192,37 @@ class Inbox:
         if self._closed:
             raise ToolingError(ErrorCode.UNAVAILABLE, "the guest's inbox is closed (its run has ended)")
 
-    def _append(self, item_id: str, kind: EventKind, payload: object) -> Envelope:
-        envelope = Envelope(item_id, kind, payload)
-        self._queue.append(envelope)
+    def _append(self, item_id: str, kind: EventKind, payload: object) -> _Slot:
+        slot = _Slot(item_id, kind, payload)
+        self._queue.append(slot)
         self._live += 1
         self.peak = max(self.peak, self._live)
         assert self._live <= self.capacity, "inbox bound broken: admission control failed"
         self._arrived.notify()
-        return envelope
+        return slot
 
     def _pop(self) -> Envelope | None:
         while self._queue:
-            envelope = self._queue.popleft()
-            if not envelope.live:
+            slot = self._queue.popleft()
+            if not slot.live:
                 continue
-            envelope.live = False
+            slot.live = False
             self._live -= 1
-            if envelope.kind in FINAL_KINDS:
-                self._calls.pop(envelope.id, None)
-            elif envelope.kind == "progress":
-                call = self._calls.get(envelope.id)
-                if call is not None and call.progress is envelope:
+            if slot.kind in FINAL_KINDS:
+                self._calls.pop(slot.id, None)
+            elif slot.kind == "progress":
+                call = self._calls.get(slot.id)
+                if call is not None and call.progress is slot:
                     call.progress = None
-            elif self._subscriptions.get(envelope.id) is envelope:
-                self._subscriptions[envelope.id] = None
-            return envelope
+            elif self._subscriptions.get(slot.id) is slot:
+                self._subscriptions[slot.id] = None
+            return Envelope(slot.id, slot.kind, slot.payload)
         return None
 
     def _discard(self, item_id: str) -> None:
-        for envelope in self._queue:
-            if envelope.id == item_id and envelope.live:
-                envelope.live = False
+        for slot in self._queue:
+            if slot.id == item_id and slot.live:
+                slot.live = False
                 self._live -= 1
         if len(self._queue) > 2 * self._live + 64:
             self._queue = deque(e for e in self._queue if e.live)

@@ -23,6 +23,9 @@ and optionally (defaults in parentheses):
 was cancelled (the guest cancelled it, or its deadline passed), and `report_progress`. An async tool
 is cancelled with the call; a sync tool runs in a worker thread and should check `ctx.cancelled`.
 
+Subclass `BaseTool` to get the defaults of every optional part (or satisfy the protocol with any
+object: the host wraps such an object with `as_tool`, which supplies the same defaults).
+
 `@tool` turns a typed function into a tool: the schema comes from the parameters' type hints
 (`Annotated[int, Field(description=...)]` adds descriptions and constraints), the description from
 the docstring; a parameter annotated `ToolContext` receives the context.
@@ -35,17 +38,18 @@ the docstring; a parameter annotated `ToolContext` receives the context.
 
 from __future__ import annotations
 
+import abc
 import inspect
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, get_type_hints, overload, runtime_checkable
 
 import pydantic
 
-__all__ = ("FunctionTool", "Tool", "ToolContext", "ToolError", "tool")
+__all__ = ("BaseTool", "FunctionTool", "Tool", "ToolContext", "ToolError", "as_tool", "tool")
 
 
 class ToolError(Exception):
@@ -90,7 +94,81 @@ class ToolContext:
         return self.deadline - time.monotonic()
 
 
-class FunctionTool:
+class BaseTool(abc.ABC):
+    """A tool with the default of every optional part; subclasses set `name`, `description`,
+    `parameters_schema` and implement `execute` (see the module docstring)."""
+
+    name: str
+    description: str
+    parameters_schema: dict[str, Any]
+    is_builtin: bool = False
+    """Marks tools shipped with the host, for listings."""
+
+    @abc.abstractmethod
+    def execute(self, params: dict[str, Any], ctx: ToolContext) -> Any:
+        """Run the tool; sync (run in a worker thread) or async (run on the host's loop)."""
+
+    @property
+    def is_async(self) -> bool:
+        """Whether `execute` is a coroutine function (run on the loop rather than in a thread)."""
+        return inspect.iscoroutinefunction(self.execute)
+
+    def validate_arguments(self, params: dict[str, Any]) -> None:
+        """Refuse arguments beyond what the schema says by raising `ValueError` or `ToolError`."""
+        return None
+
+    def capabilities(self) -> Iterable[str] | None:
+        """The capabilities a call needs; None (or empty): none declared."""
+        return None
+
+    def approval_arguments(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The effective arguments shown to whoever approves a call."""
+        return params
+
+    def prepare(self, ctx: ToolContext) -> Awaitable[None] | None:
+        """Runs once before first use, sync or async; raising leaves the tool out."""
+        return None
+
+
+class _ProtocolTool(BaseTool):
+    """An object satisfying `Tool`, with the defaults for the optional parts it lacks.
+
+    The one place where optional parts are looked up by name: the object's own methods replace the
+    defaults (so an async `prepare` stays async); `capabilities` may be a method or a plain
+    collection, `is_async` and `is_builtin` plain attributes.
+    """
+
+    def __init__(self, tool: Tool) -> None:
+        self.tool = tool
+        self.name = tool.name
+        self.description = tool.description
+        self.parameters_schema = tool.parameters_schema
+        self.is_builtin = bool(getattr(tool, "is_builtin", False))
+        for optional in ("validate_arguments", "approval_arguments", "prepare"):
+            method = getattr(tool, optional, None)
+            if method is not None:
+                setattr(self, optional, method)
+
+    def execute(self, params: dict[str, Any], ctx: ToolContext) -> Any:
+        return self.tool.execute(params, ctx)
+
+    @property
+    def is_async(self) -> bool:
+        flag = getattr(self.tool, "is_async", None)
+        return flag if isinstance(flag, bool) else inspect.iscoroutinefunction(self.tool.execute)
+
+    def capabilities(self) -> Iterable[str] | None:
+        declared = getattr(self.tool, "capabilities", None)
+        found: Iterable[str] | None = declared() if callable(declared) else declared
+        return found
+
+
+def as_tool(candidate: Tool | BaseTool) -> BaseTool:
+    """`candidate` as a `BaseTool`: itself when it is one, else wrapped with the defaults."""
+    return candidate if isinstance(candidate, BaseTool) else _ProtocolTool(candidate)
+
+
+class FunctionTool(BaseTool):
     """A tool made from a typed function by `@tool`."""
 
     def __init__(

@@ -18,7 +18,7 @@ from wasmtime import StoreContext
 from wasmtime.component import Linker, LinkerInstance, Record, ResourceAny, ResourceHost, ResourceType, Variant
 
 from host.errors import ToolingError
-from host.inbox import Envelope
+from host.model import Envelope
 from host.runtime import wit_values
 from host.runtime.thread_state import host_function, session
 from host.session import SubscriptionKind

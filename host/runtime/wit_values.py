@@ -12,21 +12,22 @@ For this package's WIT that means:
 | `option<envelope>`                         | `None` or the record            |
 | `event`                                    | always `Variant(case, payload)` |
 
-Records carry kebab-case attribute names (`mime-type`). `tests/unit/test_wit_values.py` checks
-each shape against wasmtime's own type objects.
+Records carry kebab-case attribute names (`mime-type`). The WIT contract's encoding rules live
+here too, such as `guest_content` (a resource's content: text for `text/*` or no MIME type,
+base64 otherwise; `tests/unit/test_wit_values.py`). Imports only `model` and `errors` of the host.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from typing import Any
 
 from wasmtime.component import Record, Variant
 
 from host.errors import ToolingError
-from host.inbox import Envelope, Progress
-from host.session import CallOutcome
-from host.toolings import ResourceData, ResourceSpec, ToolSpec
+from host.model import CallOutcome, Envelope, Progress, ResourceData, ResourceSpec, ToolSpec
 
 
 def record(**fields: Any) -> Record:
@@ -59,7 +60,26 @@ def resource_info(spec: ResourceSpec) -> Record:
 
 
 def resource_content(data: ResourceData) -> Record:
-    return record(uri=data.uri, mime_type=data.mime_type, content=data.guest_content())
+    return record(uri=data.uri, mime_type=data.mime_type, content=guest_content(data))
+
+
+def guest_content(data: ResourceData) -> str:
+    """The content as the WIT contract gives it to a guest.
+
+    Text when the MIME type is absent or `text/*`, base64 of the bytes otherwise; a text
+    resource with a non-text type is encoded, a blob with a text type decoded (and kept as
+    base64 when it is not UTF-8, which the guest can tell from the MIME type it asked for).
+    """
+    textual = data.mime_type is None or data.mime_type.lower().startswith("text/")
+    if data.text is not None:
+        return data.text if textual else base64.b64encode(data.text.encode("utf-8")).decode("ascii")
+    blob = data.blob or ""
+    if not textual:
+        return blob
+    try:
+        return base64.b64decode(blob, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return blob
 
 
 def progress(report: Progress) -> Record:

@@ -1,4 +1,4 @@
-"""The tooling protocol every kind implements, and the plain data it speaks.
+"""The tooling protocol every kind implements, and `ConfiguredTooling`, the base every kind extends.
 
 A tooling lives on the bridge loop: every method is a coroutine run there, never on a guest
 thread. Methods raise `ToolingError` for every expected failure (unreachable server, unknown
@@ -13,15 +13,14 @@ This module imports neither wasmtime nor mcp.
 
 from __future__ import annotations
 
-import base64
-import binascii
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+import abc
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import ClassVar, Literal, Protocol
 
 from host.config import ToolingConfig
-
-JsonObject = dict[str, Any]
+from host.errors import ErrorCode, ToolingError
+from host.model import CallResult, JsonObject, ResourceData, ResourceSpec, ToolSpec
 
 
 class ProgressFn(Protocol):
@@ -29,76 +28,6 @@ class ProgressFn(Protocol):
     (a Python tool reports progress from its worker thread)."""
 
     def __call__(self, progress: float, total: float | None, message: str | None) -> None: ...
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """A tool as listed; schemas are parsed JSON objects."""
-
-    name: str
-    description: str | None
-    input_schema: JsonObject
-    output_schema: JsonObject | None = None
-    annotations: JsonObject | None = None
-    capabilities: frozenset[str] | None = None
-    """What the tool declares it needs (Python and mock tools); None: derive it (see `capabilities`)."""
-    builtin: bool = False
-    """A tool shipped with the host (a Python tool's `is_builtin`); shown in listings."""
-
-
-@dataclass(frozen=True)
-class ResourceSpec:
-    """A resource as listed."""
-
-    uri: str
-    name: str
-    description: str | None = None
-    mime_type: str | None = None
-
-
-@dataclass(frozen=True)
-class ResourceData:
-    """A resource's content: exactly one of `text` and `blob` (base64) is set."""
-
-    uri: str
-    mime_type: str | None
-    text: str | None = None
-    blob: str | None = None
-
-    def guest_content(self) -> str:
-        """The content as the WIT contract gives it to a guest.
-
-        Text when the MIME type is absent or `text/*`, base64 of the bytes otherwise; a text
-        resource with a non-text type is encoded, a blob with a text type decoded (and kept as
-        base64 when it is not UTF-8, which the guest can tell from the MIME type it asked for).
-        """
-        textual = self.mime_type is None or self.mime_type.lower().startswith("text/")
-        if self.text is not None:
-            return self.text if textual else base64.b64encode(self.text.encode("utf-8")).decode("ascii")
-        blob = self.blob or ""
-        if not textual:
-            return blob
-        try:
-            return base64.b64decode(blob, validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
-            return blob
-
-
-@dataclass
-class CallResult:
-    """A finished tool call in MCP's wire form: `content`, optional `structuredContent`, `isError`."""
-
-    value: JsonObject = field(default_factory=dict)
-
-    @property
-    def is_error(self) -> bool:
-        return bool(self.value.get("isError", False))
-
-    def text(self) -> str:
-        """The text blocks of `content`, joined by newlines."""
-        blocks = self.value.get("content", [])
-        texts = [b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
-        return "\n".join(t for t in texts if isinstance(t, str))
 
 
 @dataclass(frozen=True)
@@ -124,24 +53,6 @@ class Change:
 
 ChangeListener = Callable[[Change], None]
 """Called on the bridge loop; must not block."""
-
-
-class ConfiguredTooling:
-    """What every kind shares: its configuration, its name, and how messages name it."""
-
-    def __init__(self, config: ToolingConfig) -> None:
-        self._config = config
-
-    @property
-    def name(self) -> str:
-        return self._config.name
-
-    @property
-    def config(self) -> ToolingConfig:
-        return self._config
-
-    def _where(self) -> str:
-        return f"tooling {self.name!r}"
 
 
 class Tooling(Protocol):
@@ -202,3 +113,97 @@ class Tooling(Protocol):
     async def aclose(self) -> None:
         """Close the connection; idempotent; bounded in time."""
         ...
+
+
+class ConfiguredTooling(abc.ABC):
+    """What every kind shares: its configuration and name, how messages name it, the one message
+    for an unknown tool, the change listener, and defaults for the optional parts.
+
+    A kind implements `list_tools`, `cached_tool_spec` and `call_tool`. The defaults suit a kind
+    without resources whose tool list never changes: no resources (reading one is `not-found`,
+    watching one `unavailable`; list subscriptions are accepted and stay silent), arguments shown
+    to approvers as they are, nothing to connect or close.
+    """
+
+    kind: ClassVar[str]
+
+    def __init__(self, config: ToolingConfig) -> None:
+        self._config = config
+        self._listener: ChangeListener | None = None
+
+    @property
+    def name(self) -> str:
+        return self._config.name
+
+    @property
+    def config(self) -> ToolingConfig:
+        return self._config
+
+    def _where(self) -> str:
+        """How messages name this tooling."""
+        return f"tooling {self.name!r}"
+
+    # -- tools -------------------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def list_tools(self) -> list[ToolSpec]: ...
+
+    @abc.abstractmethod
+    def cached_tool_spec(self, name: str) -> ToolSpec | None: ...
+
+    @abc.abstractmethod
+    async def call_tool(
+        self, name: str, arguments: JsonObject, progress: ProgressFn | None = None, *, agent: str = ""
+    ) -> CallResult: ...
+
+    async def tool_spec(self, name: str) -> ToolSpec:
+        """The tool `name`: from the cache, else from a fresh listing; `unknown_tool` otherwise."""
+        spec = self.cached_tool_spec(name)
+        if spec is not None:
+            return spec
+        specs = await self.list_tools()
+        for spec in specs:
+            if spec.name == name:
+                return spec
+        raise self.unknown_tool(name, [spec.name for spec in specs])
+
+    def unknown_tool(self, name: str, known: Iterable[str]) -> ToolingError:
+        """The `not-found` error for a tool this tooling does not offer; `known` are the tools it has."""
+        return ToolingError(
+            ErrorCode.NOT_FOUND, f"{self._where()} has no tool {name!r}; its tools are: {', '.join(known) or '(none)'}"
+        )
+
+    def approval_view(self, name: str, arguments: JsonObject) -> JsonObject:
+        return arguments
+
+    # -- resources and changes -----------------------------------------------------------------------
+
+    async def connect(self) -> None:
+        return None
+
+    async def list_resources(self) -> list[ResourceSpec]:
+        await self.connect()
+        return []
+
+    async def read_resource(self, uri: str) -> ResourceData:
+        raise ToolingError(
+            ErrorCode.NOT_FOUND, f"{self._where()} has no resources (it is a {self.kind} tooling): {uri!r}"
+        )
+
+    def set_listener(self, listener: ChangeListener) -> None:
+        self._listener = listener
+
+    def _changed(self, change: Change) -> None:
+        """Report `change` to the listener, if one is registered (on the loop)."""
+        if self._listener is not None:
+            self._listener(change)
+
+    async def set_watch(self, watch: WatchSet) -> None:
+        if watch.uris:
+            raise ToolingError(
+                ErrorCode.UNAVAILABLE,
+                f"{self._where()} has no resources to subscribe to (it is a {self.kind} tooling)",
+            )
+
+    async def aclose(self) -> None:
+        return None

@@ -20,7 +20,7 @@ Contract:
 - The tool list is cached after listing (all pages) and dropped on `tools/list_changed`; a call
   naming a tool the cache lacks re-lists once: a tool still missing is `not-found` before any
   call is sent.
-- Lists stop after `MAX_PAGES` pages: a server whose cursor never ends gets `protocol`.
+- Lists stop after `mcp_wire.MAX_PAGES` pages: a server whose cursor never ends gets `protocol`.
 - The SDK's response cache is off: a read after a change must see the change.
 """
 
@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import ClassVar, Final, TypeVar
 
 import anyio
 import mcp_types as types
@@ -39,31 +39,24 @@ from mcp.client.session import IncomingMessage
 from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated, ServerEvent, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
-from pydantic import ValidationError
 
 from host.config import McpToolingConfig
 from host.errors import ErrorCode, ToolingError
-from host.toolings.base import (
-    CallResult,
-    Change,
-    ChangeListener,
-    ConfiguredTooling,
-    JsonObject,
-    ProgressFn,
-    ResourceData,
-    ResourceSpec,
-    ToolSpec,
-    WatchSet,
-)
+from host.model import CallResult, JsonObject, Operation, ResourceData, ResourceSpec, ToolSpec
+from host.toolings import mcp_wire
+from host.toolings.base import Change, ConfiguredTooling, ProgressFn, WatchSet
 from host.toolings.mcp_connection import McpConnection
-from host.toolings.mcp_errors import first_line, lost_error, map_mcp_error, stderr_hint
+from host.toolings.mcp_errors import (
+    LOSS_EXCEPTIONS,
+    REQUEST_EXCEPTIONS,
+    protocol_violation,
+    request_error,
+    stderr_hint,
+)
 
 logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
-
-MAX_PAGES: Final = 1000
-"""Most pages read from one paginated list before the server is declared broken."""
 
 RECONNECT_FIRST: Final = 0.1
 """Seconds before the first retry after a failed attempt (and before an automatic reconnection)."""
@@ -72,7 +65,7 @@ RECONNECT_FIRST: Final = 0.1
 class McpTooling(ConfiguredTooling):
     """A tooling backed by one MCP server connection (see the module docstring)."""
 
-    kind: Final = "mcp"
+    kind: ClassVar[str] = "mcp"
     _config: McpToolingConfig
 
     def __init__(self, config: McpToolingConfig, *, nursery: TaskGroup, log_dir: Path) -> None:
@@ -83,7 +76,6 @@ class McpTooling(ConfiguredTooling):
         self._sync_lock = anyio.Lock()
         self._conn: McpConnection | None = None
         self._tools: dict[str, ToolSpec] | None = None
-        self._listener: ChangeListener | None = None
         self._watch = WatchSet()
         self._reconnecting = False
         self._closed = False
@@ -163,8 +155,7 @@ class McpTooling(ConfiguredTooling):
                     logger.info("%s: reconnecting failed: %s", self._where(), exc)
                     continue
                 logger.info("%s: reconnected; subscriptions restored", self._where())
-                if self._listener is not None:
-                    self._listener(Change("reconnected"))
+                self._changed(Change("reconnected"))
                 return
         finally:
             self._reconnecting = False
@@ -174,59 +165,36 @@ class McpTooling(ConfiguredTooling):
         assert self._conn is not None
         return self._conn.client
 
-    async def _request(self, what: str, request: Callable[[Client], Awaitable[_T]]) -> _T:
-        """Run one request on the connection, mapping every failure to a ToolingError."""
+    async def _request(self, operation: Operation, what: str, request: Callable[[Client], Awaitable[_T]]) -> _T:
+        """Run one request of `operation` (`what`, for messages) on the connection, mapping every
+        failure to a ToolingError by the tables of `mcp_errors`; a lost connection is marked lost."""
         client = await self._client()
         conn = self._conn
         try:
             return await request(client)
-        except MCPError as exc:
-            if exc.error.code == CONNECTION_CLOSED and conn is not None:
-                conn.lost(f"{what} failed: connection closed")
-                if conn.protocol_violation is not None:
-                    raise ToolingError(
-                        ErrorCode.PROTOCOL,
-                        f"{self._where()}: the server broke the protocol during {what}: it wrote a line that is not "
-                        f"JSON-RPC on stdout ({conn.protocol_violation}); the connection was closed and the next "
-                        "request reconnects",
-                    ) from None
-            raise map_mcp_error(exc, self.name, what, conn) from None
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
+        except REQUEST_EXCEPTIONS as exc:
             if conn is not None:
-                conn.lost(f"{what} failed: {type(exc).__name__}")
-            raise lost_error(self.name, what, conn, exc) from None
-        except ValidationError as exc:
-            raise ToolingError(
-                ErrorCode.PROTOCOL,
-                f"{self._where()}: the server's reply to {what} does not conform to MCP: {first_line(exc)}",
-            ) from None
+                if isinstance(exc, MCPError) and exc.error.code == CONNECTION_CLOSED:
+                    conn.lost(f"{what} failed: connection closed")
+                    if conn.protocol_violation is not None:
+                        raise protocol_violation(self.name, what, conn.protocol_violation) from None
+                elif isinstance(exc, LOSS_EXCEPTIONS):
+                    conn.lost(f"{what} failed: {type(exc).__name__}")
+            raise request_error(exc, self.name, operation, what, conn) from None
 
     # -- tools and resources -----------------------------------------------------------------------
 
     async def list_tools(self) -> list[ToolSpec]:
-        async def fetch(client: Client) -> list[Any]:
-            return await _all_pages(self.name, "tools/list", lambda cursor: client.list_tools(cursor=cursor))
+        async def fetch(client: Client) -> list[ToolSpec]:
+            return await mcp_wire.list_tools(self.name, client)
 
-        specs = [_tool_spec(tool) for tool in await self._request("tools/list", fetch)]
+        specs = await self._request(Operation.LIST_TOOLS, "tools/list", fetch)
         self._tools = {spec.name: spec for spec in specs}
         return specs
 
     def cached_tool_spec(self, name: str) -> ToolSpec | None:
         tools = self._tools
         return tools.get(name) if tools is not None else None
-
-    async def tool_spec(self, name: str) -> ToolSpec:
-        if self._tools is not None and name in self._tools:
-            return self._tools[name]
-        specs = await self.list_tools()
-        for spec in specs:
-            if spec.name == name:
-                return spec
-        known = ", ".join(spec.name for spec in specs) or "(none)"
-        raise ToolingError(ErrorCode.NOT_FOUND, f"{self._where()} has no tool {name!r}; its tools are: {known}")
-
-    def approval_view(self, name: str, arguments: JsonObject) -> JsonObject:
-        return arguments
 
     async def call_tool(
         self, name: str, arguments: JsonObject, progress: ProgressFn | None = None, *, agent: str = ""
@@ -243,45 +211,27 @@ class McpTooling(ConfiguredTooling):
         async def call(client: Client) -> types.CallToolResult:
             return await client.call_tool(name, arguments, progress_callback=report)
 
-        result = await self._request(f"the call of tool {name!r}", call)
-        dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        wire: JsonObject = {"content": dumped.get("content", [])}
-        if result.structured_content is not None:
-            wire["structuredContent"] = dumped["structuredContent"]
-        wire["isError"] = bool(result.is_error)
-        return CallResult(wire)
+        return mcp_wire.call_result(await self._request(Operation.CALL_TOOL, f"the call of tool {name!r}", call))
 
     async def list_resources(self) -> list[ResourceSpec]:
-        async def fetch(client: Client) -> list[Any]:
-            return await _all_pages(self.name, "resources/list", lambda cursor: client.list_resources(cursor=cursor))
+        async def fetch(client: Client) -> list[ResourceSpec]:
+            return await mcp_wire.list_resources(self.name, client)
 
-        return [
-            ResourceSpec(uri=str(r.uri), name=r.name, description=r.description or None, mime_type=r.mime_type)
-            for r in await self._request("resources/list", fetch)
-        ]
+        return await self._request(Operation.LIST_RESOURCES, "resources/list", fetch)
 
     async def read_resource(self, uri: str) -> ResourceData:
         async def read(client: Client) -> types.ReadResourceResult:
             return await client.read_resource(uri)
 
-        result = await self._request(f"the read of resource {uri!r}", read)
-        if not result.contents:
-            raise ToolingError(ErrorCode.PROTOCOL, f"{self._where()}: the server returned no content for {uri!r}")
-        chosen = next((c for c in result.contents if str(c.uri) == uri), result.contents[0])
-        if isinstance(chosen, types.TextResourceContents):
-            return ResourceData(uri=str(chosen.uri), mime_type=chosen.mime_type, text=chosen.text)
-        return ResourceData(uri=str(chosen.uri), mime_type=chosen.mime_type, blob=chosen.blob)
+        result = await self._request(Operation.READ_RESOURCE, f"the read of resource {uri!r}", read)
+        return mcp_wire.resource_data(self.name, uri, result)
 
     # -- watching ----------------------------------------------------------------------------------
-
-    def set_listener(self, listener: ChangeListener) -> None:
-        self._listener = listener
 
     def _changed(self, change: Change) -> None:
         if change.kind == "tools":
             self._tools = None
-        if self._listener is not None:
-            self._listener(change)
+        super()._changed(change)
 
     async def _on_message(self, message: IncomingMessage) -> None:
         """2025 era: change notifications arrive as plain server notifications."""
@@ -340,11 +290,15 @@ class McpTooling(ConfiguredTooling):
                 ErrorCode.UNAVAILABLE, f"{self._where()}: the server cannot notify {' or '.join(missing)}"
             )
         for uri in sorted(watch.uris - conn.upstream):
-            await self._request(f"resources/subscribe of {uri!r}", _legacy("subscribe", uri))
+            await self._request(
+                Operation.SUBSCRIBE_RESOURCE, f"resources/subscribe of {uri!r}", mcp_wire.legacy("subscribe", uri)
+            )
             conn.upstream.add(uri)
         for uri in sorted(conn.upstream - watch.uris):
             conn.upstream.discard(uri)
-            await self._request(f"resources/unsubscribe of {uri!r}", _legacy("unsubscribe", uri))
+            await self._request(
+                Operation.UNSUBSCRIBE_RESOURCE, f"resources/unsubscribe of {uri!r}", mcp_wire.legacy("unsubscribe", uri)
+            )
 
     async def aclose(self) -> None:
         self._closed = True
@@ -355,42 +309,3 @@ class McpTooling(ConfiguredTooling):
 
 def _attempts(count: int) -> str:
     return "1 failed attempt" if count == 1 else f"{count} failed attempts"
-
-
-def _legacy(action: str, uri: str) -> Callable[[Client], Awaitable[object]]:
-    """A 2025-era resources/(un)subscribe request, sent without the SDK's deprecation warning."""
-
-    async def send(client: Client) -> object:
-        request: types.SubscribeRequest | types.UnsubscribeRequest
-        if action == "subscribe":
-            request = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri))
-        else:
-            request = types.UnsubscribeRequest(params=types.UnsubscribeRequestParams(uri=uri))
-        return await client.session.send_request(request, types.EmptyResult)
-
-    return send
-
-
-async def _all_pages(tooling: str, method: str, fetch: Callable[[str | None], Awaitable[Any]]) -> list[Any]:
-    items: list[Any] = []
-    cursor: str | None = None
-    for _ in range(MAX_PAGES):
-        page = await fetch(cursor)
-        items.extend(page.tools if method == "tools/list" else page.resources)
-        cursor = page.next_cursor
-        if not cursor:
-            return items
-    raise ToolingError(
-        ErrorCode.PROTOCOL, f"tooling {tooling!r}: {method} did not end after {MAX_PAGES} pages (cursor never ends)"
-    )
-
-
-def _tool_spec(tool: types.Tool) -> ToolSpec:
-    annotations = tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else None
-    return ToolSpec(
-        name=tool.name,
-        description=tool.description,
-        input_schema=dict(tool.input_schema),
-        output_schema=dict(tool.output_schema) if tool.output_schema is not None else None,
-        annotations=annotations,
-    )

@@ -22,16 +22,17 @@ Contract:
   `upstream` holds the URIs subscribed with `resources/subscribe`.
 - `close()` is bounded: after `CLOSE_GRACE` seconds the owner is cancelled (the SDK's own stdio
   shutdown is shielded and bounded, and kills the process tree).
+
+The watched receive stream is `mcp_stream`; one listen stream is `mcp_listen`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import Callable
+from contextlib import AsyncExitStack
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Final, TextIO
+from typing import Final, TextIO
 
 import anyio
 import httpx2
@@ -40,15 +41,15 @@ from mcp.client import Transport
 from mcp.client.session import MessageHandlerFnT
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.client.subscriptions import ServerEvent, SubscriptionLost
-from mcp.shared.message import SessionMessage
-from mcp_types import SubscriptionFilter
+from mcp.client.subscriptions import ServerEvent
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from host.config import McpToolingConfig
-from host.errors import ErrorCode, ToolingError
+from host.errors import ToolingError
 from host.toolings.base import WatchSet
-from host.toolings.mcp_errors import STDERR_TAIL, connect_error, first_line
+from host.toolings.mcp_errors import STDERR_TAIL, connect_error
+from host.toolings.mcp_listen import Listen
+from host.toolings.mcp_stream import offending_input, signal_end
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +89,7 @@ class McpConnection:
         """What the server wrote that is not JSON-RPC, when it did."""
         self.upstream: set[str] = set()
         """2025 era: URIs subscribed with resources/subscribe on this connection."""
-        self._listen: _Listen | None = None
+        self._listen: Listen | None = None
 
     @property
     def client(self) -> Client:
@@ -147,7 +148,7 @@ class McpConnection:
         mode = "legacy" if config.protocol == "2025-11-25" else "auto"
         on_garbage = self._garbage if config.transport == "stdio" else None
         client = Client(
-            _signal_end(transport, self._stream_ended, on_garbage),
+            signal_end(transport, self._stream_ended, on_garbage),
             cache=None,
             message_handler=self._on_message,
             mode=mode,
@@ -159,7 +160,7 @@ class McpConnection:
 
     def _garbage(self, exc: Exception) -> None:
         if self.protocol_violation is None:
-            self.protocol_violation = _offending_input(exc)
+            self.protocol_violation = offending_input(exc)
         self.lost(f"the server wrote a line that is not JSON-RPC on stdout: {self.protocol_violation}")
 
     def lost(self, reason: str) -> None:
@@ -209,7 +210,7 @@ class McpConnection:
         """
         old = self._listen
         if watch:
-            new = _Listen(self, watch, on_event)
+            new = Listen(self, watch, on_event)
             nursery.start_soon(new.run, name=f"mcp-listen-{self.config.name}")
             with anyio.move_on_after(ack_within):
                 await new.acked.wait()
@@ -221,155 +222,3 @@ class McpConnection:
             self._listen = None
         if old is not None:
             old.stop()
-
-
-class _Listen:
-    """One `subscriptions/listen` stream, run by its own task."""
-
-    def __init__(self, conn: McpConnection, watch: WatchSet, on_event: OnEvent) -> None:
-        self.conn = conn
-        self.watch = watch
-        self._on_event = on_event
-        self.acked = anyio.Event()
-        self.error: BaseException | None = None
-        self.honored: SubscriptionFilter | None = None
-        self._scope: anyio.CancelScope | None = None
-        self._stopping = False
-
-    async def run(self) -> None:
-        watch = self.watch
-        try:
-            with anyio.CancelScope() as scope:
-                self._scope = scope
-                async with self.conn.client.listen(
-                    tools_list_changed=watch.tool_list,
-                    resources_list_changed=watch.resource_list,
-                    resource_subscriptions=sorted(watch.uris),
-                ) as subscription:
-                    self.honored = subscription.honored
-                    missing = _not_honoured(watch, subscription.honored)
-                    if missing:
-                        self.error = ToolingError(
-                            ErrorCode.UNAVAILABLE,
-                            f"tooling {self.conn.config.name!r}: the server does not honour subscriptions to {missing}",
-                        )
-                        return
-                    self.acked.set()
-                    async for event in subscription:
-                        self._on_event(event)
-                if not self._stopping:
-                    self.conn.lost("the server closed the subscription stream")
-        except SubscriptionLost:
-            if self.acked.is_set() and not self._stopping:
-                self.conn.lost("the subscription stream was lost")
-            elif not self.acked.is_set():
-                self.error = SubscriptionLost("the stream ended before the server acknowledged it")
-        except Exception as exc:  # boundary: a failing listen becomes an error for the subscriber or a lost connection
-            if not self.acked.is_set():
-                self.error = exc
-            elif not self._stopping:
-                self.conn.lost(f"the subscription stream failed: {exc!r}")
-        finally:
-            self.acked.set()
-
-    def stop(self) -> None:
-        self._stopping = True
-        if self._scope is not None:
-            self._scope.cancel()
-
-    def failure(self, timeout: float) -> ToolingError:
-        name = self.conn.config.name
-        if isinstance(self.error, ToolingError):
-            return self.error
-        if self.error is None:
-            return ToolingError(
-                ErrorCode.TIMEOUT,
-                f"tooling {name!r}: the server did not acknowledge the subscription within {timeout:g} s",
-            )
-        return ToolingError(
-            ErrorCode.UNAVAILABLE, f"tooling {name!r}: the server refused the subscription: {first_line(self.error)}"
-        )
-
-
-def _not_honoured(watch: WatchSet, honored: SubscriptionFilter) -> str:
-    missing = []
-    if watch.tool_list and not honored.tools_list_changed:
-        missing.append("tool list changes")
-    if watch.resource_list and not honored.resources_list_changed:
-        missing.append("resource list changes")
-    absent = watch.uris - set(honored.resource_subscriptions or ())
-    missing += sorted(absent)
-    return ", ".join(missing)
-
-
-ReadStream = Any
-"""The SDK's transport receive stream (its protocol type lives in a private module)."""
-
-
-def _offending_input(exc: Exception) -> str:
-    """The text a server wrote that failed to parse, shortened for a message."""
-    errors = getattr(exc, "errors", None)
-    if callable(errors):
-        try:
-            raw = errors()[0].get("input")
-        except (IndexError, TypeError, AttributeError):
-            raw = None
-        if isinstance(raw, str | bytes):
-            text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
-            return repr(text[:120])
-    return first_line(exc)
-
-
-@asynccontextmanager
-async def _signal_end(
-    transport: Transport, on_end: Callable[[], None], on_garbage: Callable[[Exception], None] | None
-) -> AsyncIterator[tuple[Any, Any]]:
-    """The transport, with a receive stream that reports its end and unparseable lines."""
-    async with transport as (read, write):
-        yield _EndSignal(read, on_end, on_garbage), write
-
-
-class _EndSignal:
-    """A `ReadStream` that calls `on_end` when the stream ends or breaks (the server went away), and
-    `on_garbage` for an item that is an exception (a line the transport could not parse)."""
-
-    def __init__(
-        self, inner: ReadStream, on_end: Callable[[], None], on_garbage: Callable[[Exception], None] | None
-    ) -> None:
-        self._inner = inner
-        self._on_end = on_end
-        self._on_garbage = on_garbage
-
-    @property
-    def last_context(self) -> object:
-        return getattr(self._inner, "last_context", None)
-
-    async def receive(self) -> SessionMessage | Exception:
-        try:
-            item: SessionMessage | Exception = await self._inner.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self._on_end()
-            raise
-        if isinstance(item, Exception) and self._on_garbage is not None:
-            self._on_garbage(item)
-        return item
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    def __aiter__(self) -> _EndSignal:
-        return self
-
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> _EndSignal:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()

@@ -1,14 +1,20 @@
-"""The one place where MCP failures become `ToolingError`s: error numbers, transport exceptions.
+"""The one place where MCP failures become `ToolingError`s: tables keyed on exception type, JSON-RPC
+code and operation (in the manner of httpx's `HTTPCORE_EXC_MAP`), never on message text.
 
-Messages are written for the person who configured the tooling: they name the tooling, what was
-being done, the cause, and the config key (`origin`) to change. A stdio server's stderr tail is
-quoted when the server went away, because that is where it says why.
+`RPC_ERRORS` maps an MCP error response by (code, operation), operation None meaning any;
+`REQUEST_ERRORS` other exceptions of a request by type; `CONNECT_ERRORS` / `HANDSHAKE_ERRORS` why a
+connection could not be made. Each `Rule` is a code and a `str.format` template. Messages name the
+tooling, what was being done, the cause and the config key to change; a stdio server's stderr tail
+is quoted when it went away, because that is where it says why.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Final, Protocol
 
+import anyio
 import httpx2
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
@@ -22,8 +28,9 @@ from mcp_types import (
 )
 from pydantic import ValidationError
 
-from host.config import McpToolingConfig
+from host.config import HttpToolingConfig, McpToolingConfig, StdioToolingConfig
 from host.errors import ErrorCode, ToolingError
+from host.model import Operation
 
 RESOURCE_NOT_FOUND: Final = -32002
 """The MCP spec's error for an unknown resource URI."""
@@ -39,6 +46,133 @@ class ServerLog(Protocol):
     def config(self) -> McpToolingConfig: ...
 
     def stderr_tail(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How one kind of failure reaches the guest: its code and a message template."""
+
+    code: ErrorCode
+    message: str
+
+    def error(self, fields: Mapping[str, object]) -> ToolingError:
+        return ToolingError(self.code, self.message.format_map(fields))
+
+
+class _Fields(dict[str, object]):
+    """Template fields; `stderr` (the server's stderr tail, as a hint) is read only when used."""
+
+    def __init__(self, conn: ServerLog | None, **fields: object) -> None:
+        super().__init__(fields)
+        self._conn = conn
+
+    def __missing__(self, key: str) -> object:
+        if key == "stderr":
+            self[key] = stderr_hint(self._conn)
+            return self[key]
+        raise KeyError(key)
+
+
+_LOST: Final = Rule(
+    ErrorCode.UNAVAILABLE,
+    "{where}: the connection was lost during {what} ({type}){stderr}; the next request reconnects",
+)
+
+RPC_ERRORS: Final[Mapping[tuple[int, Operation | None], Rule]] = {
+    (CONNECTION_CLOSED, None): Rule(
+        ErrorCode.UNAVAILABLE,
+        "{where}: the server closed the connection during {what}{stderr}; the next request reconnects",
+    ),
+    (REQUEST_TIMEOUT, None): Rule(ErrorCode.TIMEOUT, "{where}: {what} timed out: {message}"),
+    (METHOD_NOT_FOUND, None): Rule(ErrorCode.UNAVAILABLE, "{where}: the server does not offer {what}: {message}"),
+    # resources/read has one parameter, the URI: an invalid one is a resource that is not there.
+    (RESOURCE_NOT_FOUND, Operation.READ_RESOURCE): Rule(
+        ErrorCode.NOT_FOUND, "{where}: {message} (list the resources to see valid URIs)"
+    ),
+    (INVALID_PARAMS, Operation.READ_RESOURCE): Rule(
+        ErrorCode.NOT_FOUND, "{where}: {message} (list the resources to see valid URIs)"
+    ),
+    (INVALID_PARAMS, None): Rule(ErrorCode.INVALID_ARGUMENTS, "{where}: the server rejected {what}: {message}"),
+    (PARSE_ERROR, None): Rule(ErrorCode.PROTOCOL, "{where}: protocol error in {what}: {message}"),
+    (INVALID_REQUEST, None): Rule(ErrorCode.PROTOCOL, "{where}: protocol error in {what}: {message}"),
+    (INTERNAL_ERROR, Operation.CALL_TOOL): Rule(ErrorCode.TOOL_FAILED, "{where}: the server failed {what}: {message}"),
+}
+
+RPC_DEFAULT: Final = Rule(ErrorCode.PROTOCOL, "{where}: {what} failed with MCP error {code}: {message}")
+
+PROTOCOL_VIOLATION: Final = Rule(
+    ErrorCode.PROTOCOL,
+    "{where}: the server broke the protocol during {what}: it wrote a line that is not JSON-RPC on stdout "
+    "({violation}); the connection was closed and the next request reconnects",
+)
+"""A stdio server wrote garbage on stdout; the connection was closed because of it."""
+
+REQUEST_ERRORS: Final[tuple[tuple[type[BaseException], Rule], ...]] = (
+    (anyio.ClosedResourceError, _LOST),
+    (anyio.BrokenResourceError, _LOST),
+    (anyio.EndOfStream, _LOST),
+    (
+        ValidationError,
+        Rule(ErrorCode.PROTOCOL, "{where}: the server's reply to {what} does not conform to MCP: {first}"),
+    ),
+)
+
+REQUEST_EXCEPTIONS: Final[tuple[type[BaseException], ...]] = (MCPError, *(kind for kind, _ in REQUEST_ERRORS))
+"""Every exception type a request failure is mapped from (others are host bugs)."""
+
+LOSS_EXCEPTIONS: Final[tuple[type[BaseException], ...]] = tuple(kind for kind, rule in REQUEST_ERRORS if rule is _LOST)
+"""Exception types that mean the connection is gone."""
+
+CONNECT_ERRORS: Final[tuple[tuple[type[BaseException], int | None, Rule], ...]] = (
+    (
+        FileNotFoundError,
+        None,
+        Rule(
+            ErrorCode.UNAVAILABLE,
+            "{where}: cannot start the server: command {command!r} was not found "
+            "(check `command` in {origin}, or install it / put it on PATH)",
+        ),
+    ),
+    (
+        PermissionError,
+        None,
+        Rule(
+            ErrorCode.UNAVAILABLE, "{where}: cannot start the server: permission denied running {command!r} ({origin})"
+        ),
+    ),
+    (
+        httpx2.ConnectError,
+        None,
+        Rule(
+            ErrorCode.UNAVAILABLE,
+            "{where}: cannot connect to {url}: {first}; is the server running? (check `url` in {origin})",
+        ),
+    ),
+    (
+        httpx2.HTTPStatusError,
+        None,
+        Rule(
+            ErrorCode.UNAVAILABLE,
+            "{where}: {url} answered HTTP {status}; is this the MCP endpoint? (check `url` in {origin})",
+        ),
+    ),
+    (
+        MCPError,
+        CONNECTION_CLOSED,
+        Rule(ErrorCode.UNAVAILABLE, "{where}: the server closed the connection during the MCP handshake{stderr}"),
+    ),
+    (OSError, None, Rule(ErrorCode.UNAVAILABLE, "{where}: cannot connect: {text} ({origin})")),
+)
+"""Why a connection could not be made: the first leaf (in order) matching an entry (in order) wins."""
+
+HANDSHAKE_ERRORS: Final[tuple[tuple[type[BaseException], Rule], ...]] = (
+    (MCPError, Rule(ErrorCode.PROTOCOL, "{where}: the MCP handshake failed: {message}{stderr}")),
+    # pydantic's ValidationError is a ValueError: a reply that does not conform to MCP.
+    (ValueError, Rule(ErrorCode.PROTOCOL, "{where}: the server broke the MCP handshake: {first}{stderr}")),
+)
+"""For the first leaf, when no `CONNECT_ERRORS` entry matched any."""
+
+CONNECT_DEFAULT: Final = Rule(ErrorCode.UNAVAILABLE, "{where}: cannot connect: {type}: {first}{stderr}")
 
 
 def stderr_hint(conn: ServerLog | None) -> str:
@@ -60,84 +194,73 @@ def leaves(exc: BaseException) -> list[BaseException]:
     return [exc]
 
 
-def connect_error(exc: BaseException, conn: ServerLog) -> ToolingError:
-    """Explain why a connection could not be made."""
-    config = conn.config
-    where = f"tooling {config.name!r}"
-    found = leaves(exc)
-    for leaf in found:
-        if isinstance(leaf, FileNotFoundError) and config.transport == "stdio":
-            return ToolingError(
-                ErrorCode.UNAVAILABLE,
-                f"{where}: cannot start the server: command {config.command!r} was not found "
-                f"(check `command` in {config.origin}, or install it / put it on PATH)",
-            )
-        if isinstance(leaf, PermissionError) and config.transport == "stdio":
-            return ToolingError(
-                ErrorCode.UNAVAILABLE,
-                f"{where}: cannot start the server: permission denied running {config.command!r} ({config.origin})",
-            )
-        if isinstance(leaf, httpx2.ConnectError) and config.transport == "http":
-            return ToolingError(
-                ErrorCode.UNAVAILABLE,
-                f"{where}: cannot connect to {config.url}: {first_line(leaf) or 'connection refused'}; "
-                f"is the server running? (check `url` in {config.origin})",
-            )
-        if isinstance(leaf, httpx2.HTTPStatusError) and config.transport == "http":
-            return ToolingError(
-                ErrorCode.UNAVAILABLE,
-                f"{where}: {config.url} answered HTTP {leaf.response.status_code}; is this the MCP endpoint? "
-                f"(check `url` in {config.origin})",
-            )
-        if isinstance(leaf, MCPError) and leaf.error.code == CONNECTION_CLOSED:
-            return ToolingError(
-                ErrorCode.UNAVAILABLE,
-                f"{where}: the server closed the connection during the MCP handshake{stderr_hint(conn)}",
-            )
-        if isinstance(leaf, OSError):
-            return ToolingError(ErrorCode.UNAVAILABLE, f"{where}: cannot connect: {leaf} ({config.origin})")
-    leaf = found[0]
-    if isinstance(leaf, MCPError):
-        return ToolingError(
-            ErrorCode.PROTOCOL, f"{where}: the MCP handshake failed: {leaf.error.message}{stderr_hint(conn)}"
-        )
-    if isinstance(leaf, ValidationError | ValueError):
-        return ToolingError(
-            ErrorCode.PROTOCOL, f"{where}: the server broke the MCP handshake: {first_line(leaf)}{stderr_hint(conn)}"
-        )
-    return ToolingError(
-        ErrorCode.UNAVAILABLE, f"{where}: cannot connect: {type(leaf).__name__}: {first_line(leaf)}{stderr_hint(conn)}"
-    )
+def _fields(exc: BaseException, tooling: str, conn: ServerLog | None, **more: object) -> _Fields:
+    """The template fields describing `exc` (see the rules' templates)."""
+    fields = _Fields(conn, where=f"tooling {tooling!r}", type=type(exc).__name__, first=first_line(exc), text=exc)
+    if isinstance(exc, MCPError):
+        fields.update(code=exc.error.code, message=exc.error.message)
+    if isinstance(exc, httpx2.HTTPStatusError):
+        fields["status"] = exc.response.status_code
+    fields.update(more)
+    return fields
 
 
-def map_mcp_error(exc: MCPError, tooling: str, what: str, conn: ServerLog | None) -> ToolingError:
-    """An MCP error response (or the SDK's synthetic ones) as a guest-visible error."""
-    code, message = exc.error.code, exc.error.message
-    where = f"tooling {tooling!r}"
-    if code == CONNECTION_CLOSED:
-        return ToolingError(
-            ErrorCode.UNAVAILABLE,
-            f"{where}: the server closed the connection during {what}{stderr_hint(conn)}; the next request reconnects",
-        )
-    if code == REQUEST_TIMEOUT:
-        return ToolingError(ErrorCode.TIMEOUT, f"{where}: {what} timed out: {message}")
-    if code == METHOD_NOT_FOUND:
-        return ToolingError(ErrorCode.UNAVAILABLE, f"{where}: the server does not offer {what}: {message}")
-    if code in (RESOURCE_NOT_FOUND, INVALID_PARAMS) and what.startswith("the read of resource"):
-        # resources/read has one parameter, the URI: an invalid one is a resource that is not there.
-        return ToolingError(ErrorCode.NOT_FOUND, f"{where}: {message} (list the resources to see valid URIs)")
-    if code == INVALID_PARAMS:
-        return ToolingError(ErrorCode.INVALID_ARGUMENTS, f"{where}: the server rejected {what}: {message}")
-    if code in (PARSE_ERROR, INVALID_REQUEST):
-        return ToolingError(ErrorCode.PROTOCOL, f"{where}: protocol error in {what}: {message}")
-    if code == INTERNAL_ERROR and what.startswith("the call of tool"):
-        return ToolingError(ErrorCode.TOOL_FAILED, f"{where}: the server failed {what}: {message}")
-    return ToolingError(ErrorCode.PROTOCOL, f"{where}: {what} failed with MCP error {code}: {message}")
+def map_mcp_error(exc: MCPError, tooling: str, operation: Operation, what: str, conn: ServerLog | None) -> ToolingError:
+    """An MCP error response (or the SDK's synthetic ones) during `operation` (`what`, for the
+    message) as a guest-visible error, by `RPC_ERRORS`."""
+    code = exc.error.code
+    rule = RPC_ERRORS.get((code, operation)) or RPC_ERRORS.get((code, None)) or RPC_DEFAULT
+    return rule.error(_fields(exc, tooling, conn, what=what))
+
+
+def request_error(
+    exc: BaseException, tooling: str, operation: Operation, what: str, conn: ServerLog | None
+) -> ToolingError:
+    """Any of `REQUEST_EXCEPTIONS` raised during `operation` as a guest-visible error.
+
+    Raises `TypeError` for an exception type the tables do not cover (a host bug).
+    """
+    if isinstance(exc, MCPError):
+        return map_mcp_error(exc, tooling, operation, what, conn)
+    for kind, rule in REQUEST_ERRORS:
+        if isinstance(exc, kind):
+            return rule.error(_fields(exc, tooling, conn, what=what))
+    raise TypeError(f"no rule maps {type(exc).__name__} to an error code")
+
+
+def protocol_violation(tooling: str, what: str, violation: str) -> ToolingError:
+    """The connection was closed because the server wrote `violation` (not JSON-RPC) on stdout."""
+    return PROTOCOL_VIOLATION.error({"where": f"tooling {tooling!r}", "what": what, "violation": violation})
 
 
 def lost_error(tooling: str, what: str, conn: ServerLog | None, cause: BaseException) -> ToolingError:
-    return ToolingError(
-        ErrorCode.UNAVAILABLE,
-        f"tooling {tooling!r}: the connection was lost during {what} ({type(cause).__name__})"
-        f"{stderr_hint(conn)}; the next request reconnects",
-    )
+    """The connection went away during `what` (`cause` says how)."""
+    return _LOST.error(_fields(cause, tooling, conn, what=what))
+
+
+def _matches(leaf: BaseException, kind: type[BaseException], code: int | None) -> bool:
+    if not isinstance(leaf, kind):
+        return False
+    return code is None or (isinstance(leaf, MCPError) and leaf.error.code == code)
+
+
+def connect_error(exc: BaseException, conn: ServerLog) -> ToolingError:
+    """Explain why a connection could not be made (see `CONNECT_ERRORS`)."""
+    config = conn.config
+    found = leaves(exc)
+
+    command = config.command if isinstance(config, StdioToolingConfig) else None
+    url = config.url if isinstance(config, HttpToolingConfig) else None
+
+    def fields(leaf: BaseException) -> _Fields:
+        return _fields(leaf, config.name, conn, command=command, url=url, origin=config.origin)
+
+    for leaf in found:
+        for kind, code, rule in CONNECT_ERRORS:
+            if _matches(leaf, kind, code):
+                return rule.error(fields(leaf))
+    leaf = found[0]
+    for kind, rule in HANDSHAKE_ERRORS:
+        if isinstance(leaf, kind):
+            return rule.error(fields(leaf))
+    return CONNECT_DEFAULT.error(fields(leaf))

@@ -18,27 +18,16 @@ See `host.config.mock` for the TOML. Contract:
 
 from __future__ import annotations
 
-import json
 import logging
-from typing import Final
+from typing import ClassVar
 
 import anyio
 from anyio.abc import TaskGroup
 
 from host.config import MockResource, MockResult, MockTool, MockToolingConfig
 from host.errors import ErrorCode, ToolingError
-from host.toolings.base import (
-    CallResult,
-    Change,
-    ChangeListener,
-    ConfiguredTooling,
-    JsonObject,
-    ProgressFn,
-    ResourceData,
-    ResourceSpec,
-    ToolSpec,
-    WatchSet,
-)
+from host.model import CallResult, JsonObject, ResourceData, ResourceSpec, ToolSpec
+from host.toolings.base import Change, ConfiguredTooling, ProgressFn, WatchSet
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +35,7 @@ logger = logging.getLogger(__name__)
 class MockTooling(ConfiguredTooling):
     """A scripted tooling (see the module docstring)."""
 
-    kind: Final = "mock"
+    kind: ClassVar[str] = "mock"
     _config: MockToolingConfig
 
     def __init__(self, config: MockToolingConfig, *, nursery: TaskGroup) -> None:
@@ -56,32 +45,16 @@ class MockTooling(ConfiguredTooling):
         self._specs: dict[str, ToolSpec] = {tool.name: _spec(tool) for tool in config.mock.tools}
         self._calls: dict[str, int] = {}
         self._resources: dict[str, MockResource] = {r.uri: r for r in config.mock.resources}
-        self._listener: ChangeListener | None = None
         self._script_started = False
 
     def _where(self) -> str:
         return f"mock tooling {self.name!r}"
-
-    async def connect(self) -> None:
-        return None
 
     async def list_tools(self) -> list[ToolSpec]:
         return list(self._specs.values())
 
     def cached_tool_spec(self, name: str) -> ToolSpec | None:
         return self._specs.get(name)
-
-    async def tool_spec(self, name: str) -> ToolSpec:
-        spec = self._specs.get(name)
-        if spec is None:
-            raise ToolingError(
-                ErrorCode.NOT_FOUND,
-                f"{self._where()} has no tool {name!r}; its tools are: {', '.join(self._tools) or '(none)'}",
-            )
-        return spec
-
-    def approval_view(self, name: str, arguments: JsonObject) -> JsonObject:
-        return arguments
 
     async def call_tool(
         self, name: str, arguments: JsonObject, progress: ProgressFn | None = None, *, agent: str = ""
@@ -117,9 +90,6 @@ class MockTooling(ConfiguredTooling):
             )
         return ResourceData(uri=uri, mime_type=resource.mime_type, text=resource.text, blob=resource.blob)
 
-    def set_listener(self, listener: ChangeListener) -> None:
-        self._listener = listener
-
     async def set_watch(self, watch: WatchSet) -> None:
         if watch and not self._script_started and self._config.mock.updates:
             self._script_started = True
@@ -153,13 +123,6 @@ class MockTooling(ConfiguredTooling):
                 self._specs[update.add_tool.name] = _spec(update.add_tool)
                 self._changed(Change("tools"))
 
-    def _changed(self, change: Change) -> None:
-        if self._listener is not None:
-            self._listener(change)
-
-    async def aclose(self) -> None:
-        return None
-
 
 def _spec(tool: MockTool) -> ToolSpec:
     return ToolSpec(
@@ -183,13 +146,9 @@ async def _wait(result: MockResult, progress: ProgressFn | None) -> None:
 
 def _answer(result: MockResult) -> CallResult:
     if result.error is not None:
-        return CallResult({"content": [{"type": "text", "text": result.error}], "isError": True})
+        return CallResult.from_error(result.error)
     if result.structured is not None:
-        structured = dict(result.structured)
-        text = json.dumps(structured, ensure_ascii=False)
-        return CallResult(
-            {"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": False}
-        )
+        return CallResult.from_structured(dict(result.structured))
     if result.content is not None:
-        return CallResult({"content": [dict(block) for block in result.content], "isError": False})
-    return CallResult({"content": [{"type": "text", "text": result.text or ""}], "isError": False})
+        return CallResult.from_content([dict(block) for block in result.content])
+    return CallResult.from_text(result.text or "")

@@ -19,38 +19,30 @@ Contract:
   non-object value `v` is structured as `{"result": v}`, as the MCP SDK does). A value that is
   not JSON is an `isError` result naming its type.
 - Python toolings have no resources; their tool list never changes, so list subscriptions are
-  accepted and stay silent, and resource subscriptions are `unavailable`.
+  accepted and stay silent, and resource subscriptions are `unavailable` (the defaults of
+  `ConfiguredTooling`). Optional parts of a tool come from `host.tools.BaseTool` (plain objects
+  are wrapped with `as_tool`), so nothing here probes a tool's attributes.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
-import json
 import logging
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, ClassVar
 
 import anyio
 import anyio.to_thread
 
 from host.config import PythonToolingConfig
 from host.errors import ErrorCode, ToolingError
-from host.toolings.base import (
-    CallResult,
-    ChangeListener,
-    ConfiguredTooling,
-    JsonObject,
-    ProgressFn,
-    ResourceData,
-    ResourceSpec,
-    ToolSpec,
-    WatchSet,
-)
-from host.tools import FunctionTool, Tool, ToolContext, ToolError
+from host.model import CallResult, JsonObject, ToolSpec
+from host.toolings.base import ConfiguredTooling, ProgressFn
+from host.tools import BaseTool, FunctionTool, Tool, ToolContext, ToolError, as_tool
 
 logger = logging.getLogger(__name__)
 
@@ -59,14 +51,14 @@ tool_logger = logging.getLogger("host.tool")
 
 @dataclass
 class _Entry:
-    tool: Tool
+    tool: BaseTool
     spec: ToolSpec
 
 
 class PythonTooling(ConfiguredTooling):
     """A tooling made of Python tools (see the module docstring)."""
 
-    kind: Final = "python"
+    kind: ClassVar[str] = "python"
     _config: PythonToolingConfig
 
     def __init__(self, config: PythonToolingConfig) -> None:
@@ -87,7 +79,7 @@ class PythonTooling(ConfiguredTooling):
         entries: dict[str, _Entry] = {}
         for name, candidate in found.items():
             try:
-                await _maybe_async(getattr(candidate, "prepare", None), self._context("", name, None))
+                await _prepare(candidate, self._context("", name, None))
             except Exception as exc:  # boundary: a tool whose preparation failed is left out, not fatal
                 reason = f"{type(exc).__name__}: {exc}"
                 self._unprepared[name] = reason
@@ -118,47 +110,32 @@ class PythonTooling(ConfiguredTooling):
         entry = (self._tools or {}).get(name)
         return entry.spec if entry is not None else None
 
-    async def tool_spec(self, name: str) -> ToolSpec:
-        return (await self._entry(name)).spec
-
-    async def _entry(self, name: str) -> _Entry:
-        entries = await self._entries()
-        if name in entries:
-            return entries[name]
+    def unknown_tool(self, name: str, known: Iterable[str]) -> ToolingError:
         if name in self._unprepared:
-            raise ToolingError(
+            return ToolingError(
                 ErrorCode.NOT_FOUND, f"{self._where()}: tool {name!r} is not offered: its prepare() failed: "
                 f"{self._unprepared[name]}",
             )  # fmt: skip
-        raise ToolingError(
-            ErrorCode.NOT_FOUND,
-            f"{self._where()} has no tool {name!r}; its tools are: {', '.join(entries) or '(none)'}",
-        )
+        return super().unknown_tool(name, known)
 
     def approval_view(self, name: str, arguments: JsonObject) -> JsonObject:
         entry = (self._tools or {}).get(name)
-        view = getattr(entry.tool, "approval_arguments", None) if entry is not None else None
-        if view is None:
-            return arguments
-        shown: JsonObject = view(arguments)
-        return shown
+        return entry.tool.approval_arguments(arguments) if entry is not None else arguments
 
     async def call_tool(
         self, name: str, arguments: JsonObject, progress: ProgressFn | None = None, *, agent: str = ""
     ) -> CallResult:
-        entry = await self._entry(name)
-        tool = entry.tool
-        validate = getattr(tool, "validate_arguments", None)
-        if validate is not None:
-            try:
-                validate(arguments)
-            except (ValueError, ToolError) as exc:
-                raise ToolingError(
-                    ErrorCode.INVALID_ARGUMENTS, f"{self._where()}: tool {name!r} refused its arguments: {exc}"
-                ) from None
+        await self.tool_spec(name)
+        tool = (await self._entries())[name].tool
+        try:
+            tool.validate_arguments(arguments)
+        except (ValueError, ToolError) as exc:
+            raise ToolingError(
+                ErrorCode.INVALID_ARGUMENTS, f"{self._where()}: tool {name!r} refused its arguments: {exc}"
+            ) from None
         ctx = self._context(agent, name, progress)
         try:
-            if _is_async(tool):
+            if tool.is_async:
                 value = await tool.execute(arguments, ctx)
             else:
                 value = await anyio.to_thread.run_sync(tool.execute, arguments, ctx, abandon_on_cancel=True)
@@ -166,42 +143,26 @@ class PythonTooling(ConfiguredTooling):
             ctx.cancelled.set()
             raise
         except ToolError as exc:
-            return _error_result(str(exc))
+            return CallResult.from_error(str(exc))
         except Exception as exc:  # boundary: a failing tool is the guest's `tool-failed`, not a host crash
             logger.warning(
                 "tooling %r: tool %r (called by agent %r) raised %s: %s",
                 self.name, name, agent, type(exc).__name__, exc, exc_info=exc,
             )  # fmt: skip
-            return _error_result(f"{type(exc).__name__}: {exc}")
-        return _result(name, value)
-
-    async def list_resources(self) -> list[ResourceSpec]:
-        await self.connect()
-        return []
-
-    async def read_resource(self, uri: str) -> ResourceData:
-        raise ToolingError(ErrorCode.NOT_FOUND, f"{self._where()} has no resources (it is a python tooling): {uri!r}")
-
-    def set_listener(self, listener: ChangeListener) -> None:
-        del listener  # nothing ever changes
-
-    async def set_watch(self, watch: WatchSet) -> None:
-        if watch.uris:
-            raise ToolingError(
-                ErrorCode.UNAVAILABLE, f"{self._where()} has no resources to subscribe to (it is a python tooling)"
-            )
-
-    async def aclose(self) -> None:
-        return None
+            return CallResult.from_error(f"{type(exc).__name__}: {exc}")
+        try:
+            return CallResult.from_structured(value)
+        except (TypeError, ValueError):
+            return CallResult.from_error(f"tool {name!r} returned a value that is not JSON ({type(value).__name__})")
 
 
-def import_tools(config: PythonToolingConfig) -> dict[str, Tool]:
+def import_tools(config: PythonToolingConfig) -> dict[str, BaseTool]:
     """Import the tools of `config` by name, without preparing or running any (also what
     `agent-host config check` does). Raises `ToolingError(unavailable)` naming the entry and key."""
     for folder in reversed(config.path):
         if str(folder) not in sys.path:
             sys.path.insert(0, str(folder))
-    found: dict[str, Tool] = {}
+    found: dict[str, BaseTool] = {}
     for spec in config.tools:
         for candidate in _collect(_import(spec, config), spec, config):
             if candidate.name in found:
@@ -230,14 +191,10 @@ def _import(spec: str, config: PythonToolingConfig) -> Any:
     )
 
 
-def _looks_like_tool(candidate: object) -> bool:
-    return all(hasattr(candidate, attr) for attr in ("name", "description", "parameters_schema", "execute"))
-
-
-def _collect(target: Any, spec: str, config: PythonToolingConfig) -> list[Tool]:
+def _collect(target: Any, spec: str, config: PythonToolingConfig) -> list[BaseTool]:
     """The tools `target` stands for (see the module docstring)."""
-    if _looks_like_tool(target) and not inspect.isclass(target):
-        return [target]
+    if isinstance(target, Tool) and not inspect.isclass(target):
+        return [as_tool(target)]
     if inspect.isclass(target):
         return _collect(target(), spec, config)
     if inspect.isfunction(target):
@@ -256,42 +213,23 @@ def _collect(target: Any, spec: str, config: PythonToolingConfig) -> list[Tool]:
     )
 
 
-def _is_async(tool: Tool) -> bool:
-    flag = getattr(tool, "is_async", None)
-    if isinstance(flag, bool):
-        return flag
-    return inspect.iscoroutinefunction(tool.execute)
-
-
-async def _maybe_async(fn: Any, *args: Any) -> None:
-    if fn is None:
-        return
-    if inspect.iscoroutinefunction(fn):
-        await fn(*args)
+async def _prepare(tool: BaseTool, ctx: ToolContext) -> None:
+    """Run `tool.prepare(ctx)`: on the loop when it is async, else in a worker thread."""
+    prepare = tool.prepare
+    if inspect.iscoroutinefunction(prepare):
+        pending = prepare(ctx)
+        if pending is not None:
+            await pending
     else:
-        await anyio.to_thread.run_sync(fn, *args)
+        await anyio.to_thread.run_sync(prepare, ctx)
 
 
-def _spec(tool: Tool) -> ToolSpec:
-    declared = getattr(tool, "capabilities", None)
-    capabilities = declared() if callable(declared) else declared
+def _spec(tool: BaseTool) -> ToolSpec:
+    capabilities = tool.capabilities()
     return ToolSpec(
         name=tool.name,
         description=tool.description,
         input_schema=dict(tool.parameters_schema),
         capabilities=frozenset(capabilities) if capabilities else None,
-        builtin=bool(getattr(tool, "is_builtin", False)),
+        builtin=tool.is_builtin,
     )
-
-
-def _result(name: str, value: Any) -> CallResult:
-    try:
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return _error_result(f"tool {name!r} returned a value that is not JSON ({type(value).__name__})")
-    structured = value if isinstance(value, dict) else {"result": value}
-    return CallResult({"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": False})
-
-
-def _error_result(message: str) -> CallResult:
-    return CallResult({"content": [{"type": "text", "text": message}], "isError": True})

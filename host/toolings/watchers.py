@@ -30,7 +30,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from host.errors import ToolingError
-from host.inbox import EventKind
+from host.model import EventKind
 from host.toolings.base import Change, Tooling, WatchSet
 
 logger = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ import pytest
 
 from host.capabilities import needed
 from host.errors import ErrorCode, ToolingError
-from host.toolings.base import ToolSpec
+from host.model import ToolSpec
 from host.validation import ArgumentValidator
 
 SCHEMA: dict[str, Any] = {

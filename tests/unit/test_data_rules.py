@@ -1,38 +1,16 @@
-"""Pure rules at the guest boundary: argument parsing, resource content encoding, result text.
+"""Pure rules at the guest boundary: argument parsing, call results in MCP's wire form.
 
-Provenance: issue 2, point 4 (blob resources base64; `isError` text as the message) and the WIT
-contract for `resource-content.content` (text for text/* or no MIME type, base64 otherwise).
+Provenance: issue 2, point 4 (`isError` text as the message); issue 9, point 2 (one constructor per
+kind of result, used by every tooling kind). The resource content rule is in `test_wit_values`.
 """
 
 from __future__ import annotations
 
-import base64
-
 import pytest
 
 from host.errors import ErrorCode, ToolingError
+from host.model import CallResult
 from host.session import parse_arguments
-from host.toolings.base import CallResult, ResourceData
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode()
-
-
-@pytest.mark.parametrize(
-    ("data", "expected"),
-    [
-        (ResourceData("u", "text/plain", text="héllo"), "héllo"),
-        (ResourceData("u", None, text="no type"), "no type"),
-        (ResourceData("u", "TEXT/Markdown", text="# t"), "# t"),
-        (ResourceData("u", "image/png", blob=b64(b"\x89PNG")), b64(b"\x89PNG")),
-        (ResourceData("u", "application/json", text='{"a": 1}'), b64(b'{"a": 1}')),
-        (ResourceData("u", "text/plain", blob=b64("blob text é".encode())), "blob text é"),
-        (ResourceData("u", "text/plain", blob=b64(b"\xff\xfe")), b64(b"\xff\xfe")),
-    ],
-)
-def test_resource_content_follows_the_mime_type_rule(data: ResourceData, expected: str) -> None:
-    assert data.guest_content() == expected
 
 
 def test_arguments_must_be_a_json_object() -> None:
@@ -59,3 +37,25 @@ def test_call_result_text_joins_text_blocks_only() -> None:
     assert result.text() == "a\nb"
     assert result.is_error
     assert not CallResult({"content": []}).is_error
+
+
+def test_result_constructors_write_mcps_wire_form_with_keys_in_one_order() -> None:
+    assert CallResult.from_text("hi").value == {"content": [{"type": "text", "text": "hi"}], "isError": False}
+    assert CallResult.from_error("no").value == {"content": [{"type": "text", "text": "no"}], "isError": True}
+    structured = CallResult.from_structured({"n": 1})
+    assert list(structured.value) == ["content", "structuredContent", "isError"]
+    assert structured.value["content"] == [{"type": "text", "text": '{"n": 1}'}]
+    assert structured.value["structuredContent"] == {"n": 1}
+    image = {"type": "image", "data": "x", "mimeType": "image/png"}
+    assert CallResult.from_content([image]).value == {"content": [image], "isError": False}
+
+
+def test_a_structured_value_that_is_not_an_object_is_wrapped_as_the_sdk_does() -> None:
+    assert CallResult.from_structured([1, "é"]).value == {
+        "content": [{"type": "text", "text": '[1, "é"]'}],
+        "structuredContent": {"result": [1, "é"]},
+        "isError": False,
+    }
+    assert CallResult.from_structured("plain").value["content"] == [{"type": "text", "text": "plain"}]
+    with pytest.raises(TypeError):
+        CallResult.from_structured({"when": object()})

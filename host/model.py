@@ -1,0 +1,182 @@
+"""Plain data shared by every layer: tool and resource specs, call results, envelopes, operations.
+
+Values only: no I/O, no policy, no wire or WIT encoding (how resource content reaches a guest is
+`runtime.wit_values`' business). `CallResult` is MCP's wire form of a finished call, built by its
+constructors so every tooling kind writes it the same way. Imports nothing of the host.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+__all__ = (
+    "FINAL_KINDS",
+    "CallOutcome",
+    "CallResult",
+    "Envelope",
+    "EventKind",
+    "JsonObject",
+    "Operation",
+    "Progress",
+    "ResourceData",
+    "ResourceSpec",
+    "ToolSpec",
+)
+
+JsonObject = dict[str, Any]
+"""A parsed JSON object."""
+
+
+class Operation(enum.StrEnum):
+    """A tooling operation, named as the WIT function a guest calls (the audit log's `operation`)."""
+
+    GET = "get"
+    LIST_TOOLS = "list-tools"
+    CALL_TOOL = "call-tool"
+    CALL_TOOL_BLOCKING = "call-tool-blocking"
+    LIST_RESOURCES = "list-resources"
+    READ_RESOURCE = "read-resource"
+    SUBSCRIBE_RESOURCE = "subscribe-resource"
+    SUBSCRIBE_RESOURCE_LIST = "subscribe-resource-list"
+    SUBSCRIBE_TOOL_LIST = "subscribe-tool-list"
+    UNSUBSCRIBE_RESOURCE = "unsubscribe-resource"
+    UNSUBSCRIBE_RESOURCE_LIST = "unsubscribe-resource-list"
+    UNSUBSCRIBE_TOOL_LIST = "unsubscribe-tool-list"
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as listed; schemas are parsed JSON objects."""
+
+    name: str
+    description: str | None
+    input_schema: JsonObject
+    output_schema: JsonObject | None = None
+    annotations: JsonObject | None = None
+    capabilities: frozenset[str] | None = None
+    """What the tool declares it needs (Python and mock tools); None: derive it (see `capabilities`)."""
+    builtin: bool = False
+    """A tool shipped with the host (a Python tool's `is_builtin`); shown in listings."""
+
+
+@dataclass(frozen=True)
+class ResourceSpec:
+    """A resource as listed."""
+
+    uri: str
+    name: str
+    description: str | None = None
+    mime_type: str | None = None
+
+
+@dataclass(frozen=True)
+class ResourceData:
+    """A resource's content: exactly one of `text` and `blob` (base64) is set."""
+
+    uri: str
+    mime_type: str | None
+    text: str | None = None
+    blob: str | None = None
+
+    @property
+    def size(self) -> int:
+        """Characters of the content as held (base64 for a blob); what `max_result_bytes` bounds."""
+        return len(self.text or self.blob or "")
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """A finished tool call in MCP's wire form: `content`, optional `structuredContent`, `isError`.
+
+    Build it with the constructors, so every kind writes the same keys in the same order (the
+    guest sees this object as JSON text).
+    """
+
+    value: JsonObject = field(default_factory=dict)
+
+    @classmethod
+    def from_content(
+        cls, content: Iterable[JsonObject], *, structured: JsonObject | None = None, is_error: bool = False
+    ) -> CallResult:
+        """A result of the given content blocks (and structured content, when given)."""
+        value: JsonObject = {"content": list(content)}
+        if structured is not None:
+            value["structuredContent"] = structured
+        value["isError"] = is_error
+        return cls(value)
+
+    @classmethod
+    def from_text(cls, text: str) -> CallResult:
+        """A successful result of one text block."""
+        return cls.from_content([_text_block(text)])
+
+    @classmethod
+    def from_structured(cls, value: Any) -> CallResult:
+        """A successful result carrying a JSON value, as the MCP SDK writes one: the value as text
+        (a string as itself) and as `structuredContent` (a non-object `v` as `{"result": v}`).
+
+        Raises `TypeError` or `ValueError` when `value` is not JSON.
+        """
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        structured = value if isinstance(value, dict) else {"result": value}
+        return cls.from_content([_text_block(text)], structured=structured)
+
+    @classmethod
+    def from_error(cls, message: str) -> CallResult:
+        """A failed result (`isError`) whose one text block is `message`."""
+        return cls.from_content([_text_block(message)], is_error=True)
+
+    @property
+    def is_error(self) -> bool:
+        return bool(self.value.get("isError", False))
+
+    def text(self) -> str:
+        """The text blocks of `content`, joined by newlines."""
+        blocks = self.value.get("content", [])
+        texts = [b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
+        return "\n".join(t for t in texts if isinstance(t, str))
+
+
+def _text_block(text: str) -> JsonObject:
+    return {"type": "text", "text": text}
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """A successful call as the guest sees it (WIT `tool-result`): arguments and value as JSON text."""
+
+    name: str
+    arguments: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A progress report of a call in flight."""
+
+    progress: float
+    total: float | None
+    message: str | None
+
+
+EventKind = Literal[
+    "tool-result", "error", "progress", "resource-list-updated", "resource-updated", "tool-list-updated"
+]
+"""The cases of the WIT `event` variant."""
+
+FINAL_KINDS: Final = frozenset({"tool-result", "error"})
+"""The kinds that end a call."""
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """An event with the id of the call or subscription it belongs to. `payload` is plain data:
+    a `CallOutcome`, a `ToolingError`, a `Progress`, a `ResourceData` or a list of specs."""
+
+    id: str
+    kind: EventKind
+    payload: object

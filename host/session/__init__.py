@@ -1,0 +1,41 @@
+"""What one running guest can do, as plain Python: `GuestSession` and the parts it delegates to.
+
+- `facade`: `GuestSession`, the handle table and the operations of the WIT imports;
+- `admission`: the checks before a call, then approval; what the agent may see;
+- `calls`: asynchronous calls and how a result is shaped for the guest;
+- `subscriptions`: subscriptions, through the toolings' shared `Watchers`;
+- `deadline`: every bounded wait, and its one message;
+- `audit`: audit spans; `guest_log`: the guest's `log`.
+
+Imports neither wasmtime nor mcp.
+"""
+
+from host.model import CallOutcome as CallOutcome
+from host.session.admission import Admission as Admission
+from host.session.admission import AdmittedCall as AdmittedCall
+from host.session.admission import parse_arguments as parse_arguments
+from host.session.calls import call_outcome as call_outcome
+from host.session.facade import APPROVAL_TIMEOUT as APPROVAL_TIMEOUT
+from host.session.facade import CONNECT_GRACE as CONNECT_GRACE
+from host.session.facade import GuestSession as GuestSession
+from host.session.facade import Handle as Handle
+from host.session.guest_log import LOG_LEVELS as LOG_LEVELS
+from host.session.guest_log import MAX_LOG_MESSAGE as MAX_LOG_MESSAGE
+from host.session.subscriptions import RELEASE_TIMEOUT as RELEASE_TIMEOUT
+from host.session.subscriptions import SubscriptionKind as SubscriptionKind
+
+__all__ = (
+    "APPROVAL_TIMEOUT",
+    "CONNECT_GRACE",
+    "LOG_LEVELS",
+    "MAX_LOG_MESSAGE",
+    "RELEASE_TIMEOUT",
+    "Admission",
+    "AdmittedCall",
+    "CallOutcome",
+    "GuestSession",
+    "Handle",
+    "SubscriptionKind",
+    "call_outcome",
+    "parse_arguments",
+)

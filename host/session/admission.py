@@ -1,0 +1,108 @@
+"""Admission: what an agent may see, and the checks a call passes before anything leaves the host.
+
+`Admission.admit` is pure (no I/O but the `lookup` it is given for a tool's spec) and returns an
+`AdmittedCall`, or raises `ToolingError`, first failure wins, in this order: the tool is granted
+(`denied`), the arguments are at most `max_argument_bytes` (`limit-exceeded`) and a JSON object
+(`invalid-arguments`, with the parser's position), the tool exists (`not-found`, from `lookup`),
+the arguments match its input schema (`invalid-arguments`, see `validation`), and the agent holds
+the capabilities the call needs (`denied`, see `capabilities`). `Admission.approve` is the next,
+separate step: a call needing a capability in `require_approval` is put to the approver (`decide`),
+one invocation at a time; a refusal is `denied` with the approver's reason.
+
+Tools and resources outside the agent's allow-lists are left out of lists (`visible_*`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from host.approval import ApprovalRequest, Decision
+from host.capabilities import needed
+from host.errors import ErrorCode, ToolingError
+from host.model import JsonObject, ResourceSpec, ToolSpec
+from host.policy import AgentPolicy
+from host.toolings import Tooling
+from host.validation import ArgumentValidator
+
+EXAMPLE_ARGUMENTS = 'pass a JSON object such as {"text": "hi"}, or {} for none'
+
+
+@dataclass(frozen=True)
+class AdmittedCall:
+    """A call that passed every check but approval."""
+
+    tooling: Tooling
+    name: str
+    arguments: str
+    """The arguments as the guest sent them (JSON text)."""
+    parsed: JsonObject
+    spec: ToolSpec
+    to_approve: frozenset[str]
+    """The capabilities of this call that need approval (empty: none)."""
+
+
+class Admission:
+    """The checks of one agent's calls under its policy (see the module docstring)."""
+
+    def __init__(self, agent: str, policy: AgentPolicy, validator: ArgumentValidator) -> None:
+        self.agent = agent
+        self.policy = policy
+        self._validator = validator
+
+    def admit(self, tooling: Tooling, name: str, arguments: str, lookup: Callable[[str], ToolSpec]) -> AdmittedCall:
+        """Check a call of tool `name` with `arguments` (JSON text); `lookup(name)` gives its spec."""
+        self.policy.grants.check_tool(tooling.name, name)
+        self.policy.limits.check_argument_size(len(arguments.encode("utf-8")), f"the call of tool {name!r}")
+        parsed = parse_arguments(arguments)
+        spec = lookup(name)
+        self._validator.check(tooling.name, name, spec.input_schema, parsed)
+        capabilities = self.policy.capabilities
+        to_approve = frozenset[str]()
+        if capabilities is not None:
+            to_approve = capabilities.check(tooling.name, name, needed(spec, tooling.config.capabilities))
+        return AdmittedCall(tooling, name, arguments, parsed, spec, to_approve)
+
+    def approve(self, call: AdmittedCall, decide: Callable[[ApprovalRequest], Decision]) -> None:
+        """Ask `decide` about `call` when it needs approval; `denied` unless it approves."""
+        if not call.to_approve:
+            return
+        tooling = call.tooling
+        view = tooling.approval_view(call.name, call.parsed)
+        decision = decide(ApprovalRequest(self.agent, tooling.name, call.name, call.to_approve, view))
+        if decision.approved:
+            return
+        capabilities = self.policy.capabilities
+        assert capabilities is not None, "only a policy with capabilities asks for approval"
+        raise ToolingError(
+            ErrorCode.DENIED,
+            f"the call of tool {call.name!r} of tooling {tooling.name!r} by agent {self.agent!r} needs approval "
+            f"({', '.join(sorted(call.to_approve))} is in require_approval of {capabilities.source}) and was not "
+            f"approved: {decision.reason}",
+        )
+
+    def visible_tools(self, tooling: str, tools: list[ToolSpec]) -> list[ToolSpec]:
+        """The tools of `tools` the agent may see."""
+        return [t for t in tools if self.policy.grants.tool_allowed(tooling, t.name)]
+
+    def visible_resources(self, tooling: str, resources: list[ResourceSpec]) -> list[ResourceSpec]:
+        """The resources of `resources` the agent may see."""
+        return [r for r in resources if self.policy.grants.resource_allowed(tooling, r.uri)]
+
+
+def parse_arguments(text: str) -> JsonObject:
+    """Tool arguments from JSON text; `invalid-arguments` unless it is a JSON object."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ToolingError(
+            ErrorCode.INVALID_ARGUMENTS,
+            f"arguments are not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); {EXAMPLE_ARGUMENTS}",
+        ) from None
+    if not isinstance(value, dict):
+        raise ToolingError(
+            ErrorCode.INVALID_ARGUMENTS,
+            f"arguments must be a JSON object, got {type(value).__name__} {text[:40]!r}; {EXAMPLE_ARGUMENTS}",
+        )
+    return value

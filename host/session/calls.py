@@ -1,0 +1,135 @@
+"""A guest's open asynchronous calls, and how a finished call is shaped for the guest.
+
+`OpenCalls.start` returns a fresh UUID at once; the call runs as a task on the bridge loop, bounded
+by the tooling's `timeout` (`deadline.bounded`), and ends with exactly one final envelope in the
+guest's inbox (none when cancelled): the `CallOutcome`, or the `ToolingError` (a host bug becomes
+`internal`). The call is audited when it ends, before its envelope is queued (`cancelled` when it
+was cancelled). Progress reports become `progress` envelopes. `cancel` cancels the task, which
+cancels the upstream request; a call is forgotten once its final envelope was received.
+
+`shape` turns a `CallResult` into what the guest sees: an `isError` result is `tool-failed` (the
+message its text, `data` the whole result as JSON); a value larger than `max_result_bytes` is
+`limit-exceeded`.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import functools
+import json
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from host.bridge import Bridge
+from host.errors import ErrorCode, ToolingError
+from host.inbox import Inbox
+from host.model import FINAL_KINDS, CallOutcome, CallResult, Envelope, Operation, Progress
+from host.policy import Limits
+from host.session.admission import AdmittedCall
+from host.session.audit import AuditTrail
+from host.session.deadline import bounded, internal_error, request_hint
+
+logger = logging.getLogger(__name__)
+
+
+def call_outcome(name: str, arguments: str, result: CallResult) -> CallOutcome:
+    """A finished call as the guest sees it; an `isError` result raises `tool-failed`."""
+    value = json.dumps(result.value, ensure_ascii=False)
+    if result.is_error:
+        text = result.text() or f"tool {name!r} reported an error without text"
+        raise ToolingError(ErrorCode.TOOL_FAILED, text, data=value)
+    return CallOutcome(name=name, arguments=arguments, value=value)
+
+
+def shape(limits: Limits, name: str, arguments: str, result: CallResult) -> CallOutcome:
+    """`call_outcome`, refused with `limit-exceeded` when larger than `max_result_bytes`."""
+    outcome = call_outcome(name, arguments, result)
+    limits.check_result_size(len(outcome.value.encode("utf-8")), f"tool {name!r}")
+    return outcome
+
+
+@dataclass(frozen=True)
+class _OpenCall:
+    rep: int
+    future: concurrent.futures.Future[None]
+
+
+class OpenCalls:
+    """One guest's asynchronous calls (see the module docstring). Used from the guest's thread."""
+
+    def __init__(self, agent: str, bridge: Bridge, inbox: Inbox, limits: Limits, audit: AuditTrail) -> None:
+        self._agent = agent
+        self._bridge = bridge
+        self._inbox = inbox
+        self._limits = limits
+        self._audit = audit
+        self._open: dict[str, _OpenCall] = {}
+
+    def start(self, rep: int, call: AdmittedCall) -> str:
+        """Start `call` (made through handle `rep`) and return its id.
+
+        Raises `ToolingError`: `limit-exceeded` when `max_open_calls` are open, `unavailable` when
+        the inbox is closed or the host is shutting down.
+        """
+        call_id = str(uuid.uuid4())
+        self._inbox.open_call(call_id)
+        try:
+            future = self._bridge.start(self._run, call, call_id)
+        except ToolingError:
+            self._inbox.cancel(call_id)
+            raise
+        self._open[call_id] = _OpenCall(rep, future)
+        return call_id
+
+    async def _run(self, call: AdmittedCall, call_id: str) -> None:
+        """On the loop: run one call and push exactly one final envelope (none when cancelled)."""
+        inbox = self._inbox
+        tooling = call.tooling
+
+        def progress(progress: float, total: float | None, message: str | None) -> None:
+            inbox.push_progress(call_id, Progress(progress, total, message))
+
+        config = tooling.config
+        what = f"tooling {tooling.name!r}: the call of tool {call.name!r}"
+        kind: Literal["tool-result", "error"] = "error"
+        payload: CallOutcome | ToolingError
+        with self._audit.span(Operation.CALL_TOOL, tooling.name, call.name, call.arguments) as span:
+            try:
+                run = functools.partial(tooling.call_tool, call.name, call.parsed, progress, agent=self._agent)
+                result = await bounded(config.timeout, what, request_hint(config), run)
+                kind, payload = "tool-result", shape(self._limits, call.name, call.arguments, result)
+            except ToolingError as exc:
+                payload = exc
+            except Exception as exc:  # boundary: a host bug must reach the guest as an `internal` envelope
+                logger.exception("internal error in the call of %r (agent %s)", call.name, self._agent)
+                payload = internal_error(f"the call of tool {call.name!r}", exc)
+            if isinstance(payload, ToolingError):
+                span.fail(payload)
+        inbox.push_final(call_id, kind, payload)  # after the audit line: audited before the guest can see it
+
+    def is_open(self, call_id: str) -> bool:
+        return self._inbox.is_open(call_id)
+
+    def cancel(self, call_id: str) -> bool:
+        """Cancel call `call_id`, upstream too; returns whether it was open."""
+        call = self._open.pop(call_id, None)
+        was_open = self._inbox.cancel(call_id)
+        if call is not None:
+            call.future.cancel()  # cancels the task on the loop, which cancels the upstream request
+        return was_open
+
+    def received(self, envelope: Envelope | None) -> None:
+        """The guest received `envelope`: forget the call it ended, if it ended one."""
+        if envelope is not None and envelope.kind in FINAL_KINDS:
+            self._open.pop(envelope.id, None)
+
+    def cancel_where(self, keep: Callable[[int], bool]) -> None:
+        """Cancel the calls made through a handle `keep` rejects, upstream too."""
+        for call_id, call in list(self._open.items()):
+            if not keep(call.rep):
+                del self._open[call_id]
+                self._inbox.cancel(call_id)
+                call.future.cancel()

@@ -1,0 +1,126 @@
+"""Every bounded wait of a session, in one place, with one message when a bound is reached.
+
+`timed_out` is the one `timeout` error ("WHAT did not finish within N s and was cancelled (HINT)"),
+used by requests, connects, approvals, asynchronous calls (`bounded`, on the loop) and releases.
+`Deadline` is the end of the run's wall-clock limit: a wait that would outlast it is shortened to
+it, and its hint names the limit's key. `LoopCalls` runs coroutines on the bridge loop from the
+guest's thread within those bounds, ended by the session's `Interrupt`, raising only `ToolingError`
+(a host bug becomes `internal`, logged); its `cleanup` runs even after the run's end or an interrupt.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import anyio
+
+from host.bridge import Bridge, Interrupt
+from host.config import ToolingConfig
+from host.errors import ErrorCode, ToolingError
+from host.toolings import Tooling
+
+logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+
+
+def timed_out(what: str, seconds: float, hint: str) -> ToolingError:
+    """The `timeout` error of a wait for `what` that lasted `seconds`; `hint` says what to change."""
+    return ToolingError(ErrorCode.TIMEOUT, f"{what} did not finish within {seconds:g} s and was cancelled ({hint})")
+
+
+def request_hint(config: ToolingConfig) -> str:
+    """The hint of a request to a tooling that timed out: the key bounding it."""
+    return f"raise `timeout` in {config.origin} to wait longer"
+
+
+def internal_error(what: str, exc: BaseException) -> ToolingError:
+    """A host bug met during `what`, as the guest sees it."""
+    return ToolingError(ErrorCode.INTERNAL, f"internal error in the host during {what}: {type(exc).__name__}: {exc}")
+
+
+async def bounded(seconds: float, what: str, hint: str, fn: Callable[..., Awaitable[_T]], *args: Any) -> _T:
+    """On the loop: `await fn(*args)`, cancelled after `seconds` (then `timed_out` is raised)."""
+    with anyio.move_on_after(seconds):
+        return await fn(*args)
+    raise timed_out(what, seconds, hint)
+
+
+class Deadline:
+    """The end of a run's wall-clock limit, as a `time.monotonic()` value (None: not running)."""
+
+    def __init__(self, limit_key: str) -> None:
+        self.at: float | None = None
+        self._limit_key = limit_key
+
+    def bound(self, seconds: float, hint: str) -> tuple[float, str]:
+        """`seconds` and `hint`, or what is left of the run and a hint naming its limit when less."""
+        if self.at is not None:
+            remaining = self.at - time.monotonic()
+            if remaining < seconds:
+                return max(0.0, remaining), f"the agent's run time limit ends then: {self._limit_key}"
+        return seconds, hint
+
+    def clamp(self, seconds: float) -> float:
+        """`seconds`, or what is left of the run when less (never negative)."""
+        if self.at is None:
+            return seconds
+        return max(0.0, min(seconds, self.at - time.monotonic()))
+
+
+class LoopCalls:
+    """Runs coroutines on the bridge loop for one guest (see the module docstring)."""
+
+    def __init__(self, agent: str, bridge: Bridge, deadline: Deadline, interrupt: Interrupt) -> None:
+        self._agent = agent
+        self._bridge = bridge
+        self._deadline = deadline
+        self._interrupt = interrupt
+
+    def run(self, what: str, fn: Callable[..., Awaitable[_T]], *args: Any, timeout: float, hint: str) -> _T:
+        """`fn(*args)` on the loop, within `timeout` seconds and the run's deadline.
+
+        Raises `ToolingError`: `timeout` (see `timed_out`), `cancelled` once the session was
+        interrupted, whatever `fn` raised, or `internal` for any other exception.
+        """
+        timeout, hint = self._deadline.bound(timeout, hint)
+        return self._call(what, fn, args, timeout, hint, self._interrupt)
+
+    def request(self, tooling: Tooling, what: str, fn: Callable[..., Awaitable[_T]], *args: Any) -> _T:
+        """A request to `tooling` (`what`, for messages), bounded by its `timeout` (see `run`)."""
+        config = tooling.config
+        return self.run(
+            f"tooling {tooling.name!r}: {what}", fn, *args, timeout=config.timeout, hint=request_hint(config)
+        )
+
+    def cleanup(self, what: str, fn: Callable[..., Awaitable[_T]], *args: Any, timeout: float, hint: str) -> _T:
+        """`fn(*args)` on the loop within `timeout`, even after the run's end or an interrupt."""
+        return self._call(what, fn, args, timeout, hint, None)
+
+    @property
+    def closed(self) -> bool:
+        """Whether the bridge is closed (the host is shutting down)."""
+        return self._bridge.closed
+
+    def _call(
+        self,
+        what: str,
+        fn: Callable[..., Awaitable[_T]],
+        args: tuple[Any, ...],
+        timeout: float,
+        hint: str,
+        interrupt: Interrupt | None,
+    ) -> _T:
+        def on_timeout() -> ToolingError:
+            return timed_out(what, timeout, hint)
+
+        try:
+            return self._bridge.call(fn, *args, timeout=timeout, on_timeout=on_timeout, interrupt=interrupt)
+        except ToolingError:
+            raise
+        except Exception as exc:  # boundary: a host bug must reach the guest as `internal`, not as a trap
+            logger.exception("internal error during %s (agent %s)", what, self._agent)
+            raise internal_error(what, exc) from exc

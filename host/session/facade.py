@@ -1,0 +1,248 @@
+"""`GuestSession`: what one running guest can do, as plain Python; the layer under the WIT imports.
+
+Used only from the guest's thread (but `interrupt`, from any thread). It keeps the guest's tooling
+handles (the `rep` of the WIT resource) and delegates: checks to `admission`, asynchronous calls to
+`calls`, subscriptions to `subscriptions`, waits on the bridge loop to `deadline`, the audit log to
+`audit`. Every method returns plain data or raises `ToolingError` (a host bug becomes `internal`);
+the agent's policy is enforced before anything leaves the host, and every operation is audited.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+from host.approval import ApprovalRequest, Approver, Decision, DenyAll
+from host.audit import AuditLog
+from host.bridge import Bridge, Interrupt
+from host.config import DEFAULT_RECV_TIMEOUT
+from host.errors import ErrorCode, ToolingError
+from host.inbox import Inbox
+from host.model import CallOutcome, Envelope, Operation, ResourceData, ResourceSpec, ToolSpec
+from host.policy import AgentPolicy
+from host.session import guest_log
+from host.session.admission import Admission, AdmittedCall
+from host.session.audit import AuditTrail
+from host.session.calls import OpenCalls, shape
+from host.session.deadline import Deadline, LoopCalls
+from host.session.subscriptions import SUBSCRIBE, SubscriptionKind, Subscriptions
+from host.toolings import Tooling, ToolingSet
+from host.validation import ArgumentValidator
+
+CONNECT_GRACE: Final = 2.0
+"""Seconds added to a tooling's connect timeout for `get`, so the connection's own, more precise
+timeout message wins over the generic one."""
+
+APPROVAL_TIMEOUT: Final = 300.0
+"""Seconds an approval may take (a person answering on the terminal) before the call is refused."""
+
+
+@dataclass(frozen=True)
+class Handle:
+    """A guest's handle on a tooling."""
+
+    rep: int
+    tooling: Tooling
+
+
+class GuestSession:
+    """State and operations of one guest (see the module docstring)."""
+
+    def __init__(
+        self,
+        agent: str,
+        bridge: Bridge,
+        toolings: ToolingSet,
+        policy: AgentPolicy,
+        *,
+        inbox: Inbox | None = None,
+        max_wait: float = DEFAULT_RECV_TIMEOUT,
+        audit: AuditLog | None = None,
+        validator: ArgumentValidator | None = None,
+        approver: Approver | None = None,
+    ) -> None:
+        self.agent = agent
+        self.policy = policy
+        self.inbox = inbox if inbox is not None else Inbox()
+        self.max_wait = max_wait
+        self.last_error: ToolingError | None = None
+        """The last error a host import returned to the guest (named when the guest then traps)."""
+        self._toolings = toolings
+        self._approver: Approver = approver if approver is not None else DenyAll()
+        self._interrupt = Interrupt()
+        self._deadline = Deadline(policy.limits.wall_time.key)
+        self._loop = LoopCalls(agent, bridge, self._deadline, self._interrupt)
+        self._audit = AuditTrail(agent, audit)
+        self._admission = Admission(agent, policy, validator if validator is not None else ArgumentValidator())
+        self._calls = OpenCalls(agent, bridge, self.inbox, policy.limits, self._audit)
+        self._subscriptions = Subscriptions(agent, toolings, self.inbox, self._loop, self._admission, self._audit)
+        self._handles: dict[int, Handle] = {}
+        self._next_rep = 1
+
+    @property
+    def deadline(self) -> float | None:
+        """`time.monotonic()` value when the run's wall-clock limit ends; set by the runner."""
+        return self._deadline.at
+
+    @deadline.setter
+    def deadline(self, value: float | None) -> None:
+        self._deadline.at = value
+
+    # -- handles -----------------------------------------------------------------------------
+
+    def get(self, name: str) -> int:
+        """A new handle on tooling `name`, connected; `not-found`, `denied` or `unavailable` otherwise."""
+        with self._audit.span(Operation.GET, name):
+            config = self._toolings.config(name)
+            self.policy.grants.check_tooling(name)
+            tooling = self._loop.run(
+                f"connecting to tooling {name!r}",
+                self._toolings.connect,
+                name,
+                timeout=config.connect_timeout + CONNECT_GRACE,
+                hint=f"raise `connect_timeout` in {config.origin}",
+            )
+        rep = self._next_rep
+        self._next_rep += 1
+        self._handles[rep] = Handle(rep, tooling)
+        return rep
+
+    def handle(self, rep: int) -> Handle:
+        """The open handle `rep`; `not-found` once it was dropped."""
+        try:
+            return self._handles[rep]
+        except KeyError:
+            raise ToolingError(ErrorCode.NOT_FOUND, f"tooling handle {rep} is not open (it was dropped)") from None
+
+    def drop(self, rep: int) -> None:
+        """Forget a handle and cancel every call and subscription opened through it."""
+        if self._handles.pop(rep, None) is not None:
+            self._cancel_where(lambda owner: owner != rep)
+
+    def close(self) -> None:
+        """End of the guest's run (it returned or trapped): cancel everything it opened, upstream
+        too, and close the inbox. Idempotent."""
+        self._cancel_where(lambda owner: False)
+        self._handles.clear()
+        self.inbox.close()
+
+    def interrupt(self, reason: str) -> None:
+        """From any thread (host shutdown): end the wait the guest is blocked in and refuse every
+        later operation with `cancelled`."""
+        self._interrupt.fire(reason)
+        self.inbox.close()
+
+    def _cancel_where(self, keep: Callable[[int], bool]) -> None:
+        self._calls.cancel_where(keep)
+        self._subscriptions.end_where(keep)
+
+    # -- tooling operations --------------------------------------------------------------------
+
+    def kind(self, rep: int) -> str:
+        return self.handle(rep).tooling.kind
+
+    def name(self, rep: int) -> str:
+        return self.handle(rep).tooling.name
+
+    def list_tools(self, rep: int) -> list[ToolSpec]:
+        """The tools of the tooling the agent may see (all pages, in the server's order)."""
+        tooling = self.handle(rep).tooling
+        with self._audit.span(Operation.LIST_TOOLS, tooling.name):
+            tools = self._loop.request(tooling, "tools/list", tooling.list_tools)
+            return self._admission.visible_tools(tooling.name, tools)
+
+    def call_tool_blocking(self, rep: int, name: str, arguments: str) -> CallOutcome:
+        """Admit, approve and run a call, waiting for its outcome (see `admission` and `calls.shape`:
+        an `isError` result is `tool-failed`, one over `max_result_bytes` `limit-exceeded`)."""
+        tooling = self.handle(rep).tooling
+        with self._audit.span(Operation.CALL_TOOL_BLOCKING, tooling.name, name, arguments):
+            call = self._admit(tooling, name, arguments)
+            run = functools.partial(tooling.call_tool, name, call.parsed, agent=self.agent)
+            result = self._loop.request(tooling, f"the call of tool {name!r}", run)
+            return shape(self.policy.limits, name, arguments, result)
+
+    def list_resources(self, rep: int) -> list[ResourceSpec]:
+        """The resources of the tooling the agent may see."""
+        tooling = self.handle(rep).tooling
+        with self._audit.span(Operation.LIST_RESOURCES, tooling.name):
+            resources = self._loop.request(tooling, "resources/list", tooling.list_resources)
+            return self._admission.visible_resources(tooling.name, resources)
+
+    def read_resource(self, rep: int, uri: str) -> ResourceData:
+        """Resource `uri`: `denied` outside the allow-lists, `limit-exceeded` over `max_result_bytes`."""
+        tooling = self.handle(rep).tooling
+        with self._audit.span(Operation.READ_RESOURCE, tooling.name, uri):
+            self.policy.grants.check_resource(tooling.name, uri)
+            data = self._loop.request(tooling, f"the read of resource {uri!r}", tooling.read_resource, uri)
+            self.policy.limits.check_result_size(data.size, f"resource {uri!r}")
+            return data
+
+    def _admit(self, tooling: Tooling, name: str, arguments: str) -> AdmittedCall:
+        """Admission, then approval (see `admission`); the loop is used only for an uncached spec
+        and for asking the approver."""
+
+        def lookup(tool: str) -> ToolSpec:
+            spec = tooling.cached_tool_spec(tool)
+            if spec is None:
+                spec = self._loop.request(tooling, f"looking up tool {tool!r}", tooling.tool_spec, tool)
+            return spec
+
+        def decide(request: ApprovalRequest) -> Decision:
+            return self._loop.run(
+                f"the approval of the call of tool {request.tool!r}",
+                self._approver.decide,
+                request,
+                timeout=APPROVAL_TIMEOUT,
+                hint="no answer came",
+            )
+
+        call = self._admission.admit(tooling, name, arguments, lookup)
+        self._admission.approve(call, decide)
+        return call
+
+    # -- the asynchronous half ----------------------------------------------------------------
+
+    def call_tool(self, rep: int, name: str, arguments: str) -> str:
+        """Admit and approve a call, start it and return its id (see `calls`); a refusal is raised."""
+        tooling = self.handle(rep).tooling
+        with self._audit.span(Operation.CALL_TOOL, tooling.name, name, arguments) as span:
+            call_id = self._calls.start(rep, self._admit(tooling, name, arguments))
+            span.defer()  # a started call is audited when it ends
+        return call_id
+
+    def is_open(self, rep: int, call_id: str) -> bool:
+        self.handle(rep)
+        return self._calls.is_open(call_id)
+
+    def cancel(self, rep: int, call_id: str) -> bool:
+        self.handle(rep)
+        return self._calls.cancel(call_id)
+
+    def subscribe(self, rep: int, kind: SubscriptionKind, uri: str = "") -> str:
+        """Subscribe (to resource `uri` for kind `resource`) and return the id (see `subscriptions`)."""
+        tooling = self.handle(rep).tooling
+        with self._audit.span(SUBSCRIBE[kind], tooling.name, uri or None):
+            return self._subscriptions.subscribe(rep, tooling, kind, uri)
+
+    def unsubscribe(self, rep: int, kind: SubscriptionKind, sub_id: str) -> bool:
+        self.handle(rep)
+        return self._subscriptions.unsubscribe(kind, sub_id)
+
+    def recv(self, timeout_ms: int | None) -> Envelope | None:
+        """The next envelope, waiting up to `timeout_ms` (None: `max_wait`) but not past the run's end."""
+        timeout = self.max_wait if timeout_ms is None else timeout_ms / 1000
+        return self._received(self.inbox.recv(self._deadline.clamp(timeout)))
+
+    def try_recv(self) -> Envelope | None:
+        return self._received(self.inbox.recv(None))
+
+    def _received(self, envelope: Envelope | None) -> Envelope | None:
+        self._calls.received(envelope)
+        return envelope
+
+    # -- log -------------------------------------------------------------------------------------
+
+    def log(self, level: str, message: str) -> None:
+        guest_log.log(self.agent, level, message)

@@ -1,0 +1,31 @@
+"""The guest's `log` interface: a message at a level, into the host's log `host.guest`.
+
+Levels map to Python's (`trace` is `DEBUG`; an unknown level is `INFO`); a message longer than
+`MAX_LOG_MESSAGE` characters is cut with a marker saying how much was cut. Each line is prefixed
+with the agent's name.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Final
+
+guest_logger = logging.getLogger("host.guest")
+
+MAX_LOG_MESSAGE: Final = 16 * 1024
+"""Characters of one guest log message kept; the rest is cut with a marker."""
+
+LOG_LEVELS: Final = {
+    "trace": logging.DEBUG,
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warn": logging.WARNING,
+    "error": logging.ERROR,
+}
+
+
+def log(agent: str, level: str, message: str) -> None:
+    """Log `message` of guest `agent` at WIT `level` (see the module docstring)."""
+    if len(message) > MAX_LOG_MESSAGE:
+        message = message[:MAX_LOG_MESSAGE] + f"... [{len(message) - MAX_LOG_MESSAGE} characters cut]"
+    guest_logger.log(LOG_LEVELS.get(level, logging.INFO), "[%s] %s", agent, message)
