@@ -121,7 +121,8 @@ def prune(root: Path, limits: Limits, now: float | None = None) -> Removal:
     now = time.time() if now is None else now
     busy = [entry for entry in listing.entries if in_use(entry)]
     removed, kept = _remove(select(listing.entries, limits, now, busy))
-    return Removal(removed, kept, _remove_temp(listing.temp, now))
+    held = tuple(entry for entry in select(listing.entries, limits, now) if entry in busy)
+    return Removal(removed, held + kept, _remove_temp(listing.temp, now))
 
 
 def clean(root: Path, now: float | None = None) -> Removal:

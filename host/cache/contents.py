@@ -20,6 +20,8 @@ BUILDS: Final = "builds"
 COMPILED: Final = "compiled"
 NPM: Final = "npm"
 SOURCE: Final = ".source"
+UNKNOWN: Final = "(source unknown)"
+"""The name of an artifact compiled before sources were recorded (each is a group of its own)."""
 TOUCH_EVERY: Final = 3600.0
 """Seconds between "last used" marks (mtime) of a build taken from the cache."""
 
@@ -85,7 +87,7 @@ def scan(root: Path) -> Listing:
             orphan = str(Path(source).parent) == builds_dir
             loose.append(_Parts(source, Path(source).name, [cwasm], files, compiled=1, orphan=orphan))
         else:
-            loose.append(_Parts(f"{cwasm.name} (no source recorded)", cwasm.name, [cwasm], files, compiled=1))
+            loose.append(_Parts(f"{cwasm.name} {UNKNOWN}", UNKNOWN, [cwasm], files, compiled=1))
     entries = [entry for parts in [*builds.values(), *loose] if (entry := parts.entry()) is not None]
     temp = tuple(sorted(p for folder in (BUILDS, COMPILED) for p in (root / folder).glob(".tmp-*")))
     return Listing(root, tuple(entries), tree_size(root / NPM), temp)

@@ -85,6 +85,7 @@ def clean(state: State) -> int:
 
 def _list(as_json: bool) -> int:
     from host import cache
+    from host.cache.contents import UNKNOWN
     from host.paths import cache_dir
 
     listing = cache.scan(cache_dir())
@@ -98,9 +99,9 @@ def _list(as_json: bool) -> int:
         f"cache {listing.root}: {render.size(listing.size)} in builds and compiled components "
         f"(limits: {limits.keep} per guest, {cap}); npm/ {render.size(listing.npm)}"
     )
-    groups: dict[str, list[Entry]] = {}
+    groups: dict[str, list[Entry]] = {}  # artifacts of unknown source on one row
     for entry in sorted(listing.entries, key=lambda e: (e.name, e.group)):
-        groups.setdefault(entry.group, []).append(entry)
+        groups.setdefault(entry.name if entry.name == UNKNOWN else entry.group, []).append(entry)
     rows = [
         [
             members[0].name,

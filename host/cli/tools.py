@@ -51,9 +51,10 @@ def command(state: State, tooling: str | None, as_json: bool) -> int:
     if as_json:
         render.json_out({report.name: report_json(report) for report in reports})
     else:
-        for report in reports:
-            if report.error is None:
-                _show(report)
+        for index, report in enumerate(r for r in reports if r.error is None):
+            if index:
+                render.line("")
+            _show(report)
     return worst
 
 
