@@ -182,7 +182,7 @@ class _Silent:
 
 
 class _RichDisplay:
-    """A live line on the terminal: spinner, the step, elapsed time; then the end line. A step
+    """A live line on the terminal: spinner, elapsed time, the step; then the end line. A step
     that begins while another is shown is shown as plain lines."""
 
     def __init__(self) -> None:
@@ -205,7 +205,7 @@ class _RichStep:
         self._display, self._what = display, what
         self._console = console(sys.stderr)
         self._live = Progress(
-            SpinnerColumn(), TextColumn(f"agent-host: {what} ...", markup=False), TimeElapsedColumn(),
+            SpinnerColumn(), TimeElapsedColumn(), TextColumn(f"agent-host: {what} ...", markup=False),
             console=self._console, transient=True, redirect_stdout=False,
         )  # fmt: skip
         self._live.add_task(what, total=None)

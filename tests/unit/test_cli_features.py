@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -212,3 +213,21 @@ def test_a_display_set_by_the_command_line_shows_every_step() -> None:
     finally:
         progress.set_display(previous)
     assert seen == [("compiling z", "done in")]
+
+
+def test_shell_completion_offers_commands_and_configured_toolings(tmp_path: Path) -> None:
+    config = tmp_path / "agent-host.toml"
+    config.write_text('[tooling.files]\ncommand = "x"\n[tooling.fetch]\ncommand = "y"\n[agents.scout]\n')
+
+    def complete(words: str) -> list[str]:
+        env = {**os.environ, "COMP_WORDS": words, "COMP_CWORD": str(len(words.split()) - 1),
+               "_AGENT_HOST_COMPLETE": "bash_complete"}  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "host"], env=env, cwd=tmp_path, capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.splitlines()
+
+    assert complete("agent-host ca") == ["plain,cache", "plain,call"]
+    assert complete("agent-host tools f") == ["plain,fetch", "plain,files"]
+    assert complete("agent-host run --agent s") == ["plain,scout"]
