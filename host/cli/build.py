@@ -16,9 +16,9 @@ The result is cached by content; its path is printed on stdout."""
 
 
 @click.command("build", help=HELP, epilog=EPILOG, short_help="Build a guest folder into a component.")
-@click.argument("guest", metavar="GUEST", type=click.Path(file_okay=False))
+@click.argument("guest", metavar="GUEST", type=click.Path())
 @click.option("--module", metavar="NAME", help="Module defining WitWorld (default: app.py).")
-@click.option("-o", "--output", metavar="PATH", help="Also copy the component to PATH.")
+@click.option("-o", "--output", metavar="PATH", type=click.Path(), help="Also copy the component to PATH.")
 @click.option("--force", is_flag=True, help="Rebuild even when the cache is current.")
 @common_options
 @click.pass_obj

@@ -35,7 +35,7 @@ def group() -> None:
 @group.command(
     "init", epilog=EPILOG, help="Write a commented starter file (an agent for each guest folder in ./guests)."
 )
-@click.argument("path", required=False, metavar="[PATH]", type=click.Path(dir_okay=False))
+@click.argument("path", required=False, metavar="[PATH]", type=click.Path())
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 @common_options
 @click.pass_obj
@@ -64,7 +64,7 @@ def init(state: State, path: str | None, force: bool) -> int:
     "check", epilog=EPILOG,
     help="Validate a configuration file: keys, components, python tool imports (--connect: servers too).",
 )  # fmt: skip
-@click.argument("path", required=False, metavar="[PATH]", type=click.Path(dir_okay=False))
+@click.argument("path", required=False, metavar="[PATH]", type=click.Path())
 @click.option("--connect", is_flag=True, help="Also start (or reach) every tooling and complete the MCP handshake.")
 @click.option("--json", "as_json", is_flag=True, help="Also print the result as JSON on stdout.")
 @common_options

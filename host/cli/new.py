@@ -27,7 +27,9 @@ TEMPLATE = "guest_app.py.txt"
     short_help="Create a guest folder from a template.",
 )  # fmt: skip
 @click.argument("name", metavar="NAME")
-@click.option("--dir", "parent", default="guests", show_default=True, metavar="DIR", help="Parent folder.")
+@click.option(
+    "--dir", "parent", default="guests", show_default=True, metavar="DIR", type=click.Path(), help="Parent folder."
+)
 @common_options
 @click.pass_obj
 def command(state: State, name: str, parent: str) -> int:

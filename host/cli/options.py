@@ -76,7 +76,7 @@ def common_options(function: F) -> F:
     """Add the shared options to a command or group."""
     options = (
         click.option(
-            "--config", metavar="FILE", expose_value=False, callback=_set("config"), type=click.Path(dir_okay=False),
+            "--config", metavar="FILE", expose_value=False, callback=_set("config"), type=click.Path(),
             help="Configuration file (default: see below).",
         ),
         click.option(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -51,7 +52,7 @@ DETAIL_WIDTH: Final = 100
 
 
 @click.command("run", help=HELP, epilog=EPILOG, short_help="Run a guest (folder or .wasm), or every configured agent.")
-@click.argument("guest", required=False, metavar="[GUEST]")
+@click.argument("guest", required=False, metavar="[GUEST]", type=click.Path())
 @click.option("--input", "input_spec", metavar="TEXT|@FILE|-", help="Input for run(): text, @file, or - for stdin.")
 @click.option(
     "--agent", "agents", multiple=True, metavar="NAME", shell_complete=complete_agents,
@@ -99,11 +100,16 @@ def command(
     return _run_one(state, config, _Guest(spec, name, agent, input_text, module), allow, as_json, approve)
 
 
+@dataclass(frozen=True)
 class _Guest:
-    """What one run is of: the component, the agent's name and settings, the input."""
+    """What one run is of: the component (`module`: of a guest folder), the agent's name and
+    settings, the input."""
 
-    def __init__(self, spec: Path, name: str, agent: AgentConfig | None, input_text: str, module: str | None) -> None:
-        self.spec, self.name, self.agent, self.input, self.module = spec, name, agent, input_text, module
+    spec: Path
+    name: str
+    agent: AgentConfig | None
+    input: str
+    module: str | None
 
 
 def _run_one(state: State, config: Config, guest: _Guest, allow: Sequence[str], as_json: bool, approve: str) -> int:
