@@ -231,3 +231,27 @@ def test_shell_completion_offers_commands_and_configured_toolings(tmp_path: Path
     assert complete("agent-host ca") == ["plain,cache", "plain,call"]
     assert complete("agent-host tools f") == ["plain,fetch", "plain,files"]
     assert complete("agent-host run --agent s") == ["plain,scout"]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
+    from host.cli import render
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    for stream, coloured in ((io.StringIO(), False), (_Terminal(), True)):
+        monkeypatch.setattr("sys.stderr", stream)
+        render.error("[agents.x] broke\n  hint: fix it")
+        text = stream.getvalue()
+        assert ("\x1b[" in text) is coloured
+        assert "[agents.x] broke" in text  # never read as markup
+    monkeypatch.setenv("NO_COLOR", "1")
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    render.error("plain")
+    assert "31m" not in terminal.getvalue() and "plain" in terminal.getvalue()
