@@ -2,21 +2,42 @@
 named, granted toolings (MCP servers over stdio or streamable HTTP).
 
 The public API is what this module exports; everything else is internal. Adding a name here is an
-API decision. See README.md for the command line and docs/ for the guides.
+API decision. Names are imported on first use (PEP 562), so `import host` (and the command line's
+`--help`) loads neither wasmtime nor the MCP SDK. See README.md for the command line.
 """
 
-from host.app import Host as Host
-from host.config import AgentConfig as AgentConfig
-from host.config import Config as Config
-from host.config import ToolingConfig as ToolingConfig
-from host.config import default_config as default_config
-from host.config import load_config as load_config
-from host.errors import ErrorCode as ErrorCode
-from host.errors import HostError as HostError
-from host.errors import ToolingError as ToolingError
-from host.runtime.guest import Outcome as Outcome
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from host.app import Host as Host
+    from host.config import AgentConfig as AgentConfig
+    from host.config import Config as Config
+    from host.config import ToolingConfig as ToolingConfig
+    from host.config import default_config as default_config
+    from host.config import load_config as load_config
+    from host.errors import ErrorCode as ErrorCode
+    from host.errors import HostError as HostError
+    from host.errors import ToolingError as ToolingError
+    from host.runtime.guest import Outcome as Outcome
 
 __version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    "AgentConfig": "host.config",
+    "Config": "host.config",
+    "ErrorCode": "host.errors",
+    "Host": "host.app",
+    "HostError": "host.errors",
+    "Outcome": "host.runtime.guest",
+    "ToolingConfig": "host.config",
+    "ToolingError": "host.errors",
+    "default_config": "host.config",
+    "load_config": "host.config",
+}
+"""Public name -> the module that defines it."""
 
 __all__ = (
     "AgentConfig",
@@ -31,3 +52,17 @@ __all__ = (
     "default_config",
     "load_config",
 )
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first use and keep it as a module attribute."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'host' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

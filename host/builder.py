@@ -11,7 +11,9 @@ Contract:
 - The output is cached as `builds/<folder name>-<key>.wasm` under the cache folder, where key =
   sha256 of every source file of the folder (path and bytes; caches, bindings and `.wasm` files
   excluded), the WIT package, the guest library, the module name and the componentize-py version.
-  An unchanged guest is never rebuilt; any change rebuilds it. Writes are atomic.
+  An unchanged guest is never rebuilt; any change rebuilds it. Writes are atomic. The build is
+  pinned for this process (`host.cache`: no prune removes it while it runs), its `.source` names the
+  folder (so the cache keeps the newest builds per guest), and the cache is pruned after a build.
 - componentize-py runs as a child process of the host's own Python (no PATH lookup), with a
   progress line on stderr (a build takes 10-20 s and ~400 MB of memory).
 - A failed build raises `BuildError` whose first line ends with the cause (componentize-py's last
@@ -31,6 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
+from host import cache
 from host.errors import BuildError
 from host.paths import cache_dir, guest_lib_dir, wit_dir
 from host.progress import progress
@@ -106,13 +109,16 @@ def build_guest(folder: Path, *, module: str | None = None, force: bool = False,
         raise BuildError(f"{folder}: not a guest folder", hint="pass a folder holding app.py, or a .wasm file")
     name = guest_module(folder, module)
     key = build_key(folder, name)
-    target = cache_dir() / "builds" / f"{folder.name}-{key}.wasm"
-    if target.is_file() and not force:
+    root = cache_dir()
+    target = root / "builds" / f"{folder.name}-{key}.wasm"
+    if not force and target.is_file() and cache.pin(target):
+        cache.mark_used(target)
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".wasm")
     os.close(fd)
     tmp = Path(tmp_name)
+    cache.pin(tmp)  # a build in progress: no prune takes its temp file
     entry_dir = Path(tempfile.mkdtemp(prefix="agent-host-entry-"))
     (entry_dir / f"{ENTRY_MODULE}.py").write_text(entry_source(name), encoding="utf-8")
     command = [
@@ -132,10 +138,13 @@ def build_guest(folder: Path, *, module: str | None = None, force: bool = False,
             if returncode != 0:
                 cause = output.splitlines()[-1].strip() if output else f"componentize-py exit {returncode}"
                 raise BuildError(f"building {folder} failed: {cause}\n{output}")
-        os.replace(tmp, target)
+        cache.record_source(target, folder)
+        cache.publish(tmp, target)
     finally:
+        cache.unpin(tmp)
         tmp.unlink(missing_ok=True)
         shutil.rmtree(entry_dir, ignore_errors=True)
+    cache.auto_prune(root)
     return target
 
 

@@ -1,10 +1,12 @@
 """Where the host finds its data and keeps its caches.
 
-- Cache folder: `$AGENT_HOST_CACHE`, else `$XDG_CACHE_HOME/agent-host`, else `~/.cache/agent-host`.
-  It holds `builds/` (guest components by source hash) and `compiled/` (serialized components
-  by wasm hash and engine settings). Deleting it is always safe: everything is rebuilt.
+- Cache folder: `$AGENT_HOST_CACHE`, else the user's cache folder for `agent-host` as `platformdirs`
+  names it (`$XDG_CACHE_HOME/agent-host` or `~/.cache/agent-host` on Linux, `~/Library/Caches/
+  agent-host` on macOS). It holds `builds/`, `compiled/` and, for the tests, `npm/`; `host.cache`
+  lists, bounds and cleans it. Deleting it is always safe: everything is rebuilt.
 - The WIT package and the guest library: inside the installed package (`host/_data/`) when built
   as a wheel, else the source tree's `wit/` and `guests/lib/` (editable installs, checkouts).
+- Templates (the guest written by `agent-host new`): `host/templates/`, shipped in the wheel.
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ _SOURCE_ROOT = _PACKAGE.parent
 
 
 def cache_dir() -> Path:
+    """The cache folder (see the module docstring); it may not exist yet."""
     explicit = os.environ.get(ENV_CACHE)
     if explicit:
         return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".cache"
-    return base / "agent-host"
+    import platformdirs  # only the commands that touch the cache pay for it
+
+    return Path(platformdirs.user_cache_dir("agent-host", appauthor=False))
 
 
 def _data(packaged: str, source: str) -> Path:
@@ -41,3 +44,8 @@ def wit_dir() -> Path:
 def guest_lib_dir() -> Path:
     """The folder holding the guest library (`agentlib`), put on every guest's module path."""
     return _data("guestlib", "guests/lib")
+
+
+def template(name: str) -> str:
+    """The text of the template file `name` in `host/templates/`."""
+    return (_PACKAGE / "templates" / name).read_text(encoding="utf-8")

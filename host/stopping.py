@@ -5,7 +5,8 @@ sets fields and an `Event`). Slow steps poll it while they wait (`POLL` seconds 
 looks): a child process (componentize-py, the compiler) is terminated and `Interrupted` is raised;
 `Host.start` refuses to start a guest once it is set; running guests are stopped by the host.
 Such children run in their own process group, so a terminal's Ctrl-C reaches the host alone and
-the host decides: it ends them, and reports `Interrupted` rather than the child's failure.
+the host decides: it ends them with their whole group (what they started goes too, and the
+host waits until nothing of the group is left), and reports `Interrupted` rather than the child's failure.
 
 `Interrupted` carries the exit code of the signal: 128 + its number (SIGINT 130, SIGTERM 143), as
 shells report a process killed by that signal.
@@ -13,10 +14,12 @@ shells report a process killed by that signal.
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Final
 
@@ -85,7 +88,7 @@ def run_child(
         try:
             status = _wait(child, stop)
         finally:
-            _end(child)
+            end_child(child)
         if stop is not None:
             stop.check(what)
         output.seek(0)
@@ -103,12 +106,56 @@ def _wait(process: subprocess.Popen[bytes], stop: StopToken | None) -> int:
             return -1
 
 
-def _end(process: subprocess.Popen[bytes]) -> None:
-    """Terminate `process`, kill it if it does not exit in time, and reap it."""
+def end_child(process: subprocess.Popen[bytes]) -> None:
+    """Terminate `process` (with its own process group, when it leads one: what it started goes
+    too), kill it if it does not exit in time, and reap it; then wait (bounded) until nothing of its
+    group is left, so that no orphan outlives the host's step."""
+    group = process.pid if process.poll() is None and _leads_group(process.pid) else None
     if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
+        _signal(process, group, signal.SIGTERM)
         try:
             process.wait(TERMINATE_GRACE)
         except subprocess.TimeoutExpired:
-            process.kill()
+            _signal(process, group, signal.SIGKILL)
             process.wait()
+    if group is not None:
+        _wait_group_gone(group)
+
+
+def _leads_group(pid: int) -> bool:
+    try:
+        return os.getpgid(pid) == pid
+    except ProcessLookupError:
+        return False
+
+
+def _signal(process: subprocess.Popen[bytes], group: int | None, signum: int) -> None:
+    if group is None:
+        process.send_signal(signum)
+        return
+    try:
+        os.killpg(group, signum)
+    except ProcessLookupError:
+        pass
+
+
+def _wait_group_gone(group: int) -> None:
+    """Until no process of `group` is left (orphans exit, and are reaped by init): SIGKILL after
+    `TERMINATE_GRACE`, then give up after as long again."""
+    deadline = time.monotonic() + TERMINATE_GRACE
+    killed = False
+    while True:
+        try:
+            os.killpg(group, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        if time.monotonic() > deadline:
+            if killed:
+                return
+            killed = True
+            deadline = time.monotonic() + TERMINATE_GRACE
+            try:
+                os.killpg(group, signal.SIGKILL)
+            except ProcessLookupError:
+                return
+        time.sleep(POLL / 10)

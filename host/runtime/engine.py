@@ -11,7 +11,9 @@ Contract:
 - Compiling runs in a child process (`runtime.compiler`), so a stop request (`StopToken`) ends it
   within `stopping.POLL` seconds, and `Interrupted` is raised; the host process never holds the
   compiler's memory. When the cache folder cannot be written the artifact goes to a temp folder.
-- Loaded components are also kept in memory for the life of the runtime.
+- Loaded components are also kept in memory for the life of the runtime, and their files (the wasm
+  and the artifact) pinned in the cache (`host.cache`) until `close()`: no prune removes them. An
+  artifact's `.source` names the wasm it was compiled from; the cache is pruned after a compile.
 - The ticker thread increments the engine's epoch every `EPOCH_TICK` seconds; stores use epoch
   deadlines for time limits. `close()` stops it; it is idempotent.
 """
@@ -33,6 +35,7 @@ from typing import Final
 from wasmtime import Engine, WasmtimeError
 from wasmtime.component import Component, Linker
 
+from host import cache
 from host.errors import ComponentError
 from host.progress import progress
 from host.runtime.compiler import ENGINE_SETTINGS, INVALID_COMPONENT, engine_config, first_line
@@ -74,7 +77,10 @@ class Runtime:
         self.linker = Linker(self.engine)
         define_imports(self.linker)
         self.instantiate_lock = threading.Lock()
+        self._cache_dir = cache_dir
         self._compiled_dir = cache_dir / "compiled"
+        self._pins: list[Path] = []
+        """Files pinned in the cache while this runtime lives."""
         self._loaded: dict[str, Component] = {}
         self._keys: dict[tuple[str, int, int], str] = {}
         """(path, size, mtime) of files already loaded -> their cache key."""
@@ -99,6 +105,8 @@ class Runtime:
             key = self._keys.get(seen)
             if key is not None and key in self._loaded:
                 return self._loaded[key]
+            if cache.pin(wasm):
+                self._pins.append(wasm)
             try:
                 data = wasm.read_bytes()
             except OSError as exc:
@@ -113,7 +121,7 @@ class Runtime:
 
     def _load_or_compile(self, wasm: Path, data: bytes, key: str, stop: StopToken | None) -> Component:
         artifact = self._compiled_dir / f"{key}.cwasm"
-        cached = _load_artifact(self.engine, artifact)
+        cached = self._load_pinned(artifact, wasm)
         if cached is not None:
             return cached
         size = len(data) / 1e6
@@ -126,12 +134,31 @@ class Runtime:
         try:
             with progress(what):
                 _compile_in_child(wasm, artifact, stop, what)
-            component = _load_artifact(self.engine, artifact)
+            component = _load_artifact(self.engine, artifact) if scratch else self._load_pinned(artifact, wasm)
         finally:
             if scratch is not None:
                 shutil.rmtree(scratch, ignore_errors=True)
         if component is None:
             raise ComponentError(f"compiling {wasm} produced no loadable artifact (see the warnings above)")
+        if scratch is None:
+            cache.auto_prune(self._cache_dir)
+        return component
+
+    def _load_pinned(self, artifact: Path, wasm: Path) -> Component | None:
+        """`_load_artifact`, with `artifact` pinned for the life of the runtime and its `.source`
+        recorded; None (and nothing pinned) when it is missing or unusable."""
+        if not cache.pin(artifact):
+            return None
+        component = _load_artifact(self.engine, artifact)
+        if component is None:
+            cache.unpin(artifact)
+            return None
+        self._pins.append(artifact)
+        if not artifact.with_suffix(cache.contents.SOURCE).exists():
+            try:
+                cache.record_source(artifact, wasm)
+            except OSError as exc:  # a read-only cache still serves its artifacts
+                logger.debug("cannot record the source of %s: %s", artifact.name, exc)
         return component
 
     def close(self) -> None:
@@ -141,6 +168,9 @@ class Runtime:
         self._ticker.close()
         self._loaded.clear()
         self._keys.clear()
+        for path in self._pins:
+            cache.unpin(path)
+        self._pins.clear()
 
     def __enter__(self) -> Runtime:
         return self

@@ -61,6 +61,20 @@ def test_exit_codes_follow_the_design(probe_wasm: Path) -> None:
     assert "no such file" in unusable.stderr
 
 
+def test_run_json_prints_one_outcome_for_a_single_guest(probe_wasm: Path) -> None:
+    """Issue 9, point 6: `--json` for a single run: {agent, status, exit_code, duration, output}."""
+    done = agent_host("run", str(probe_wasm), "--json", "--input", steps({"op": "log", "message": "x"}))
+    assert done.returncode == 0, done.stderr
+    outcome = json.loads(done.stdout)
+    assert set(outcome) == {"agent", "status", "exit_code", "duration", "output"}
+    assert (outcome["agent"], outcome["status"], outcome["exit_code"]) == (probe_wasm.stem, "ok", 0)
+    assert json.loads(outcome["output"]) == [{"ok": True}]
+    failed = agent_host("run", str(probe_wasm), "--json", "--input", steps({"op": "fail", "message": "declined"}))
+    assert failed.returncode == 1
+    assert json.loads(failed.stdout)["status"] == "error" and json.loads(failed.stdout)["output"] == "declined"
+    assert "failed: declined" in failed.stderr
+
+
 def test_input_comes_from_text_a_file_or_stdin(probe_wasm: Path, tmp_path: Path) -> None:
     script = steps({"op": "log", "message": "x"})
     (tmp_path / "in.json").write_text(script)

@@ -35,7 +35,9 @@ def test_the_first_load_compiles_with_progress_and_stores_an_artifact(
     with Runtime(tmp_path / "cache") as runtime:
         runtime.load(wasm)
     assert "compiling empty.wasm" in capsys.readouterr().err
-    assert artifacts(tmp_path / "cache") == [".cwasm", ".sha256"]
+    assert artifacts(tmp_path / "cache") == [".cwasm", ".sha256", ".source"]  # .source: the wasm it came from
+    source = next((tmp_path / "cache" / "compiled").glob("*.source"))
+    assert source.read_text() == str(wasm.resolve())
 
 
 def test_a_second_host_loads_from_the_cache_without_compiling(
@@ -69,7 +71,7 @@ def test_a_damaged_artifact_is_recompiled_not_fatal(
     assert "compiling" in capsys.readouterr().err
     if damage != "drop-sidecar":
         assert "corrupt" in caplog.text
-    assert artifacts(cache) == [".cwasm", ".sha256"]
+    assert artifacts(cache) == [".cwasm", ".sha256", ".source"]
 
 
 def test_the_cache_key_depends_on_the_bytes() -> None:

@@ -1,0 +1,32 @@
+"""`agent-host build`: a guest folder into a component; its (cached) path on stdout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from host import status_codes
+from host.cli import render
+from host.cli.options import EPILOG, State, common_options
+
+HELP = """\b
+Build GUEST (a folder with app.py) into a WebAssembly component with componentize-py.
+The result is cached by content; its path is printed on stdout."""
+
+
+@click.command("build", help=HELP, epilog=EPILOG, short_help="Build a guest folder into a component.")
+@click.argument("guest", metavar="GUEST", type=click.Path())
+@click.option("--module", metavar="NAME", help="Module defining WitWorld (default: app.py).")
+@click.option("-o", "--output", metavar="PATH", type=click.Path(), help="Also copy the component to PATH.")
+@click.option("--force", is_flag=True, help="Rebuild even when the cache is current.")
+@common_options
+@click.pass_obj
+def command(state: State, guest: str, module: str | None, output: str | None, force: bool) -> int:
+    from host.builder import build_guest, copy_to
+    from host.cli.signals import signals
+
+    with signals() as stopper:
+        built = build_guest(Path(guest), module=module, force=force, stop=stopper.token)
+    render.line(str(copy_to(built, Path(output)) if output else built))
+    return status_codes.SUCCESS

@@ -1,0 +1,135 @@
+"""`agent-host config init|check`: write a starter configuration file, or validate one.
+
+`check` reports every problem, not only the first (components, python tool imports and, with
+`--connect`, every tooling's handshake) on stderr, then fails with exit code 2; `--json` prints
+`{source, ok, toolings, agents, problems, connected}` on stdout as well. `schema` prints the
+JSON Schema of the file for editors.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from host import status_codes
+from host.cli import render
+from host.cli.options import EPILOG, State, common_options
+from host.errors import ConfigError
+
+if TYPE_CHECKING:
+    from host.config import Config
+
+
+@click.group(
+    "config", epilog=EPILOG, short_help="Write or check a configuration file.",
+    help="Write a starter file, or validate one.",
+)  # fmt: skip
+@common_options
+def group() -> None:
+    pass
+
+
+@group.command(
+    "init", epilog=EPILOG, help="Write a commented starter file (an agent for each guest folder in ./guests)."
+)
+@click.argument("path", required=False, metavar="[PATH]", type=click.Path())
+@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+@common_options
+@click.pass_obj
+def init(state: State, path: str | None, force: bool) -> int:
+    from host.builder import find_guests
+    from host.config import DEFAULT_FILE_NAME, name_problem, starter_config_text
+    from host.errors import UsageError
+
+    target = Path(path or DEFAULT_FILE_NAME)
+    if target.exists() and not force:
+        raise UsageError(f"{shlex.quote(str(target))} already exists", hint="pass --force to overwrite it")
+    base = target.absolute().parent
+    guests = [
+        (folder.name, folder.relative_to(base).as_posix())
+        for folder in find_guests(base)
+        if name_problem(folder.name) is None
+    ]
+    target.write_text(starter_config_text(guests), encoding="utf-8")
+    agents = f"agents: {', '.join(name for name, _ in guests)}" if guests else "no guest folders in ./guests yet"
+    render.note(f"wrote {target} ({agents})")
+    render.note(f"check it with: agent-host config check {shlex.quote(str(target))}")
+    return status_codes.SUCCESS
+
+
+@group.command(
+    "check", epilog=EPILOG,
+    help="Validate a configuration file: keys, components, python tool imports (--connect: servers too).",
+)  # fmt: skip
+@click.argument("path", required=False, metavar="[PATH]", type=click.Path())
+@click.option("--connect", is_flag=True, help="Also start (or reach) every tooling and complete the MCP handshake.")
+@click.option("--json", "as_json", is_flag=True, help="Also print the result as JSON on stdout.")
+@common_options
+@click.pass_obj
+def check(state: State, path: str | None, connect: bool, as_json: bool) -> int:
+    from host import inventory
+    from host.config import find_config_file, load_config
+
+    file = Path(path) if path else find_config_file(state.config)
+    try:
+        config = load_config(file)
+    except ConfigError as exc:
+        if as_json:
+            render.json_out(_result(str(file) if file else None, None, [str(exc)], None))
+        raise
+    problems = inventory.config_problems(config)
+    connected: list[str] | None = None
+    if connect and config.toolings:
+        from host.app import Host
+        from host.cli.signals import signals
+
+        connected = []
+        with signals(raise_at_once=True) as stopper, Host(config, stop=stopper.token) as host:
+            stopper.host = host
+            results = inventory.connect_all(host)
+        for name, error in results:
+            if error is None:
+                render.note(f"tooling {name}: connected")
+                connected.append(name)
+            else:
+                problems.append(f"[tooling.{name}]: {error}")
+    for problem in problems:
+        render.problem(problem)
+    if as_json:
+        render.json_out(_result(config.describe_source(), config, problems, connected))
+    if problems:
+        raise ConfigError(f"{config.describe_source()}: {len(problems)} problem(s) found (listed above)")
+    if not as_json:
+        toolings = ", ".join(sorted(config.toolings)) or "none"
+        agents = ", ".join(sorted(config.agents)) or "none"
+        every = " (every tooling connected)" if connect else ""
+        render.line(f"{config.describe_source()}: OK: toolings: {toolings}; agents: {agents}{every}")
+    return status_codes.SUCCESS
+
+
+def _result(source: str | None, config: Config | None, problems: list[str], connected: list[str] | None) -> Any:
+    return {
+        "source": source,
+        "ok": not problems,
+        "toolings": sorted(config.toolings) if config is not None else [],
+        "agents": sorted(config.agents) if config is not None else [],
+        "problems": problems,
+        "connected": connected,
+    }
+
+
+@group.command(
+    "schema", epilog=EPILOG, help="Print the JSON Schema of the file (for editors: agent-host config schema > FILE)."
+)
+@common_options
+@click.pass_obj
+def schema(state: State) -> int:
+    import sys
+
+    from host.config import schema_text
+
+    sys.stdout.write(schema_text())
+    return status_codes.SUCCESS

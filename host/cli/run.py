@@ -1,0 +1,209 @@
+"""`agent-host run`: one guest (its answer on stdout), or several agents (a table of outcomes).
+
+One guest: GUEST (a folder, built on demand, or a .wasm) or `--agent NAME`'s component; stdout is
+exactly its answer, how it failed goes to stderr; `--json` prints `{agent, status, exit_code,
+duration, output}` instead (also for a guest that could not start). Several agents (no GUEST, and
+`--agent` repeated or absent): every one runs at once on one host; an agent that cannot start is
+its own row; the exit code is the worst. A signal's exit code (130, 143) wins over every other.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import click
+
+from host.cli import render
+from host.cli.options import EPILOG, State, common_options, complete_agents, complete_toolings
+from host.errors import HostError, UsageError
+
+if TYPE_CHECKING:
+    from host.approval import Approver
+    from host.config import AgentConfig, Config
+    from host.runtime.guest import Outcome
+
+logger = logging.getLogger("host")
+
+HELP = """\b
+Run GUEST's run(input) in a sandbox and print the string it returns on stdout.
+GUEST is a guest folder (built with componentize-py on demand, cached) or a .wasm component.
+With --agent NAME, the [agents.NAME] table gives the component, input, grants and limits.
+Without GUEST and --agent, every [agents.*] runs at once, sharing connections; with --agent
+repeated, those agents do. A table of outcomes follows and the exit code is the worst one;
+an agent that cannot be built or compiled is its own row, and the others still run.
+A guest may use only the toolings it is granted: [agents.NAME] toolings, or --allow
+(the embedded default configuration grants its tooling demo; a config file, its [host] allow).
+SIGINT/SIGTERM stop every step (build, compile, connect, run) and cancel what guests opened
+(exit 130/143); a second signal exits at once."""
+
+COLUMNS: Final = (
+    render.Column("AGENT"),
+    render.Column("OUTCOME", styled=True),
+    render.Column("TIME", right=True),
+    render.Column("DETAIL"),
+)
+DETAIL_WIDTH: Final = 100
+"""Characters of an outcome's text shown in the table."""
+
+
+@click.command("run", help=HELP, epilog=EPILOG, short_help="Run a guest (folder or .wasm), or every configured agent.")
+@click.argument("guest", required=False, metavar="[GUEST]", type=click.Path())
+@click.option("--input", "input_spec", metavar="TEXT|@FILE|-", help="Input for run(): text, @file, or - for stdin.")
+@click.option(
+    "--agent", "agents", multiple=True, metavar="NAME", shell_complete=complete_agents,
+    help="Use the settings of [agents.NAME]; repeat it to run several agents (a table of outcomes).",
+)  # fmt: skip
+@click.option(
+    "--allow", multiple=True, metavar="TOOLING", shell_complete=complete_toolings,
+    help="Grant a tooling (repeatable; globs: '*' = all).",
+)  # fmt: skip
+@click.option(
+    "--json", "as_json", is_flag=True,
+    help="Print the outcome as JSON: {agent, status, exit_code, duration, output} (a list for several agents).",
+)  # fmt: skip
+@click.option(
+    "--approve", type=click.Choice(["deny", "ask", "all"]), default="deny", show_default=True,
+    help="Calls needing approval (require_approval): deny, ask on the terminal, approve all.",
+)  # fmt: skip
+@click.option("--module", metavar="NAME", help="Module defining WitWorld (default: app.py).")
+@common_options
+@click.pass_obj
+def command(
+    state: State, guest: str | None, input_spec: str | None, agents: tuple[str, ...], allow: tuple[str, ...],
+    as_json: bool, approve: str, module: str | None,
+) -> int:  # fmt: skip
+    from host import runs
+
+    config = state.load_config()
+    names = list(dict.fromkeys(agents))
+    if guest is None and len(names) != 1:
+        return _run_many(state, config, names, input_spec, allow, as_json, approve)
+    if len(names) > 1:
+        raise UsageError(
+            f"GUEST {guest} with {len(names)} --agent options: with a GUEST, name at most one agent",
+            hint="drop GUEST to run the agents with their own components",
+        )
+    agent = runs.agent_settings(config, names[0]) if names else None
+    if guest is not None:
+        spec = Path(guest)
+    elif agent is not None and agent.component is not None:
+        spec = agent.component
+    else:
+        raise UsageError(f"[agents.{names[0]}] has no `component`; give a GUEST (folder or .wasm)")
+    input_text = read_input(input_spec, agent)
+    name = agent.name if agent is not None else spec.stem if spec.suffix == ".wasm" else spec.resolve().name
+    return _run_one(state, config, _Guest(spec, name, agent, input_text, module), allow, as_json, approve)
+
+
+@dataclass(frozen=True)
+class _Guest:
+    """What one run is of: the component (`module`: of a guest folder), the agent's name and
+    settings, the input."""
+
+    spec: Path
+    name: str
+    agent: AgentConfig | None
+    input: str
+    module: str | None
+
+
+def _run_one(state: State, config: Config, guest: _Guest, allow: Sequence[str], as_json: bool, approve: str) -> int:
+    from host import runs
+    from host.app import Host
+    from host.builder import resolve_component
+    from host.cli.signals import signals
+    from host.stopping import Interrupted
+
+    name = guest.name
+    with signals() as stopper:
+        try:
+            wasm = resolve_component(guest.spec, module=guest.module, stop=stopper.token)
+            with Host(config, keep_logs=state.debug, approver=_approver(approve), stop=stopper.token) as host:
+                stopper.host = host
+                outcome = host.run(wasm, guest.input, agent=name, policy=host.policy(name, guest.agent, allow))
+        except HostError as exc:
+            if not as_json or isinstance(exc, Interrupted):
+                raise
+            render.error(f"agent {name}: {exc}")
+            outcome = runs.not_started(name, exc)
+    if as_json:
+        render.json_out(outcome_json(outcome))
+    elif outcome.status == "ok":
+        render.answer(outcome.text)
+    if outcome.status == "error":
+        render.report(f"agent {name} failed: {outcome.text}")
+    elif outcome.status == "trap":
+        render.report(f"agent {name} was stopped: {outcome.text}")
+    logger.debug("agent %s: %s in %.2f s", name, outcome.status, outcome.duration)
+    return stopper.exit_code if stopper.exit_code is not None else outcome.exit_code
+
+
+def _run_many(
+    state: State, config: Config, names: list[str], input_spec: str | None, allow: Sequence[str], as_json: bool,
+    approve: str,
+) -> int:  # fmt: skip
+    """Run the named agents (default: every [agents.*]) at once; a table (or JSON) of outcomes."""
+    from host import runs
+    from host.app import Host
+    from host.cli.signals import signals
+    from host.stopping import Interrupted
+
+    agents = runs.select_agents(config, names)
+    given = read_input(input_spec, None) if input_spec is not None else None
+    with signals() as stopper:
+        prepared = runs.prepare(agents, given, stopper.token)
+        for run in prepared:
+            if run.failure is not None and not isinstance(run.failure, Interrupted):
+                render.error(f"agent {run.name}: {run.failure}")
+        with Host(config, keep_logs=state.debug, approver=_approver(approve), stop=stopper.token) as host:
+            stopper.host = host
+            finished = runs.run_all(host, prepared, allow)
+    for run, done in zip(prepared, finished, strict=True):
+        if done.failure is not None and run.failure is None and not isinstance(done.failure, Interrupted):
+            render.error(f"agent {run.name}: {done.failure}")
+    outcomes = [done.outcome for done in finished]
+    if as_json:
+        render.json_out([outcome_json(outcome) for outcome in outcomes])
+    else:
+        rows = [[o.agent, o.status, f"{o.duration:.2f}s", render.one_line(o.text, DETAIL_WIDTH)] for o in outcomes]
+        render.table(COLUMNS, rows)
+    worst = max(outcome.exit_code for outcome in outcomes)
+    return stopper.exit_code if stopper.exit_code is not None else worst
+
+
+def outcome_json(outcome: Outcome) -> dict[str, Any]:
+    """An outcome as `run --json` prints it."""
+    return {
+        "agent": outcome.agent,
+        "status": outcome.status,
+        "exit_code": outcome.exit_code,
+        "duration": round(outcome.duration, 3),
+        "output": outcome.text,
+    }
+
+
+def read_input(spec: str | None, agent: AgentConfig | None) -> str:
+    """The input: `--input` TEXT, @FILE or - (stdin); else the agent's own; else empty."""
+    if spec is None:
+        return agent.input if agent is not None and agent.input is not None else ""
+    if spec == "-":
+        return sys.stdin.read()
+    if spec.startswith("@"):
+        try:
+            return Path(spec[1:]).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--input {spec}: cannot read: {exc.strerror or exc}") from None
+    return spec
+
+
+def _approver(choice: str) -> Approver:
+    from host.approval import ApproveAll, DenyAll, TerminalApprover
+
+    if choice == "ask":
+        return TerminalApprover()
+    return ApproveAll() if choice == "all" else DenyAll()

@@ -1,0 +1,62 @@
+"""SIGINT and SIGTERM while a command runs: stop every step, then exit 128 + the signal.
+
+Inside `with signals() as stopper:` the first signal sets `stopper.token` (a build or compile in
+progress ends, no guest starts) and stops every guest of `stopper.host` (what they opened is
+cancelled upstream, connections close, no child is left); with `raise_at_once` (commands that wait
+on one call) `Interrupted` is raised in the main thread as well. A second signal, even while
+closing, exits at once. The previous handlers are restored on exit.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from host import status_codes
+from host.stopping import Interrupted, StopToken
+
+if TYPE_CHECKING:
+    from host.app import Host
+
+
+class Stopper:
+    """What the signal handler acts on: the stop token, the host once it exists."""
+
+    def __init__(self, raise_at_once: bool) -> None:
+        self.token = StopToken()
+        self.host: Host | None = None
+        self.raise_at_once = raise_at_once
+
+    @property
+    def exit_code(self) -> int | None:
+        """128 + the signal's number once one was received (130 SIGINT, 143 SIGTERM), else None."""
+        return status_codes.for_signal(self.token.signum) if self.token.stopped else None
+
+
+@contextmanager
+def signals(*, raise_at_once: bool = False) -> Iterator[Stopper]:
+    """Handle SIGINT and SIGTERM as the module docstring says while the body runs."""
+    stopper = Stopper(raise_at_once)
+
+    def handler(signum: int, frame: object) -> None:
+        name = signal.Signals(signum).name
+        if stopper.token.stopped:
+            os.write(2, f"agent-host: {name} again: exiting at once\n".encode())
+            os._exit(status_codes.for_signal(signum))
+        os.write(2, f"agent-host: {name}: stopping everything (send it again to exit at once)\n".encode())
+        reason = f"{name} received"
+        stopper.token.stop(reason, signum)
+        if stopper.host is not None:
+            stopper.host.stop_all(reason, signum)
+        if stopper.raise_at_once:
+            raise Interrupted(reason, signum=signum)
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stopper
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)

@@ -1,0 +1,28 @@
+"""`agent-host wit`: the WIT contract guests are written against, or its folder."""
+
+from __future__ import annotations
+
+import click
+
+from host import status_codes
+from host.cli import render
+from host.cli.options import EPILOG, State, common_options
+from host.paths import wit_dir
+
+
+@click.command(
+    "wit", help="Print every file of the WIT package.", epilog=EPILOG,
+    short_help="Print the WIT contract guests are written against.",
+)  # fmt: skip
+@click.option("--path", "folder_only", is_flag=True, help="Print the folder holding the WIT files instead.")
+@common_options
+@click.pass_obj
+def command(state: State, folder_only: bool) -> int:
+    folder = wit_dir()
+    if folder_only:
+        render.line(str(folder))
+        return status_codes.SUCCESS
+    for path in sorted(folder.glob("*.wit")):
+        render.line(f"// ---- {path.name} ----")
+        render.line(path.read_text(encoding="utf-8"))
+    return status_codes.SUCCESS
