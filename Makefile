@@ -30,6 +30,7 @@ lint: setup
 	$(BIN)/ruff check host tests guests
 	$(BIN)/ruff format --check host tests guests
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 test: lint
 	$(BIN)/python -m pytest

@@ -5,8 +5,9 @@ enum, kebab-case values), a message written for a person (what went wrong and wh
 optional JSON `data`. Toolings raise it; `runtime.wit_values` alone turns it into a WIT value.
 
 `HostError` and its subclasses are for the person running the host (bad config, failed build, a
-guest that trapped). Each has a kebab-case `reference`, a `hint` and the exit code it maps to; the
-command line prints one line per error and the traceback only with `--debug`.
+file that is not a component, a stop request). Each has a kebab-case `reference` (the outcome of an
+agent that could not start), a `hint` and the exit code it maps to; the command line prints one
+line per error and the traceback only with `--debug`.
 
 This module imports nothing from the rest of the package.
 """
@@ -98,10 +99,3 @@ class ComponentError(HostError):
     """A `.wasm` file is not a component this host can run (wrong world, not a component)."""
 
     reference = "component-error"
-
-
-class GuestTrap(HostError):
-    """The guest trapped, hit a limit or its host call failed: it was stopped."""
-
-    reference = "guest-trap"
-    exit_code = status_codes.TRAP

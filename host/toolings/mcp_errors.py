@@ -233,11 +233,6 @@ def protocol_violation(tooling: str, what: str, violation: str) -> ToolingError:
     return PROTOCOL_VIOLATION.error({"where": f"tooling {tooling!r}", "what": what, "violation": violation})
 
 
-def lost_error(tooling: str, what: str, conn: ServerLog | None, cause: BaseException) -> ToolingError:
-    """The connection went away during `what` (`cause` says how)."""
-    return _LOST.error(_fields(cause, tooling, conn, what=what))
-
-
 def _matches(leaf: BaseException, kind: type[BaseException], code: int | None) -> bool:
     if not isinstance(leaf, kind):
         return False

@@ -7,6 +7,7 @@ needs: config, declaration, MCP annotations, else external_side_effect).
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -35,8 +36,11 @@ def refusal(arguments: dict[str, Any], schema: dict[str, Any] = SCHEMA) -> str:
     return refused.value.message
 
 
-def test_valid_arguments_pass() -> None:
-    ArgumentValidator().check("t", "tool", SCHEMA, {"a": 1.5, "tags": ["x"], "mode": "fast"})
+def test_valid_arguments_pass_and_the_same_arguments_broken_do_not() -> None:
+    validator = ArgumentValidator()
+    validator.check("t", "tool", SCHEMA, {"a": 1.5, "tags": ["x"], "mode": "fast"})  # raises nothing
+    with pytest.raises(ToolingError, match="rule: type"):
+        validator.check("t", "tool", SCHEMA, {"a": "1.5", "tags": ["x"], "mode": "fast"})
 
 
 @pytest.mark.parametrize(
@@ -70,8 +74,15 @@ def test_validators_are_cached_per_schema_object() -> None:
     validator.check("t", "tool", other, {})  # a re-listed tool brings a new schema object: a new validator
 
 
-def test_an_invalid_schema_is_not_enforced() -> None:
-    ArgumentValidator().check("t", "tool", {"type": "no-such-type"}, {"anything": 1})
+def test_an_invalid_schema_is_not_enforced_and_is_reported_once(caplog: pytest.LogCaptureFixture) -> None:
+    validator, schema = ArgumentValidator(), {"type": "no-such-type"}
+    with caplog.at_level(logging.WARNING):
+        validator.check("t", "tool", schema, {"anything": 1})  # raises nothing
+        validator.check("t", "tool", schema, {"anything": 2})
+    warnings = [r.getMessage() for r in caplog.records if "invalid input schema" in r.getMessage()]
+    assert len(warnings) == 1
+    assert warnings[0].startswith("tooling 't': tool 'tool' has an invalid input schema (")
+    assert warnings[0].endswith("; not enforced")
 
 
 def spec(annotations: dict[str, Any] | None = None, capabilities: frozenset[str] | None = None) -> ToolSpec:

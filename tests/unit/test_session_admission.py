@@ -112,10 +112,14 @@ def admitted(admission: Admission, mock: Tooling, name: str) -> AdmittedCall:
 
 
 def test_a_call_needing_no_approval_is_not_put_to_the_approver(admission: Admission, mock: Tooling) -> None:
+    asked: list[ApprovalRequest] = []
+
     def never(request: ApprovalRequest) -> Decision:
+        asked.append(request)
         raise AssertionError("asked")
 
-    admission.approve(admitted(admission, mock, "echo"), never)
+    admission.approve(admitted(admission, mock, "echo"), never)  # raises nothing: no approval needed
+    assert asked == []
 
 
 def test_approval_asks_once_with_the_effective_arguments_and_passes_when_approved(
