@@ -1,24 +1,12 @@
 """Building guest folders into components with componentize-py, cached by content.
 
-A guest folder holds the module that defines `class WitWorld(wit_world.WitWorld)`: `app.py`, or
-the only top-level `.py` file, or the module named with `--module`. The folder and the guest library
-(`agentlib`) are on the guest's module path; pure-Python packages copied into the folder work too.
-The component's entry is a generated module (`ENTRY_MODULE`) that wraps the guest's `WitWorld` with
-`agentlib.entry.wrap`, so that an uncaught host error, a non-str answer or running out of memory is
-reported with its reason instead of a panic at the boundary.
-
-Contract:
-- The output is cached as `builds/<folder name>-<key>.wasm` under the cache folder, where key =
-  sha256 of every source file of the folder (path and bytes; caches, bindings and `.wasm` files
-  excluded), the WIT package, the guest library, the module name and the componentize-py version.
-  An unchanged guest is never rebuilt; any change rebuilds it. Writes are atomic. The build is
-  pinned for this process (`host.cache`: no prune removes it while it runs), its `.source` names the
-  folder (so the cache keeps the newest builds per guest), and the cache is pruned after a build.
-- componentize-py runs as a child process of the host's own Python (no PATH lookup), with a
-  progress line on stderr (a build takes 10-20 s and ~400 MB of memory).
-- A failed build raises `BuildError` whose first line ends with the cause (componentize-py's last
-  line: the Python error in the guest, with its file and line), followed by the tail of the
-  output. Nothing is cached for it. A stop request ends componentize-py (`Interrupted`).
+A guest folder holds the module defining `class WitWorld(wit_world.WitWorld)` (`guest_module`);
+the folder and the guest library (`agentlib`) are on the guest's module path. The component's
+entry is a generated module (`ENTRY_MODULE`) wrapping the guest's `WitWorld` with
+`agentlib.entry.wrap`, so that an uncaught host error, a non-str answer or running out of memory
+is reported with its reason instead of a panic. Builds are cached as `builds/<folder>-<key>.wasm`
+(`build_key`): an unchanged guest is never rebuilt, any change rebuilds it, writes are atomic.
+componentize-py runs as a stoppable child of the host's own Python (10-20 s, ~400 MB).
 """
 
 from __future__ import annotations
@@ -89,6 +77,8 @@ def _source_files(root: Path) -> Iterator[Path]:
 
 
 def build_key(folder: Path, module: str) -> str:
+    """sha256 of every source file of the folder (path and bytes; caches, bindings and `.wasm`
+    excluded), the WIT package, the guest library, the entry module and the componentize-py version."""
     digest = hashlib.sha256()
     digest.update(f"componentize-py {COMPONENTIZE_PY_VERSION}\0module {module}\0world {WORLD}\0".encode())
     digest.update(entry_source(module).encode())
@@ -102,8 +92,12 @@ def build_key(folder: Path, module: str) -> str:
 def build_guest(folder: Path, *, module: str | None = None, force: bool = False, stop: StopToken | None = None) -> Path:
     """The component built from `folder`, from the cache when its sources are unchanged.
 
-    Raises `BuildError` when componentize-py fails, `Interrupted` when `stop` is set meanwhile
-    (componentize-py is terminated; nothing is cached)."""
+    The build is pinned for this process (`host.cache`: no prune removes it while it runs), its
+    `.source` names the folder (the cache keeps the newest builds per guest), and the cache is
+    pruned afterwards. Raises `BuildError` whose first line ends with the cause (componentize-py's
+    last line: the guest's Python error with its file and line) followed by the tail of the output,
+    and `Interrupted` when `stop` is set meanwhile (componentize-py is ended). Nothing is cached
+    for a failed build."""
     folder = folder.resolve()
     if not folder.is_dir():
         raise BuildError(f"{folder}: not a guest folder", hint="pass a folder holding app.py, or a .wasm file")

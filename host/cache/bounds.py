@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import shutil
 import time
 from collections import defaultdict
@@ -24,6 +23,7 @@ from typing import Final
 
 from host.cache.contents import NPM, Entry, scan
 from host.cache.locks import lock_all, release
+from host.config import parse_size
 from host.errors import UsageError
 
 logger = logging.getLogger(__name__)
@@ -38,7 +38,6 @@ FRESH: Final = 120.0
 """Seconds after its last write during which no entry is removed."""
 STALE_TEMP: Final = 3600.0
 """Seconds after which an unlocked temp file of a build or compile that died is removed."""
-_UNITS: Final = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 1024, "mib": 1024**2, "gib": 1024**3}
 
 
 @dataclass(frozen=True)
@@ -66,10 +65,10 @@ def parse_bytes(text: str, name: str) -> int | None:
     """Bytes from `2GiB`, `500MB`, `1048576`; None for `none`. Raises `UsageError` naming `name`."""
     if text.strip().lower() == "none":
         return None
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", text)
-    if match is None or match.group(2).lower() not in _UNITS:
+    size = parse_size(text)
+    if size is None:
         raise UsageError(f"{name}={text!r}: expected a size such as 2GiB, 500MB or a number of bytes, or none")
-    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+    return size
 
 
 @dataclass(frozen=True)

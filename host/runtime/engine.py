@@ -1,21 +1,12 @@
 """The wasmtime `Engine`, the shared `Linker`, the epoch ticker and the compiled-component cache.
 
-Contract:
-- One `Engine` per host process, configured once (`ENGINE_SETTINGS`); one `Linker` with every
-  import defined, shared by all guests (instantiation is serialized by a lock; it takes ~2 ms).
-- Components are compiled once per machine and cached on disk as `compiled/<key>.cwasm`, where key
-  = sha256 of (wasm bytes, wasmtime version, engine settings, platform). A sidecar `.sha256` file
-  holds the artifact's own hash: a corrupt, truncated or stale artifact is detected before it is
-  loaded and recompiled, never fatal. Writes are atomic (temp file + rename), so concurrent hosts
-  never read half an artifact. A progress line is shown while compiling (~10 s for 18 MB).
-- Compiling runs in a child process (`runtime.compiler`), so a stop request (`StopToken`) ends it
-  within `stopping.POLL` seconds, and `Interrupted` is raised; the host process never holds the
-  compiler's memory. When the cache folder cannot be written the artifact goes to a temp folder.
-- Loaded components are also kept in memory for the life of the runtime, and their files (the wasm
-  and the artifact) pinned in the cache (`host.cache`) until `close()`: no prune removes them. An
-  artifact's `.source` names the wasm it was compiled from; the cache is pruned after a compile.
-- The ticker thread increments the engine's epoch every `EPOCH_TICK` seconds; stores use epoch
-  deadlines for time limits. `close()` stops it; it is idempotent.
+One `Engine` per host process, configured once (`ENGINE_SETTINGS`), and one `Linker` with every
+import defined, shared by all guests (instantiation is serialized by a lock; it takes ~2 ms).
+Components are compiled once per machine, in a child process (`runtime.compiler`) that a stop
+request ends, and cached on disk as `compiled/<cache_key>.cwasm` with a `.sha256` sidecar: a
+corrupt, truncated or stale artifact is recompiled, never fatal; writes are atomic, so concurrent
+hosts never read half an artifact. Files a runtime loaded stay pinned in the cache (`host.cache`)
+until `close()`.
 """
 
 from __future__ import annotations
@@ -51,7 +42,8 @@ WASMTIME_VERSION: Final = importlib.metadata.version("wasmtime")
 
 
 class EpochTicker:
-    """A daemon thread that advances an engine's epoch at a fixed rate."""
+    """A daemon thread that advances an engine's epoch every `interval` seconds; stores use epoch
+    deadlines for their time limits. `close()` stops it."""
 
     def __init__(self, engine: Engine, interval: float = EPOCH_TICK) -> None:
         self._engine = engine
@@ -70,7 +62,9 @@ class EpochTicker:
 
 
 class Runtime:
-    """Engine, linker, ticker and component cache of one host process."""
+    """Engine, linker, ticker and component cache of one host process. Loaded components are kept
+    in memory, and their files pinned in the cache, for the life of the runtime; `close()` (which
+    is idempotent) stops the ticker and releases them."""
 
     def __init__(self, cache_dir: Path) -> None:
         self.engine = Engine(engine_config())
@@ -120,6 +114,9 @@ class Runtime:
             return component
 
     def _load_or_compile(self, wasm: Path, data: bytes, key: str, stop: StopToken | None) -> Component:
+        """The artifact for `key` if the cache holds a sound one, else compiled now (with a progress
+        line, ~10 s for 18 MB) into the cache, or into a temp folder when the cache is not writable.
+        The artifact's `.source` names the wasm it came from; the cache is pruned afterwards."""
         artifact = self._compiled_dir / f"{key}.cwasm"
         cached = self._load_pinned(artifact, wasm)
         if cached is not None:
@@ -180,6 +177,8 @@ class Runtime:
 
 
 def cache_key(wasm: bytes) -> str:
+    """sha256 of (the wasm's bytes, the wasmtime version, `ENGINE_SETTINGS`, the platform): what a
+    serialized artifact is valid for."""
     material = "|".join(
         [
             hashlib.sha256(wasm).hexdigest(),

@@ -1,35 +1,23 @@
 """Running one guest: its own thread, its own `Store`, deny-all WASI, captured output.
 
-Contract:
-- `start_guest(...)` runs the guest's `run(input)` on a new thread named `guest-<agent>` and
-  returns a `GuestThread`; `join()` gives its `Outcome`. Nothing the guest does raises in the
-  host: every failure becomes an `Outcome` (`ok`, `error` for `run` returning `err`, `trap`).
-- Every wasmtime call for the store happens on that thread. The store gets a WASI context with
-  no environment, no arguments, no preopened directories and no network; the guest's stdout and
-  stderr go to files in a private temp folder, forwarded line by line to the host's stderr with
-  the prefix `[NAME] ` (the agent's name) while it runs (never to the host's stdout, which carries the answer).
-- The WASI context denies everything but what the agent's policy opts in to: preopened
-  directories (read-only unless marked writable) and named environment variables. No sockets.
-- Memory is limited by the policy's `memory` bytes (past it the guest sees `MemoryError`); CPU
-  time, wall-clock time and stop requests by a `RunGuard` (the guest traps with the reason).
-- `GuestThread.stop(reason)` stops a running guest from any thread: waits in the host end at
-  once (`session.interrupt`) and running wasm traps at its next time slice.
-- A trap is reported with its reason: the wasm trap message, plus the last line of the guest's
-  stderr when a Python exception caused it. A host function failure is reported as such;
-  `KeyboardInterrupt`/`SystemExit` raised in a host function is re-raised by `join()`.
-- When the guest ends, however it ends, `session.close()` runs and the temp folder is removed.
+Every wasmtime call for a store happens on its guest's thread. The store's WASI context denies
+everything the policy does not opt in to (preopened folders, named environment variables; never
+sockets); the guest's stdout and stderr go to files in a private temp folder, forwarded by
+`output.Forwarder`. Memory is bounded by the policy's `memory` (the guest sees `MemoryError`), CPU
+and wall-clock time and stop requests by a `RunGuard`. Nothing the guest does raises in the host:
+every ending is an `Outcome`; only `KeyboardInterrupt`/`SystemExit` from a host function is
+re-raised (by `GuestThread.join`). However the guest ends, `session.close()` runs and the temp
+folder is removed.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import shutil
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal, TextIO
@@ -38,18 +26,15 @@ from wasmtime import Store, WasiConfig, WasmtimeError
 from wasmtime.component import Component
 
 from host import status_codes
-from host.config import format_size
-from host.errors import ToolingError
 from host.policy import AgentPolicy
 from host.runtime import thread_state, wit_values
 from host.runtime.engine import Runtime
+from host.runtime.output import Forwarder
 from host.runtime.run_guard import RunGuard
+from host.runtime.trap_reasons import innermost, trap_reason
 from host.session import GuestSession
 
 logger = logging.getLogger(__name__)
-
-FORWARD_INTERVAL: Final = 0.05
-"""Seconds between polls of the guest's output files."""
 
 Status = Literal["ok", "error", "trap"]
 
@@ -117,11 +102,14 @@ class GuestThread:
         self.agent = control.session.agent
 
     def stop(self, reason: str) -> None:
-        """Stop the guest as soon as possible; its outcome will be a trap with `reason`."""
+        """Stop the guest as soon as possible, from any thread: its waits in the host end at once
+        (`session.interrupt`) and running wasm traps at its next time slice; its outcome will be a
+        trap with `reason`."""
         self._control.stop(reason)
 
     def join(self, timeout: float | None = None) -> Outcome | None:
-        """The outcome, or None if the guest is still running after `timeout` seconds."""
+        """The outcome, or None if the guest is still running after `timeout` seconds. Re-raises a
+        `KeyboardInterrupt`/`SystemExit` that a host function raised on the guest's thread."""
         self._thread.join(timeout)
         if self._thread.is_alive():
             return None
@@ -142,6 +130,9 @@ def start_guest(
     policy: AgentPolicy,
     output: TextIO | None = None,
 ) -> GuestThread:
+    """Run the guest's `run(input_text)` on a new thread named `guest-<agent>`; `join()` gives its
+    `Outcome`: `ok`, `error` (`run` returned `err`) or `trap` (with its reason: the wasm trap, the
+    Python exception the guest died of, a limit, or a host function's failure)."""
     result: list[Outcome] = []
     relay: list[BaseException] = []
     control = _Control(session)
@@ -174,7 +165,7 @@ def run_guest(
     start = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix=f"agent-host-{agent}-"))
     out_path, err_path = workdir / "stdout", workdir / "stderr"
-    forwarder = _Forwarder(agent, [out_path, err_path], output or sys.stderr)
+    forwarder = Forwarder(agent, [out_path, err_path], output or sys.stderr)
     store = Store(runtime.engine)
     try:
         store.set_wasi(_wasi(policy, out_path, err_path))
@@ -221,7 +212,7 @@ def _call_run(
             instance = runtime.linker.instantiate(store, component)
     except WasmtimeError as exc:
         return "trap", (
-            f"the component cannot be instantiated: {_reason(str(exc))} "
+            f"the component cannot be instantiated: {innermost(str(exc))} "
             "(was it built against agent-host's WIT world `agent`? `agent-host wit` prints it)"
         )
     run = instance.get_func(store, "run")
@@ -244,115 +235,3 @@ def _call_run(
         raise relayed
     ok, text = wit_values.run_result(value)
     return ("ok" if ok else "error"), text
-
-
-def _reason(message: str) -> str:
-    """The innermost cause of a wasmtime error: the last line after `Caused by:`."""
-    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
-    if "Caused by:" in lines:
-        tail = lines[lines.index("Caused by:") + 1 :]
-        if tail:
-            return tail[-1].split(": ", 1)[-1] if tail[-1][:1].isdigit() else tail[-1]
-    return lines[0] if lines else "unknown trap"
-
-
-def trap_reason(message: str, err_path: Path, last_error: ToolingError | None, policy: AgentPolicy) -> str:
-    """Why the guest trapped, for a person: the Python exception it died of (a known one, such as
-    running out of memory, explained by `_EXCEPTION_REASONS`), else the wasm trap message plus the
-    last error a host import returned to it (the likely cause when a guest not built by
-    `agent-host build` lets an `Err` escape `run`)."""
-    reason = _reason(message)
-    raised = _guest_exception(err_path)
-    if raised is not None:
-        kind, detail = raised
-        explain = _EXCEPTION_REASONS.get(kind)
-        if explain is not None:
-            return explain(detail, policy)
-        return f"the guest raised {kind}{': ' + detail if detail else ''} ({reason})"
-    if last_error is not None:
-        return (
-            f"{reason}; the last error the host returned to the guest was {last_error} "
-            "(an `Err` that escapes run() traps a guest not built by `agent-host build`)"
-        )
-    return reason
-
-
-def _out_of_memory(detail: str, policy: AgentPolicy) -> str:
-    limit = policy.limits.memory
-    where = f" ({detail})" if detail else ""
-    return (
-        f"memory limit: the guest ran out of memory at {format_size(int(limit.value))}{where}; the limit is {limit.key}"
-    )
-
-
-_EXCEPTION_REASONS: Final[dict[str, Callable[[str, AgentPolicy], str]]] = {"MemoryError": _out_of_memory}
-"""Python exceptions a guest dies of that a limit of the host explains, by exception type name."""
-
-_TRACEBACK: Final = "Traceback (most recent call last):"
-_DUMP_TYPE: Final = re.compile(r"^object type name: (\w+)\s*$", re.MULTILINE)
-"""CPython's fatal object dump (printed when it cannot even format the traceback)."""
-
-
-def _guest_exception(err_path: Path) -> tuple[str, str] | None:
-    """(type name, message) of the exception ending the last Python traceback on the guest's stderr."""
-    try:
-        text = err_path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    if _TRACEBACK not in text:
-        return None
-    after = text[text.rindex(_TRACEBACK) + len(_TRACEBACK) :]
-    dump = _DUMP_TYPE.search(after)
-    if dump is not None:
-        return dump.group(1), ""
-    line = next((line for line in after.splitlines() if line.strip() and not line[:1].isspace()), None)
-    if line is None:
-        return None
-    kind, _, detail = line.strip().partition(": ")
-    return kind, detail
-
-
-class _Forwarder:
-    """Copies complete lines from the guest's output files to the host's stderr, prefixed."""
-
-    def __init__(self, agent: str, paths: list[Path], sink: TextIO) -> None:
-        self._prefix = f"[{agent}] "
-        self._paths = paths
-        self._offsets = dict.fromkeys(paths, 0)
-        self._partial = dict.fromkeys(paths, b"")
-        self._sink = sink
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name=f"output-{agent}", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def _loop(self) -> None:
-        while not self._stop.wait(FORWARD_INTERVAL):
-            self._pump(final=False)
-
-    def stop(self) -> None:
-        if self._thread.is_alive():
-            self._stop.set()
-            self._thread.join()
-        self._pump(final=True)
-
-    def _pump(self, *, final: bool) -> None:
-        for path in self._paths:
-            try:
-                with path.open("rb") as handle:
-                    handle.seek(self._offsets[path])
-                    chunk = handle.read()
-            except OSError:
-                continue
-            self._offsets[path] += len(chunk)
-            lines = (self._partial[path] + chunk).split(b"\n")
-            tail = lines.pop()
-            if final and tail:
-                lines.append(tail)
-                tail = b""
-            self._partial[path] = tail
-            for line in lines:
-                self._sink.write(f"{self._prefix}{line.decode('utf-8', errors='replace')}\n")
-            if lines:
-                self._sink.flush()

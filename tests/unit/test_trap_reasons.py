@@ -12,7 +12,7 @@ from pathlib import Path
 from host.config import parse_config
 from host.errors import ErrorCode, ToolingError
 from host.policy import AgentPolicy
-from host.runtime.guest import trap_reason
+from host.runtime.trap_reasons import trap_reason
 
 UNREACHABLE = (
     "error while executing at wasm backtrace:\n    0: 0x1 - <unknown>!abort\n\n"
