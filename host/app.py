@@ -1,17 +1,10 @@
 """The composition root: config → bridge → toolings → runtime.
 
-`Host` owns, in this order, a private log folder (server stderr files), the audit log (when
-configured), the bridge (its loop thread and every tooling connection) and, created on first
-need, the runtime (engine, linker, epoch ticker). `close()` shuts them down in reverse: every
-connection is closed concurrently on the loop (stdio children exit or are killed), the loop stops,
-the ticker stops, the log folder is removed (kept, and its path logged, with `keep_logs=True`).
-`close()` is idempotent and `Host` is a context manager. Guests share the tooling connections of
-their host; each runs on its own thread under its own `AgentPolicy`.
-
-`stop_all(reason)` (the command line calls it on SIGINT/SIGTERM) stops every running guest: its
-waits in the host end, running wasm traps within one time slice, and what it opened is cancelled
-upstream as its run ends. It also sets the host's `StopToken`: a compile in progress is ended and
-no guest starts afterwards (`start` raises `Interrupted`).
+`Host` owns the audit log (when configured), a private log folder (server stderr files), the bridge
+(its loop thread and every tooling connection) and, created on first need, the runtime (engine,
+linker, epoch ticker); `Host.close` releases them all. Guests share the tooling connections of
+their host; each runs on its own thread under its own `AgentPolicy`. Once a stop was requested
+(`Host.stop_all`) no guest starts.
 """
 
 from __future__ import annotations
@@ -44,7 +37,7 @@ JOIN_POLL = 0.2
 
 
 class Host:
-    """One host process's toolings, bridge and runtime."""
+    """One host process's toolings, bridge and runtime. A context manager: leaving it calls `close`."""
 
     def __init__(
         self,
@@ -80,6 +73,7 @@ class Host:
 
     @property
     def runtime(self) -> Runtime:
+        """The runtime (engine, linker, epoch ticker), created on first use."""
         if self._runtime is None:
             self._runtime = Runtime(self.cache)
         return self._runtime
@@ -124,13 +118,20 @@ class Host:
         return self.wait(self.start(wasm, input_text, agent=agent, policy=policy))
 
     def wait(self, guest: GuestThread) -> Outcome:
+        """Wait for `guest` to finish and return its outcome (polling every `JOIN_POLL` seconds)."""
         while True:
             outcome = guest.join(JOIN_POLL)
             if outcome is not None:
                 return outcome
 
     def stop_all(self, reason: str, signum: int | None = None) -> None:
-        """Stop every running guest and start no other (from any thread)."""
+        """Stop every running guest and start no other (from any thread; the command line calls it on
+        SIGINT/SIGTERM).
+
+        A running guest's waits in the host end, its running wasm traps within one time slice, and
+        what it opened is cancelled upstream as its run ends. Sets the host's `StopToken` (with
+        `reason` and `signum`): a compile in progress is ended and `start` raises `Interrupted`.
+        """
         self.stop.stop(reason, signum)
         with self._lock:
             running = list(self._running)
@@ -138,6 +139,12 @@ class Host:
             guest.stop(reason)
 
     def close(self) -> None:
+        """Shut everything down; idempotent.
+
+        In this order: every tooling connection is closed concurrently on the loop (stdio children
+        exit or are killed) and the loop stops; the runtime's epoch ticker stops; the audit log is
+        closed; the log folder is removed (kept, and its path logged, with `keep_logs=True`).
+        """
         if self._closed:
             return
         self._closed = True

@@ -1,17 +1,8 @@
 """Approvals: asking before a call that needs a capability the agent's `require_approval` lists.
 
-An `Approver` decides one `ApprovalRequest` at a time: the agent, the tooling and tool, the
-capabilities that need approval and the effective arguments (what the tool's `approval_arguments`
-shows). An approval covers that one invocation only; the next call asks again.
-
-- `DenyAll` (the default): nothing is approved; the refusal says how to be asked instead.
-- `ApproveAll` (`agent-host run --approve all`): everything is approved.
-- `TerminalApprover` (`--approve ask`): asks on the terminal (`/dev/tty`), one question at a time
-  however many guests ask at once; no terminal, or anything but "y"/"yes", is a refusal.
-- `CallbackApprover(fn)`: `fn(request)` decides, returning a bool (sync or async): for embedding
-  and for tests.
-
-Approvers run on the bridge loop; blocking work (reading the terminal) runs in a worker thread.
+An `Approver` decides one `ApprovalRequest` at a time; an approval covers that one invocation only,
+and the next call asks again. Approvers run on the bridge loop; blocking work (reading the
+terminal) runs in a worker thread.
 """
 
 from __future__ import annotations
@@ -28,6 +19,9 @@ import anyio.to_thread
 
 @dataclass(frozen=True)
 class ApprovalRequest:
+    """One call to approve: the agent, the tooling and tool, the capabilities that need approval and
+    the effective arguments (what the tool's `approval_arguments` shows)."""
+
     agent: str
     tooling: str
     tool: str
@@ -54,20 +48,28 @@ class Decision:
 
 
 class Approver(Protocol):
+    """Decides one `ApprovalRequest` at a time."""
+
     async def decide(self, request: ApprovalRequest) -> Decision: ...
 
 
 class DenyAll:
+    """The default: nothing is approved; the refusal says how to be asked instead."""
+
     async def decide(self, request: ApprovalRequest) -> Decision:
         return Decision(False, "no one approves calls here: run with `--approve ask` to be asked, or `--approve all`")
 
 
 class ApproveAll:
+    """Everything is approved (`agent-host run --approve all`)."""
+
     async def decide(self, request: ApprovalRequest) -> Decision:
         return Decision(True, "approved by --approve all")
 
 
 class CallbackApprover:
+    """`fn(request)` decides, returning a bool (sync or async): for embedding and for tests."""
+
     def __init__(self, fn: Callable[[ApprovalRequest], bool | Awaitable[bool]]) -> None:
         self._fn = fn
 
@@ -79,6 +81,9 @@ class CallbackApprover:
 
 
 class TerminalApprover:
+    """Asks on the terminal (`/dev/tty`; `--approve ask`), one question at a time however many guests
+    ask at once; no terminal, or anything but "y"/"yes", is a refusal."""
+
     def __init__(self, terminal: str = "/dev/tty") -> None:
         self._terminal = terminal
         self._lock = threading.Lock()

@@ -1,11 +1,5 @@
 """The audit log: one JSON line per tooling operation, appended to the file `[host] audit_log` names.
 
-Each line is an object with `time` (UTC, ISO 8601, milliseconds), `agent`, `tooling`, `operation`
-(the WIT function: `get`, `list-tools`, `call-tool`, `call-tool-blocking`, `list-resources`,
-`read-resource`, `subscribe-resource`, ...), `target` (tool name or URI, or null), `argument_bytes`,
-`outcome` (`ok` or the error code) and `duration_ms`. The arguments themselves are written only
-with `[host] audit_arguments = true` (key `arguments`, the JSON text as sent).
-
 Operations refused before they reach a server (denied, invalid arguments, limits) are logged too.
 An asynchronous call is logged when it ends (a cancelled one with outcome `cancelled`). Writes are
 serialized by a lock and flushed line by line, so concurrent guests never interleave a line and a
@@ -28,9 +22,10 @@ logger = logging.getLogger(__name__)
 
 
 class AuditLog:
-    """An open audit log file (see the module docstring)."""
+    """An open audit log file. Thread-safe."""
 
     def __init__(self, path: Path, *, include_arguments: bool = False) -> None:
+        """Open `path` for appending, creating its folder. Raises `ConfigError` when that fails."""
         self.path = path
         self.include_arguments = include_arguments
         self._lock = threading.Lock()
@@ -53,6 +48,15 @@ class AuditLog:
         duration: float,
         arguments: str | None = None,
     ) -> None:
+        """Append one line (nothing after `close`).
+
+        The line is an object with `time` (UTC, ISO 8601, milliseconds), `agent`, `tooling`,
+        `operation` (the WIT function: `get`, `list-tools`, `call-tool`, `call-tool-blocking`,
+        `list-resources`, `read-resource`, `subscribe-resource`, ...), `target` (tool name or URI, or
+        null), `argument_bytes`, `outcome` (`ok` or the error code) and `duration_ms`. The arguments
+        themselves are written only with `[host] audit_arguments = true` (`include_arguments`; key
+        `arguments`, the JSON text as sent). A failed write is logged once and not raised.
+        """
         entry: dict[str, object] = {
             "time": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             "agent": agent,

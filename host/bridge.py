@@ -1,25 +1,8 @@
 """The bridge: one anyio event loop on a background thread, and the seam guest threads use.
 
-Contract:
-- One loop per host process, on the thread `agent-host-bridge` (an anyio blocking portal).
-  Every tooling coroutine runs there; guest threads never run async code themselves.
-- `nursery` is a task group on the loop that outlives any single request: connection owner tasks
-  live in it. It is cancelled last, when the bridge closes.
-- `call(fn, *args, timeout=...)` runs `fn(*args)` on the loop and blocks the calling thread until it
-  finishes. The deadline is enforced on the loop (the task is cancelled, which cancels the upstream
-  request) and, as a backstop, on the waiting thread (`RESULT_GRACE` later). A deadline that passes
-  raises the `ToolingError` built by `on_timeout`. Exceptions from `fn` are re-raised in the caller.
-  `call` must not be used from the loop thread (the portal raises `RuntimeError`).
-- `start(fn, *args)` schedules `fn` without waiting and returns a `concurrent.futures.Future`;
-  cancelling the future cancels the task.
-- Work is handed to the loop with `asyncio.run_coroutine_threadsafe` (one hand-off; the portal's
-  own `start_task_soon` makes two): the coroutine runs as a task of the portal's asyncio loop,
-  where anyio's primitives and cancel scopes work as everywhere on the loop.
-- An `Interrupt` lets another thread end the `call` a thread is blocked in: `fire(reason)`
-  cancels the task and the caller gets `ToolingError(cancelled)`; calls made after it fired
-  are refused the same way.
-- `close(shutdown)` runs `shutdown()` on the loop (bounded by `SHUTDOWN_TIMEOUT`), then cancels the
-  nursery and stops the loop. It is idempotent; `call` after `close` raises `ToolingError(unavailable)`.
+One loop per host process, on the thread `agent-host-bridge` (an anyio blocking portal). Every
+tooling coroutine runs there; guest threads never run async code themselves: they hand coroutines
+to the loop with `Bridge.call` (and wait) or `Bridge.start` (and get a future).
 """
 
 from __future__ import annotations
@@ -49,7 +32,11 @@ SHUTDOWN_TIMEOUT: Final = 20.0
 
 
 class Interrupt:
-    """Cancels, from any thread, the bridge call another thread is blocked in (and later ones)."""
+    """Cancels, from any thread, the bridge call another thread is blocked in (and later ones).
+
+    Passed to `Bridge.call`: once `fire(reason)` was called, the blocked call's task is cancelled and
+    its caller gets `ToolingError(cancelled)`; calls made with it afterwards are refused the same way.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -67,17 +54,23 @@ class Interrupt:
             self._future = None
 
     def fire(self, reason: str) -> None:
+        """Cancel the call waiting with this interrupt, if any, and refuse later ones (from any thread)."""
         with self._lock:
             self.reason = reason
             if self._future is not None:
                 self._future.cancel()
 
     def error(self) -> ToolingError:
+        """The `ToolingError(cancelled)` calls get once this interrupt fired."""
         return ToolingError(ErrorCode.CANCELLED, f"the host stopped this agent: {self.reason}")
 
 
 class Bridge:
-    """Owner of the background event loop (see the module docstring)."""
+    """Owner of the background event loop.
+
+    `nursery` is a task group on the loop that outlives any single request: connection owner tasks
+    live in it. It is cancelled last, when the bridge closes.
+    """
 
     def __init__(self) -> None:
         self._portal_cm = anyio.from_thread.start_blocking_portal(name="agent-host-bridge")
@@ -107,7 +100,15 @@ class Bridge:
         on_timeout: Callable[[], ToolingError],
         interrupt: Interrupt | None = None,
     ) -> _T:
-        """Run `fn(*args)` on the loop and wait for it, at most `timeout` seconds."""
+        """Run `fn(*args)` on the loop and block the calling thread until it finishes, at most `timeout` seconds.
+
+        The deadline is enforced on the loop (the task is cancelled, which cancels the upstream
+        request) and, as a backstop, on the waiting thread (`RESULT_GRACE` later). A deadline that
+        passes raises the `ToolingError` built by `on_timeout`. Exceptions from `fn` are re-raised
+        in the caller; a fired `interrupt` raises its `ToolingError(cancelled)`. Raises
+        `ToolingError(unavailable)` after `close`. Must not be used from the loop thread: it would
+        block the loop until the backstop and then raise `on_timeout()`.
+        """
         if interrupt is not None and interrupt.reason is not None:
             raise interrupt.error()
         future = self._submit(_bounded, fn, args, timeout, on_timeout)
@@ -130,17 +131,28 @@ class Bridge:
                 interrupt._disarm()
 
     def start(self, fn: Callable[..., Awaitable[_T]], *args: Any) -> concurrent.futures.Future[_T]:
-        """Schedule `fn(*args)` on the loop without waiting."""
+        """Schedule `fn(*args)` on the loop without waiting; cancelling the future cancels the task.
+
+        Raises `ToolingError(unavailable)` after `close`.
+        """
         return self._submit(fn, *args)
 
     def _submit(self, fn: Callable[..., Awaitable[_T]], *args: Any) -> concurrent.futures.Future[_T]:
+        """Hand `fn(*args)` to the loop with `asyncio.run_coroutine_threadsafe`.
+
+        One hand-off (the portal's own `start_task_soon` makes two): the coroutine runs as a task of
+        the portal's asyncio loop, where anyio's primitives and cancel scopes work as everywhere on
+        the loop. Raises `ToolingError(unavailable)` once the bridge is closed.
+        """
         with self._lock:
             if self._closed:
                 raise ToolingError(ErrorCode.UNAVAILABLE, "the host is shutting down")
             return asyncio.run_coroutine_threadsafe(_as_coroutine(fn, args), self._loop)
 
     def close(self, shutdown: Callable[[], Awaitable[None]] | None = None) -> None:
-        """Run `shutdown` on the loop, then stop the loop and join its thread."""
+        """Run `shutdown()` on the loop (bounded by `SHUTDOWN_TIMEOUT`), then cancel the nursery, stop
+        the loop and join its thread. Idempotent; `call` and `start` afterwards raise
+        `ToolingError(unavailable)`."""
         with self._lock:
             if self._closed:
                 return

@@ -1,15 +1,7 @@
 """Capabilities: what a tool needs, so an agent's configuration can grant it, refuse it or ask first.
 
 The six capabilities: `read_only`, `network`, `workspace_write`, `process_execute`,
-`external_side_effect`, `agent_delegate`.
-
-What a tool needs, first rule that applies:
-1. the tooling's config, `capabilities = { "GLOB" = ["network", ...] }`: the first glob (in file
-   order) matching the tool's name;
-2. what the tool declares: a Python tool's `capabilities()`, a mock tool's `capabilities`;
-3. an MCP tool's annotations, counting only hints that are explicitly true: `readOnlyHint` →
-   `read_only`, `destructiveHint` → `workspace_write`, `openWorldHint` → `network`;
-4. otherwise (no rule, or rules that yield nothing): `external_side_effect`.
+`external_side_effect`, `agent_delegate`. A call always needs at least one.
 
 This module imports only `config` (the capability names) and `model`.
 """
@@ -27,7 +19,15 @@ _HINTS: Final = {"readOnlyHint": "read_only", "destructiveHint": "workspace_writ
 
 
 def needed(spec: ToolSpec, configured: Mapping[str, tuple[str, ...]]) -> frozenset[str]:
-    """The capabilities a call of `spec` needs (see the module docstring)."""
+    """The capabilities a call of `spec` needs, by the first rule that applies.
+
+    1. the tooling's config (`configured`), `capabilities = { "GLOB" = ["network", ...] }`: the first
+       glob (in file order) matching the tool's name;
+    2. what the tool declares: a Python tool's `capabilities()`, a mock tool's `capabilities`;
+    3. an MCP tool's annotations, counting only hints that are explicitly true: `readOnlyHint` →
+       `read_only`, `destructiveHint` → `workspace_write`, `openWorldHint` → `network`;
+    4. otherwise (no rule, or rules that yield nothing): `external_side_effect`.
+    """
     for glob, capabilities in configured.items():
         if fnmatch.fnmatchcase(spec.name, glob):
             return frozenset(capabilities) or frozenset({"external_side_effect"})

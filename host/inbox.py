@@ -1,24 +1,11 @@
 """A guest's inbox: the bounded FIFO of envelopes for its open calls and subscriptions.
 
 The guest's thread opens calls and subscriptions and receives envelopes; the bridge loop pushes
-events. Pushes never block and never wait for the guest: the pump hands an event over and moves on.
-
-Guarantees (stated to guests in wit/inbox.wit):
-- FIFO: envelopes are received in the order their first event was pushed.
-- Bounded without loss: at most `capacity` envelopes are ever queued. This holds by admission
-  control, not by dropping: an open call holds at most two envelopes (its latest progress, then its
-  final outcome), a subscription at most one, and `capacity >= 2 * max_open_calls +
-  max_subscriptions` is checked at construction. `open_call` refuses with `limit-exceeded` once
-  `max_open_calls` calls are open; `open_subscription` likewise.
-- Coalescing: while a progress envelope of a call, or any envelope of a subscription, is
-  undelivered, a newer one replaces its payload in place (the guest sees the latest state, in the
-  original position). A final envelope is never replaced.
-- Exactly once: a call's final envelope is queued at most once; progress pushed after it (the SDK
-  may run progress callbacks late) is discarded. A call stays open until its final envelope has
-  been received, or until it is cancelled.
-- After `cancel(id)` / `close_subscription(id)` return, nothing for `id` is queued or delivered:
-  undelivered envelopes are removed and later pushes are ignored. `close()` wakes a waiting
-  `recv` and makes the inbox refuse everything.
+events, and a push never blocks or waits for the guest. Guarantees (stated to guests in
+wit/inbox.wit): envelopes are received in the order their first event was pushed; at most
+`capacity` are ever queued, by admission control, not by dropping; an undelivered progress or
+subscription envelope is updated in place rather than queued again; a call's final envelope is
+queued at most once; nothing is queued or delivered for an id after it was cancelled or closed.
 
 This module imports neither wasmtime nor mcp.
 """
@@ -56,7 +43,12 @@ class _Call:
 
 
 class Inbox:
-    """One guest's inbox (see the module docstring). Thread-safe."""
+    """One guest's inbox. Thread-safe.
+
+    The bound holds by admission control: an open call holds at most two envelopes (its latest
+    progress, then its final outcome), a subscription at most one, and `capacity >= 2 *
+    max_open_calls + max_subscriptions` is checked at construction (`ValueError` otherwise).
+    """
 
     def __init__(
         self,
@@ -85,6 +77,9 @@ class Inbox:
     # -- the guest's side ------------------------------------------------------------------------
 
     def open_call(self, call_id: str) -> None:
+        """Open call `call_id`; it stays open until its final envelope has been received, or until it is
+        cancelled. Raises `ToolingError(limit-exceeded)` once `max_open_calls` calls are open, and
+        `ToolingError(unavailable)` after `close`."""
         with self._lock:
             self._check_open()
             if len(self._calls) >= self.max_open_calls:
@@ -96,6 +91,8 @@ class Inbox:
             self._calls[call_id] = _Call()
 
     def open_subscription(self, sub_id: str) -> None:
+        """Open subscription `sub_id`. Raises `ToolingError(limit-exceeded)` once `max_subscriptions`
+        subscriptions are open, and `ToolingError(unavailable)` after `close`."""
         with self._lock:
             self._check_open()
             if len(self._subscriptions) >= self.max_subscriptions:
@@ -107,11 +104,16 @@ class Inbox:
             self._subscriptions[sub_id] = None
 
     def is_open(self, call_id: str) -> bool:
+        """Whether call `call_id` is open: neither its final envelope received nor cancelled."""
         with self._lock:
             return call_id in self._calls
 
     def cancel(self, call_id: str) -> bool:
-        """Forget call `call_id` and everything queued for it; returns whether it was open."""
+        """Forget call `call_id` and everything queued for it; returns whether it was open.
+
+        Once it returns, nothing for `call_id` is queued or delivered: undelivered envelopes are
+        removed and later pushes are ignored.
+        """
         with self._lock:
             if self._calls.pop(call_id, None) is None:
                 return False
@@ -119,7 +121,10 @@ class Inbox:
             return True
 
     def close_subscription(self, sub_id: str) -> bool:
-        """Forget subscription `sub_id` and its undelivered envelope; returns whether it was open."""
+        """Forget subscription `sub_id` and its undelivered envelope; returns whether it was open.
+
+        Once it returns, nothing for `sub_id` is queued or delivered: later pushes are ignored.
+        """
         with self._lock:
             if sub_id not in self._subscriptions:
                 return False
@@ -158,6 +163,10 @@ class Inbox:
     # -- the pump's side (never blocks) ----------------------------------------------------------
 
     def push_progress(self, call_id: str, progress: Progress) -> None:
+        """Queue the progress of call `call_id`; while an earlier progress envelope of it is undelivered,
+        replace its payload in place instead (the guest sees the latest state, in the original
+        position). Discarded when the call is not open or its final envelope is queued (the SDK may
+        run progress callbacks late)."""
         with self._lock:
             call = self._calls.get(call_id)
             if call is None or call.final_queued:
@@ -168,6 +177,8 @@ class Inbox:
             call.progress = self._append(call_id, "progress", progress)
 
     def push_final(self, call_id: str, kind: Literal["tool-result", "error"], payload: object) -> None:
+        """Queue the final envelope of call `call_id`, at most once; it is never replaced. Discarded when
+        the call is not open or already has one."""
         with self._lock:
             call = self._calls.get(call_id)
             if call is None or call.final_queued:
@@ -176,6 +187,8 @@ class Inbox:
             self._append(call_id, kind, payload)
 
     def push_event(self, sub_id: str, kind: EventKind, payload: object) -> None:
+        """Queue an event of subscription `sub_id`; while an earlier envelope of it is undelivered,
+        replace its kind and payload in place instead. Discarded when the subscription is not open."""
         with self._lock:
             if sub_id not in self._subscriptions:
                 return

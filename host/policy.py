@@ -1,16 +1,8 @@
 """What one agent run may do: grants and limits as plain data, and the decisions on them.
 
-Deny by default. An agent may `get` only the toolings it was granted: by its `[agents.NAME]`
-table, by `--allow` on the command line, by `[host] allow` (for a guest run without an agent
-table), or, with the embedded default configuration (no config file), tooling `demo`.
-Within a granted tooling, optional allow-lists of globs (`fnmatch`, case sensitive) restrict the
-tools it may see and call and the resource URIs it may see, read and watch.
-What is not granted is left out of lists and refused with `denied`; every refusal names the agent,
-what was refused and the configuration that would grant it.
-
-`AgentPolicy.resolve` combines the configuration, the agent's table (if any) and the `--allow`
-flags into one frozen `AgentPolicy`: grants, limits (each with its source, for messages) and the
-WASI context the guest gets (preopened directories and environment variables; nothing else).
+Deny by default: an agent may use only the toolings it was granted and, within those, what their
+allow-lists match. What is not granted is left out of lists and refused with `denied`; every
+refusal names the agent, what was refused and the configuration that would grant it.
 
 This module imports only `config` and `errors`.
 """
@@ -27,7 +19,12 @@ from host.errors import ErrorCode, ToolingError, UsageError
 
 @dataclass(frozen=True)
 class Grants:
-    """The toolings, tools and resources one agent may use."""
+    """The toolings, tools and resources one agent may use.
+
+    Within a granted tooling, optional allow-lists of globs (`fnmatch`, case sensitive) in `tools`
+    and `resources` restrict the tools it may see and call and the resource URIs it may see, read
+    and watch; a tooling without a list restricts nothing.
+    """
 
     agent: str
     toolings: frozenset[str]
@@ -39,6 +36,7 @@ class Grants:
     """How a person grants a tooling; `{tooling}` is replaced by its name."""
 
     def check_tooling(self, name: str) -> None:
+        """Raise `ToolingError(denied)` unless tooling `name` is granted."""
         if name not in self.toolings:
             raise ToolingError(
                 ErrorCode.DENIED,
@@ -53,10 +51,12 @@ class Grants:
         return _matches(self.resources.get(tooling), uri)
 
     def check_tool(self, tooling: str, tool: str) -> None:
+        """Raise `ToolingError(denied)` when `tooling` has an allow-list of tools and `tool` matches none."""
         if not self.tool_allowed(tooling, tool):
             raise self._refusal("call tool", tool, tooling, "tools")
 
     def check_resource(self, tooling: str, uri: str) -> None:
+        """Raise `ToolingError(denied)` when `tooling` has an allow-list of resources and `uri` matches none."""
         if not self.resource_allowed(tooling, uri):
             raise self._refusal("use resource", uri, tooling, "resources")
 
@@ -147,7 +147,15 @@ class AgentPolicy:
     def resolve(
         cls, config: Config, name: str, agent: AgentConfig | None = None, allow: Iterable[str] = ()
     ) -> AgentPolicy:
-        """The policy of agent `name`: its table's grants plus `--allow` (see the module docstring)."""
+        """The policy of agent `name`, from `config`, its table `agent` (if any) and the `--allow` flags.
+
+        The agent may `get` the toolings granted by its `[agents.NAME]` table, by `--allow`, by
+        `[host] allow` (for a guest run without an agent table), or, with the embedded default
+        configuration (no config file), tooling `demo`. The frozen result holds those grants, the
+        limits (each with its source, for messages) and the WASI context the guest gets (preopened
+        directories and environment variables; nothing else). Raises `UsageError` when an `--allow`
+        value matches no configured tooling.
+        """
         allowed = set(_expand_allow(config, allow))
         if agent is not None:
             source = agent.origin

@@ -1,39 +1,7 @@
 """Host-native Python tools: the protocol a tool satisfies, its context, and the `@tool` decorator.
 
-A tool is any object with:
-
-- `name: str`, `description: str`, `parameters_schema: dict` (a JSON Schema object), and
-- `execute(params, ctx)`, sync or async, returning a JSON value (dict, list, str, number, bool or
-  None). Raising `ToolError` reports a failure to the guest (`tool-failed`, with your message);
-  any other exception does too, with its type and message.
-
-and optionally (defaults in parentheses):
-
-- `validate_arguments(params)` (none): raise `ValueError` or `ToolError` to refuse arguments
-  beyond what the schema says; the guest gets `invalid-arguments` with your message.
-- `capabilities()` (none declared, so the tool needs `external_side_effect`): a set of
-  `read_only`, `network`, `workspace_write`, `process_execute`, `external_side_effect`,
-  `agent_delegate`.
-- `approval_arguments(params)` (the params): the effective arguments shown to whoever approves.
-- `prepare(ctx)`, sync or async (nothing): runs once, before the tool is first listed or called;
-  if it raises, the tool is not offered (and the reason is logged).
-- `is_builtin` (False): marks tools shipped with the host, for listings.
-
-`ctx` is a `ToolContext`: which agent and tooling called, a logger, the deadline, whether the call
-was cancelled (the guest cancelled it, or its deadline passed), and `report_progress`. An async tool
-is cancelled with the call; a sync tool runs in a worker thread and should check `ctx.cancelled`.
-
-Subclass `BaseTool` to get the defaults of every optional part (or satisfy the protocol with any
-object: the host wraps such an object with `as_tool`, which supplies the same defaults).
-
-`@tool` turns a typed function into a tool: the schema comes from the parameters' type hints
-(`Annotated[int, Field(description=...)]` adds descriptions and constraints), the description from
-the docstring; a parameter annotated `ToolContext` receives the context.
-
-    @tool(capabilities={"read_only"})
-    def word_count(text: str) -> dict[str, int]:
-        "Count the words of a text."
-        return {"words": len(text.split())}
+This module is the public API for writing tools: satisfy `Tool` (or subclass `BaseTool`, which
+supplies the default of every optional part), or turn a typed function into a tool with `@tool`.
 """
 
 from __future__ import annotations
@@ -58,7 +26,29 @@ class ToolError(Exception):
 
 @runtime_checkable
 class Tool(Protocol):
-    """The required part of the tool protocol (see the module docstring for the optional part)."""
+    """A tool: any object with `name`, `description`, `parameters_schema` (a JSON Schema object) and
+    `execute(params, ctx)`, where `ctx` is a `ToolContext`.
+
+    `execute`, sync or async, returns a JSON value (dict, list, str, number, bool or None). Raising
+    `ToolError` reports a failure to the guest (`tool-failed`, with your message); any other
+    exception does too, with its type and message. An async tool is cancelled with the call; a sync
+    tool runs in a worker thread and should check `ctx.cancelled`.
+
+    Optional parts (defaults in parentheses):
+
+    - `validate_arguments(params)` (none): raise `ValueError` or `ToolError` to refuse arguments
+      beyond what the schema says; the guest gets `invalid-arguments` with your message.
+    - `capabilities()` (none declared, so the tool needs `external_side_effect`): a set of
+      `read_only`, `network`, `workspace_write`, `process_execute`, `external_side_effect`,
+      `agent_delegate`.
+    - `approval_arguments(params)` (the params): the effective arguments shown to whoever approves.
+    - `prepare(ctx)`, sync or async (nothing): runs once, before the tool is first listed or called;
+      if it raises, the tool is not offered (and the reason is logged).
+    - `is_builtin` (False): marks tools shipped with the host, for listings.
+
+    Subclass `BaseTool` to get the defaults of every optional part, or satisfy the protocol with any
+    object: the host wraps such an object with `as_tool`, which supplies the same defaults.
+    """
 
     name: str
     description: str
@@ -69,7 +59,8 @@ class Tool(Protocol):
 
 @dataclass
 class ToolContext:
-    """What a running tool knows about its call."""
+    """What a running tool knows about its call: which agent and tooling called, a logger, the
+    deadline, whether the call was cancelled, and `report_progress`."""
 
     agent: str
     """The agent (guest) that called the tool."""
@@ -80,7 +71,8 @@ class ToolContext:
     deadline: float
     """`time.monotonic()` value by which the call must finish (the tooling's `timeout`)."""
     cancelled: threading.Event = field(default_factory=threading.Event)
-    """Set when the call is cancelled; sync tools should check it and stop."""
+    """Set when the call is cancelled (the guest cancelled it, or its deadline passed); sync tools
+    should check it and stop. An async tool is cancelled with the call instead."""
     _progress: Callable[[float, float | None, str | None], None] | None = None
 
     def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
@@ -96,7 +88,7 @@ class ToolContext:
 
 class BaseTool(abc.ABC):
     """A tool with the default of every optional part; subclasses set `name`, `description`,
-    `parameters_schema` and implement `execute` (see the module docstring)."""
+    `parameters_schema` and implement `execute` (see `Tool`)."""
 
     name: str
     description: str
@@ -114,11 +106,12 @@ class BaseTool(abc.ABC):
         return inspect.iscoroutinefunction(self.execute)
 
     def validate_arguments(self, params: dict[str, Any]) -> None:
-        """Refuse arguments beyond what the schema says by raising `ValueError` or `ToolError`."""
+        """Refuse arguments beyond what the schema says by raising `ValueError` or `ToolError`; the guest
+        gets `invalid-arguments` with the message."""
         return None
 
     def capabilities(self) -> Iterable[str] | None:
-        """The capabilities a call needs; None (or empty): none declared."""
+        """The capabilities a call needs; None (or empty): none declared, so it needs `external_side_effect`."""
         return None
 
     def approval_arguments(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -126,7 +119,8 @@ class BaseTool(abc.ABC):
         return params
 
     def prepare(self, ctx: ToolContext) -> Awaitable[None] | None:
-        """Runs once before first use, sync or async; raising leaves the tool out."""
+        """Runs once before the tool is first listed or called, sync or async; raising leaves the tool out
+        (and the reason is logged)."""
         return None
 
 
@@ -251,7 +245,17 @@ def tool(
     capabilities: Iterable[str] = (),
     approval_arguments: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
-    """Make a tool from a typed function (see the module docstring)."""
+    """Make a tool from a typed function: `@tool`, or `@tool(...)` with any of the keyword arguments.
+
+    The schema comes from the parameters' type hints (`Annotated[int, Field(description=...)]`
+    adds descriptions and constraints), the description from the docstring; a parameter annotated
+    `ToolContext` receives the context.
+
+        @tool(capabilities={"read_only"})
+        def word_count(text: str) -> dict[str, int]:
+            "Count the words of a text."
+            return {"words": len(text.split())}
+    """
 
     def wrap(function: Callable[..., Any]) -> FunctionTool:
         return FunctionTool(

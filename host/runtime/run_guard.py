@@ -1,19 +1,9 @@
 """CPU time, wall-clock time and stop requests for one guest run, enforced with epoch deadlines.
 
-The engine's epoch advances every `EPOCH_TICK` (10 ms) on the ticker thread. A `RunGuard` gives its
-store a deadline `SLICE_TICKS` ahead and registers wasmtime's epoch-deadline callback, which runs
-on the guest's thread each time running wasm reaches the deadline. The callback then decides:
-
-- CPU time: the wall time since the last slice, minus the time the guest spent waiting inside
-  host functions (`host_enter`/`host_exit`, called by every host function), is added to the CPU
-  time used. Waiting in the host (a slow tool, `inbox.recv`) therefore never counts, and an epoch
-  deadline never fires while the guest waits in the host: the host bounds those waits itself.
-- Wall-clock time: elapsed since the run started, waits included.
-- A stop request from another thread (shutdown on SIGINT/SIGTERM) takes effect at the next slice.
-
-When a limit is exceeded or a stop was requested the callback makes wasm trap with a message, and
-`reason` says why (the runner reports it). Otherwise the deadline moves one slice ahead. The cost
-is one Python call every 50 ms of wasm execution.
+Limits and stop requests are checked while wasm runs, once per slice (`SLICE_TICKS` epoch ticks,
+50 ms: the precision of every time limit). Time the guest spends waiting in host functions (a slow
+tool, `inbox.recv`) never counts as CPU time, and no deadline fires while it waits there: the host
+bounds those waits itself. Wall-clock time counts from the start of the run, waits included.
 
 wasmtime-py 50 does not wrap `wasmtime_store_epoch_deadline_callback`; this module calls the
 generated binding directly (the version is pinned exactly), keeps the ctypes callbacks alive for
@@ -45,7 +35,15 @@ _CONTINUE: Final = 0
 
 
 class RunGuard:
-    """Time limits and stop requests of one store (see the module docstring)."""
+    """Time limits and stop requests of one store.
+
+    The engine's epoch advances every `EPOCH_TICK` (10 ms) on the ticker thread. The guard gives its
+    store a deadline `SLICE_TICKS` ahead and registers wasmtime's epoch-deadline callback, which runs
+    on the guest's thread each time running wasm reaches the deadline (one Python call every 50 ms
+    of wasm execution). When a limit is exceeded or a stop was requested, the callback makes wasm
+    trap with a message and `reason` says why (the runner reports it); otherwise the deadline moves
+    one slice ahead.
+    """
 
     def __init__(self, store: Store, *, cpu_time: Limit, wall_time: Limit) -> None:
         self._cpu_time = cpu_time
@@ -55,6 +53,7 @@ class RunGuard:
         self._host_time = 0.0
         self._entered: float | None = None
         self.cpu_used = 0.0
+        """Seconds of CPU time used so far: wall time between slices minus the time spent in the host."""
         self.reason: str | None = None
         """Why the guard stopped the guest, once it did."""
         self._stop_reason: str | None = None
@@ -64,15 +63,17 @@ class RunGuard:
         store.set_epoch_deadline(SLICE_TICKS)
 
     def host_enter(self) -> None:
+        """Called by every host function on entry; until `host_exit`, time is not the guest's CPU time."""
         self._entered = time.monotonic()
 
     def host_exit(self) -> None:
+        """Called by every host function on return (see `host_enter`)."""
         if self._entered is not None:
             self._host_time += time.monotonic() - self._entered
             self._entered = None
 
     def stop(self, reason: str) -> None:
-        """Stop the guest at its next slice (callable from any thread)."""
+        """Stop the guest at its next slice (from any thread, as the shutdown on SIGINT/SIGTERM does)."""
         self._stop_reason = reason
 
     def _verdict(self, now: float) -> str | None:
@@ -85,6 +86,9 @@ class RunGuard:
         return None
 
     def _on_deadline(self, context: Any, data: Any, delta: Any, kind: Any) -> int:
+        """The epoch-deadline callback: add the wall time since the last slice, minus the time spent
+        in host functions, to `cpu_used`; then move the deadline one slice ahead, or return the
+        error that makes wasm trap. Never raises."""
         try:
             now = time.monotonic()
             self.cpu_used += max(0.0, now - self._mark - self._host_time)

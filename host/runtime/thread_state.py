@@ -2,15 +2,8 @@
 
 wasmtime-py relays a Python exception raised in a host function through one process-global slot,
 so with guests on several threads an exception can surface on the wrong thread. Instead, every host
-function is wrapped by `host_function`: any `BaseException` it raises is stored in this thread's
-relay and replaced by a `WasmtimeError` (the guest traps with that message). After the export call
-returns or traps, the runner calls `take_exception()` and re-raises interrupts (`KeyboardInterrupt`,
-`SystemExit`) and reports other exceptions as host errors.
-
-`running(session, guard)` marks this thread as running that guest; host functions find it with
-`session()`, and each one reports the time it spent to the guard (`host_enter`/`host_exit`), so
-waiting in the host never counts as the guest's CPU time. Using them outside `running` is a host
-bug and raises `RuntimeError`.
+function is wrapped by `host_function`, which relays exceptions per thread; host functions find
+their guest's session with `session()`, inside `running`.
 """
 
 from __future__ import annotations
@@ -43,7 +36,10 @@ _state = _State()
 
 @contextmanager
 def running(session: GuestSession, guard: RunGuard | None = None) -> Iterator[None]:
-    """Mark the current thread as running `session`'s guest, timed by `guard`."""
+    """Mark the current thread as running `session`'s guest, timed by `guard`, for the `with` block.
+
+    Raises `RuntimeError` when the thread is already running a guest.
+    """
     if _state.session is not None:
         raise RuntimeError("this thread is already running a guest")
     _state.session = session
@@ -57,6 +53,7 @@ def running(session: GuestSession, guard: RunGuard | None = None) -> Iterator[No
 
 
 def session() -> GuestSession:
+    """The session of the guest running on this thread. Raises `RuntimeError` outside `running` (a host bug)."""
     current = _state.session
     if current is None:
         raise RuntimeError("host function called on a thread that is not running a guest")
@@ -64,13 +61,23 @@ def session() -> GuestSession:
 
 
 def take_exception() -> BaseException | None:
-    """The exception a host function raised on this thread since the last call, if any."""
+    """The exception a host function raised on this thread since the last call, if any.
+
+    After the export call returns or traps, the runner calls it, re-raises interrupts
+    (`KeyboardInterrupt`, `SystemExit`) and reports other exceptions as host errors.
+    """
     exc, _state.exception = _state.exception, None
     return exc
 
 
 def host_function(fn: _F) -> _F:
-    """Wrap a host function so that no exception reaches wasmtime-py's global relay."""
+    """Wrap a host function so that no exception reaches wasmtime-py's global relay.
+
+    Any `BaseException` it raises is stored in this thread's relay (the first one since the last
+    `take_exception`) and replaced by a `WasmtimeError`: the guest traps with that message. It
+    reports the time it spent to the thread's guard (`host_enter`/`host_exit`), so waiting in the
+    host never counts as the guest's CPU time.
+    """
 
     @functools.wraps(fn)
     def wrapper(*args: Any) -> Any:

@@ -1,20 +1,9 @@
 """Every conversion between host data and WIT values: the only module that builds `Record`/`Variant`.
 
 wasmtime-py lowers `variant`, `result` and `option` "tagged only if ambiguous": when two cases map
-to overlapping Python types the value must be `Variant(tag, payload)`, otherwise the bare payload.
-For this package's WIT that means:
-
-| WIT type                                   | form here                       |
-| ------------------------------------------ | ------------------------------- |
-| `result<string | list<..> | own<..>, error>`| bare value or bare error record |
-| `result<tool-result | resource-content, error>` | `Variant("ok"/"err", ...)` (two records) |
-| `result<string, string>` (run's result)    | `Variant("ok"/"err", str)`      |
-| `option<envelope>`                         | `None` or the record            |
-| `event`                                    | always `Variant(case, payload)` |
-
-Records carry kebab-case attribute names (`mime-type`). The WIT contract's encoding rules live
-here too, such as `guest_content` (a resource's content: text for `text/*` or no MIME type,
-base64 otherwise; `tests/unit/test_wit_values.py`). Imports only `model` and `errors` of the host.
+to overlapping Python types the value must be `Variant(tag, payload)`, otherwise the bare payload;
+each function here says which form it builds or reads. The WIT contract's encoding rules live here
+too, such as `guest_content`. Imports only `model` and `errors` of the host.
 """
 
 from __future__ import annotations
@@ -31,7 +20,7 @@ from host.model import CallOutcome, Envelope, Progress, ResourceData, ResourceSp
 
 
 def record(**fields: Any) -> Record:
-    """A WIT record; snake_case keyword names become kebab-case field names."""
+    """A WIT record; snake_case keyword names become kebab-case attribute names (`mime-type`)."""
     value = Record()
     for key, item in fields.items():
         setattr(value, key.replace("_", "-"), item)
@@ -39,6 +28,8 @@ def record(**fields: Any) -> Record:
 
 
 def error(exc: ToolingError) -> Record:
+    """The WIT `error` record, also the bare `err` of `result<string | list<..> | own<..>, error>`
+    (unambiguous: its `ok` is the bare value)."""
     return record(code=exc.code.value, message=exc.message, data=exc.data)
 
 
@@ -64,7 +55,7 @@ def resource_content(data: ResourceData) -> Record:
 
 
 def guest_content(data: ResourceData) -> str:
-    """The content as the WIT contract gives it to a guest.
+    """The content as the WIT contract gives it to a guest (tested in `tests/unit/test_wit_values.py`).
 
     Text when the MIME type is absent or `text/*`, base64 of the bytes otherwise; a text
     resource with a non-text type is encoded, a blob with a text type decoded (and kept as
@@ -90,7 +81,10 @@ def progress(report: Progress) -> Record:
 
 
 def envelope(item: Envelope) -> Record:
-    """An inbox envelope; the `event` variant is always tagged (several cases are records)."""
+    """An inbox envelope; the `event` variant is always tagged (several cases are records).
+
+    An `option<envelope>` is `None` or this record.
+    """
     payload = item.payload
     converted: Any
     if item.kind == "tool-result":
@@ -115,17 +109,21 @@ def envelope(item: Envelope) -> Record:
 
 
 def ok(value: Any) -> Variant:
-    """The `ok` case of a result whose cases are ambiguous (both records, or both strings)."""
+    """The `ok` case of a result whose cases are ambiguous (both records, or both strings), such as
+    `result<tool-result | resource-content, error>`: `Variant("ok", value)`."""
     return Variant("ok", value)
 
 
 def err(exc: ToolingError) -> Variant:
-    """The `err` case of a result whose cases are ambiguous."""
+    """The `err` case of a result whose cases are ambiguous: `Variant("err", error record)`."""
     return Variant("err", error(exc))
 
 
 def run_result(value: Any) -> tuple[bool, str]:
-    """Read `run`'s `result<string, string>`: (ok?, text)."""
+    """Read `run`'s `result<string, string>`, always `Variant("ok"/"err", str)`: (ok?, text).
+
+    Raises `TypeError` for any other value.
+    """
     if not isinstance(value, Variant) or value.tag not in ("ok", "err") or not isinstance(value.payload, str):
         raise TypeError(f"unexpected value from run: {value!r}")
     return value.tag == "ok", value.payload

@@ -1,27 +1,10 @@
 """MCP toolings: one MCP server (stdio child or streamable HTTP) behind the tooling protocol.
 
-Contract:
-- Connected lazily by `connect()` (the first `tooling.get`); concurrent callers share one attempt,
-  bounded by the tooling's `connect_timeout`. A failure raises `ToolingError(unavailable)` naming the
-  cause (command not found, connection refused, server exited: with the tail of its stderr) and
-  the config key to fix. A server slow to stop does not delay the error: it is stopped in the
-  background. See `mcp_connection` for the connection's lifetime and loss detection.
-- When the connection is lost, requests in flight fail with `unavailable` (`protocol` when the
-  server broke the protocol); the next request reconnects. Failed attempts back off
-  exponentially: after N consecutive failures the next attempt waits `RECONNECT_FIRST * 2**(N-1)`
-  seconds, capped by the tooling's `max_backoff`; requests in that window fail at once with
-  `unavailable`, saying when the next attempt is. While anything is watched (subscriptions) the
-  tooling reconnects by itself on the same schedule, re-establishes the upstream subscriptions and
-  reports `Change("reconnected")` so subscribers get fresh state.
-- Watching, both protocol eras: on 2026-07-28 connections one `subscriptions/listen` stream
-  carries the union of what is watched (replaced when it changes); on 2025-11-25 connections
-  each URI is subscribed with `resources/subscribe` once and list changes need no request. A
-  server without the needed capability gets `unavailable` at subscribe time.
-- The tool list is cached after listing (all pages) and dropped on `tools/list_changed`; a call
-  naming a tool the cache lacks re-lists once: a tool still missing is `not-found` before any
-  call is sent.
-- Lists stop after `mcp_wire.MAX_PAGES` pages: a server whose cursor never ends gets `protocol`.
-- The SDK's response cache is off: a read after a change must see the change.
+Connected lazily, by `McpTooling.connect`; see `mcp_connection` for the connection's lifetime and
+loss detection. When the connection is lost, requests in flight fail with `unavailable`
+(`protocol` when the server broke the protocol) and the next request reconnects; failed attempts
+back off exponentially. While anything is watched the tooling reconnects by itself. The SDK's
+response cache is off: a read after a change must see the change.
 """
 
 from __future__ import annotations
@@ -63,7 +46,7 @@ RECONNECT_FIRST: Final = 0.1
 
 
 class McpTooling(ConfiguredTooling):
-    """A tooling backed by one MCP server connection (see the module docstring)."""
+    """A tooling backed by one MCP server connection."""
 
     kind: ClassVar[str] = "mcp"
     _config: McpToolingConfig
@@ -90,6 +73,16 @@ class McpTooling(ConfiguredTooling):
     # -- connection --------------------------------------------------------------------------------
 
     async def connect(self) -> None:
+        """Connect unless connected (the first `tooling.get` does); concurrent callers share one attempt,
+        bounded by the tooling's `connect_timeout`.
+
+        A failure raises `ToolingError(unavailable)` naming the cause (command not found, connection
+        refused, server exited: with the tail of its stderr) and the config key to fix. A server
+        slow to stop does not delay the error: it is stopped in the background. After N consecutive
+        failures the next attempt waits `RECONNECT_FIRST * 2**(N-1)` seconds, capped by the
+        tooling's `max_backoff`; requests in that window fail at once with `unavailable`, saying
+        when the next attempt is. After `aclose` it raises `unavailable`.
+        """
         if self.connected:
             return
         async with self._lock:
@@ -137,6 +130,7 @@ class McpTooling(ConfiguredTooling):
         logger.debug("%s connected (protocol %s)", self._where(), conn.client.protocol_version)
 
     def _on_lost(self, conn: McpConnection, reason: str) -> None:
+        """Log the loss of the current connection and, while anything is watched, start `_reconnect`."""
         if conn is not self._conn or self._closed:
             return
         logger.warning("%s: connection lost: %s", self._where(), reason)
@@ -145,7 +139,8 @@ class McpTooling(ConfiguredTooling):
             self._nursery.start_soon(self._reconnect, name=f"mcp-reconnect-{self.name}")
 
     async def _reconnect(self) -> None:
-        """Reconnect with backoff while something is watched; then restore and announce."""
+        """Reconnect while anything is watched, on the backoff schedule of `connect`; then re-establish
+        the upstream subscriptions and report `Change("reconnected")` so subscribers get fresh state."""
         try:
             while self._watch and not self._closed:
                 await anyio.sleep(max(self._retry_at - anyio.current_time(), RECONNECT_FIRST))
@@ -185,6 +180,8 @@ class McpTooling(ConfiguredTooling):
     # -- tools and resources -----------------------------------------------------------------------
 
     async def list_tools(self) -> list[ToolSpec]:
+        """Every tool (all pages, up to `mcp_wire.MAX_PAGES`); the list is cached until `tools/list_changed`."""
+
         async def fetch(client: Client) -> list[ToolSpec]:
             return await mcp_wire.list_tools(self.name, client)
 
@@ -199,6 +196,11 @@ class McpTooling(ConfiguredTooling):
     async def call_tool(
         self, name: str, arguments: JsonObject, progress: ProgressFn | None = None, *, agent: str = ""
     ) -> CallResult:
+        """Call tool `name`, reporting its progress to `progress`.
+
+        A tool the cached list lacks makes it re-list once: a tool still missing is `not-found`
+        before any call is sent.
+        """
         await self._client()
         await self.tool_spec(name)
 
@@ -214,6 +216,8 @@ class McpTooling(ConfiguredTooling):
         return mcp_wire.call_result(await self._request(Operation.CALL_TOOL, f"the call of tool {name!r}", call))
 
     async def list_resources(self) -> list[ResourceSpec]:
+        """Every resource (all pages, up to `mcp_wire.MAX_PAGES`)."""
+
         async def fetch(client: Client) -> list[ResourceSpec]:
             return await mcp_wire.list_resources(self.name, client)
 
@@ -229,6 +233,7 @@ class McpTooling(ConfiguredTooling):
     # -- watching ----------------------------------------------------------------------------------
 
     def _changed(self, change: Change) -> None:
+        """Drop the cached tool list on a tools change, then report `change`."""
         if change.kind == "tools":
             self._tools = None
         super()._changed(change)
@@ -255,6 +260,13 @@ class McpTooling(ConfiguredTooling):
             self._changed(Change("tools"))
 
     async def set_watch(self, watch: WatchSet) -> None:
+        """Watch upstream exactly what `watch` holds, in either protocol era.
+
+        On 2026-07-28 connections one `subscriptions/listen` stream carries the union of what is
+        watched (replaced when it changes); on 2025-11-25 connections each URI is subscribed with
+        `resources/subscribe` once and list changes need no request. A server without the needed
+        capability gets `unavailable`; after a failure the previous set stays the one to watch.
+        """
         previous, self._watch = self._watch, watch
         try:
             await self._sync_watch()

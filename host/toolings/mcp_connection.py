@@ -1,27 +1,8 @@
 """One MCP client connection, owned by one task; how it learns the server went away; its listen stream.
 
-Contract:
-- `own()` runs as a task in the bridge's nursery: it enters the SDK `Client` (the SDK requires one
-  task to enter and exit it), sets `ready`, waits until asked to close, and exits the client. It
-  never raises: a failure before `ready` is stored in `error` (a `ToolingError`) for the task that
-  is connecting; later failures mean the server went away.
-- Loss detection: the transport's receive stream is wrapped, so the end of the server's output
-  (a stdio server that exited, a closed stream) is noticed at once, not at the next request. Loss
-  is also reported by requests that fail with `CONNECTION_CLOSED` and by a listen stream that
-  drops. Whatever the cause, `on_lost(connection, reason)` is called once, unless the host itself
-  is closing the connection.
-- Protocol violations: a stdio server that writes a line that is not JSON-RPC on stdout has broken
-  the protocol; the connection is closed at once (`protocol_violation` says what it wrote), so the
-  requests in flight fail with `protocol` instead of waiting for their timeout, and the next
-  request reconnects.
-- A stdio server's stderr goes to `<log_dir>/<name>.stderr.log`; its environment is the SDK's safe
-  default (HOME, LOGNAME, PATH, SHELL, TERM, USER) plus the tooling's `env`.
-- Protocol eras: `modern` is true on 2026-07-28 connections (server built on SDK 2.x), where
-  change notifications arrive on one `subscriptions/listen` stream (`listen()` replaces it with a
-  new filter, overlapping old and new so no change falls between them); on 2025-11-25 connections
-  `upstream` holds the URIs subscribed with `resources/subscribe`.
-- `close()` is bounded: after `CLOSE_GRACE` seconds the owner is cancelled (the SDK's own stdio
-  shutdown is shielded and bounded, and kills the process tree).
+However the server goes away (its output ends, a request fails with `CONNECTION_CLOSED`, the listen
+stream drops, a stdio server breaks the protocol), `on_lost(connection, reason)` is called once,
+unless the host itself is closing the connection. Closing is bounded (`CLOSE_GRACE`).
 
 The watched receive stream is `mcp_stream`; one listen stream is `mcp_listen`.
 """
@@ -68,7 +49,12 @@ OnEvent = Callable[[ServerEvent], None]
 
 
 class McpConnection:
-    """One entered SDK `Client` and everything tied to its lifetime."""
+    """One entered SDK `Client` and everything tied to its lifetime.
+
+    The transport's receive stream is wrapped, so the end of the server's output (a stdio server
+    that exited, a closed stream) is noticed at once, not at the next request. Requests that fail
+    with `CONNECTION_CLOSED` and a listen stream that drops report the loss with `lost`.
+    """
 
     def __init__(self, config: McpToolingConfig, log_dir: Path, on_message: MessageHandlerFnT, on_lost: OnLost) -> None:
         self.config = config
@@ -98,6 +84,9 @@ class McpConnection:
 
     @property
     def modern(self) -> bool:
+        """True on 2026-07-28 connections (server built on SDK 2.x), where change notifications arrive
+        on one `subscriptions/listen` stream (see `listen`); on 2025-11-25 connections `upstream`
+        holds the URIs subscribed with `resources/subscribe`."""
         return self.client.protocol_version in MODERN_PROTOCOL_VERSIONS
 
     @property
@@ -107,7 +96,13 @@ class McpConnection:
     # -- lifetime --------------------------------------------------------------------------------
 
     async def own(self) -> None:
-        """The owner task (see the module docstring). Never raises."""
+        """The owner task, run in the bridge's nursery. Never raises.
+
+        It enters the SDK `Client` (the SDK requires one task to enter and exit it), sets `ready`,
+        waits until asked to close, and exits the client. A failure before `ready` is stored in
+        `error` (a `ToolingError`) for the task that is connecting; later failures mean the server
+        went away.
+        """
         try:
             with anyio.CancelScope() as scope:
                 self._scope = scope
@@ -130,6 +125,11 @@ class McpConnection:
             self._done.set()
 
     async def _enter(self, stack: AsyncExitStack) -> Client:
+        """Enter the transport and the client on `stack`.
+
+        A stdio server's stderr goes to `<log_dir>/<name>.stderr.log`; its environment is the SDK's
+        safe default (HOME, LOGNAME, PATH, SHELL, TERM, USER) plus the tooling's `env`.
+        """
         config = self.config
         transport: Transport
         if config.transport == "stdio":
@@ -159,12 +159,19 @@ class McpConnection:
         self.lost("the server's output ended (did it exit?)")
 
     def _garbage(self, exc: Exception) -> None:
+        """A stdio server wrote a line that is not JSON-RPC on stdout: it broke the protocol.
+
+        The connection is closed at once (`protocol_violation` says what it wrote), so the requests
+        in flight fail with `protocol` instead of waiting for their timeout, and the next request
+        reconnects.
+        """
         if self.protocol_violation is None:
             self.protocol_violation = offending_input(exc)
         self.lost(f"the server wrote a line that is not JSON-RPC on stdout: {self.protocol_violation}")
 
     def lost(self, reason: str) -> None:
-        """Mark the connection unusable, let its owner shut it down, and report it once."""
+        """Mark the connection unusable, let its owner shut it down, and report it once through
+        `on_lost` (not when the host itself is closing the connection)."""
         was_alive = self.alive
         self.alive = False
         self._close_requested.set()
@@ -181,7 +188,10 @@ class McpConnection:
             self._scope.cancel()
 
     async def close(self) -> None:
-        """Ask the owner to exit the client and wait for it, cancelling it after `CLOSE_GRACE`."""
+        """Ask the owner to exit the client and wait for it, cancelling it after `CLOSE_GRACE`.
+
+        The SDK's own stdio shutdown is shielded and bounded, and kills the process tree.
+        """
         self._closing = True
         self.alive = False
         self._close_requested.set()

@@ -1,19 +1,8 @@
 """Mock toolings (`kind = "mock"`): tools, resources and changes scripted in TOML, for tests without a server.
 
-See `host.config.mock` for the TOML. Contract:
-- Each tool answers its calls with its `results` in order, one per call (counted per tool, across
-  every guest of the host). A result may take `delay` seconds (cancellable; reporting `progress`
-  that many times, evenly, meanwhile). After the last result, `repeat_last = true` repeats it;
-  otherwise the call fails with `tool-failed` naming the tool, the call's number and the length of
-  the script, so a test author sees at once that the script is too short.
-- Results are MCP's wire form: `text` → a text block; `structured` → `structuredContent` plus its
-  JSON as text; `error` → `isError` with that text (`tool-failed` for the guest); `content` → the
-  given content blocks.
-- Resources are read as written; an unknown URI is `not-found`.
-- Scripted `updates` run once, from the first subscription to anything of the tooling: each waits
-  until `after` seconds from that moment, changes a resource's content (subscribers of that URI are
-  notified), adds or removes a resource (list subscribers are notified) or adds a tool (tool-list
-  subscribers are notified). The timer is per tooling and host.
+See `host.config.mock` for the TOML. A script is played once per tooling and host, shared by every
+guest: each tool's results in call order, and the `updates` from the first subscription on. A
+script too short for its calls fails them, saying so.
 """
 
 from __future__ import annotations
@@ -33,7 +22,7 @@ logger = logging.getLogger(__name__)
 
 
 class MockTooling(ConfiguredTooling):
-    """A scripted tooling (see the module docstring)."""
+    """A scripted tooling."""
 
     kind: ClassVar[str] = "mock"
     _config: MockToolingConfig
@@ -59,6 +48,13 @@ class MockTooling(ConfiguredTooling):
     async def call_tool(
         self, name: str, arguments: JsonObject, progress: ProgressFn | None = None, *, agent: str = ""
     ) -> CallResult:
+        """Answer with the tool's next result, one per call (counted per tool, across every guest of the host).
+
+        A result may take `delay` seconds (cancellable; reporting `progress` that many times,
+        evenly, meanwhile). After the last result, `repeat_last = true` repeats it; otherwise the
+        call fails with `tool-failed` naming the tool, the call's number and the length of the
+        script, so a test author sees at once that the script is too short.
+        """
         await self.tool_spec(name)
         tool = self._tools[name]
         number = self._calls.get(name, 0) + 1
@@ -83,6 +79,7 @@ class MockTooling(ConfiguredTooling):
         ]
 
     async def read_resource(self, uri: str) -> ResourceData:
+        """The resource as written (or as an update left it); an unknown URI is `not-found`."""
         resource = self._resources.get(uri)
         if resource is None:
             raise ToolingError(
@@ -91,11 +88,18 @@ class MockTooling(ConfiguredTooling):
         return ResourceData(uri=uri, mime_type=resource.mime_type, text=resource.text, blob=resource.blob)
 
     async def set_watch(self, watch: WatchSet) -> None:
+        """Start the scripted `updates` at the first subscription to anything of the tooling (once)."""
         if watch and not self._script_started and self._config.mock.updates:
             self._script_started = True
             self._nursery.start_soon(self._play, name=f"mock-updates-{self.name}")
 
     async def _play(self) -> None:
+        """Run the `updates`, each at `after` seconds from the first subscription.
+
+        An update changes a resource's content (subscribers of that URI are notified), adds or
+        removes a resource (list subscribers are notified) or adds a tool (tool-list subscribers are
+        notified).
+        """
         started = anyio.current_time()
         for update in sorted(self._config.mock.updates, key=lambda u: u.after):
             await anyio.sleep_until(started + update.after)
@@ -145,6 +149,9 @@ async def _wait(result: MockResult, progress: ProgressFn | None) -> None:
 
 
 def _answer(result: MockResult) -> CallResult:
+    """`result` in MCP's wire form: `text` → a text block; `structured` → `structuredContent` plus its
+    JSON as text; `error` → `isError` with that text (`tool-failed` for the guest); `content` → the
+    given content blocks."""
     if result.error is not None:
         return CallResult.from_error(result.error)
     if result.structured is not None:

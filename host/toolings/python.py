@@ -1,27 +1,8 @@
 """Python toolings (`kind = "python"`): host-native tools, imported from the user's own code.
 
-Config: `tools = ["pkg.module:attr", ...]` and optional `path = ["./src"]` (folders put in front of
-`sys.path`, relative to the config file). `attr` may be a tool (anything satisfying
-`host.tools.Tool`), a class of tools (instantiated without arguments), a plain typed function
-(wrapped with `@tool`), or a registry: a list, tuple or dict of those, or an object whose `tools`
-attribute (or method) gives them.
-
-Contract:
-- `connect()` imports everything and runs each tool's `prepare(ctx)` once; a tool whose `prepare`
-  raised is not offered (and the reason is logged, and given to a guest that calls it anyway).
-  An import that fails, a name that is not a tool, or two tools with one name make `connect()`
-  fail with `unavailable` naming the entry and the config key.
-- Calls run on the bridge loop: an async `execute` as a task (cancelled with the call), a sync one
-  in a worker thread (abandoned on cancel, with `ctx.cancelled` set so it can stop). A tool's
-  `validate_arguments` refusing the arguments is `invalid-arguments`. A raised `ToolError` or any
-  other exception is an `isError` result (`tool-failed` for the guest); the host goes on.
-- Results are MCP's wire form: the JSON value as text content and as `structuredContent` (a
-  non-object value `v` is structured as `{"result": v}`, as the MCP SDK does). A value that is
-  not JSON is an `isError` result naming its type.
-- Python toolings have no resources; their tool list never changes, so list subscriptions are
-  accepted and stay silent, and resource subscriptions are `unavailable` (the defaults of
-  `ConfiguredTooling`). Optional parts of a tool come from `host.tools.BaseTool` (plain objects
-  are wrapped with `as_tool`), so nothing here probes a tool's attributes.
+Calls run on the bridge loop: an async tool as a task, a sync one in a worker thread. Optional parts
+of a tool come from `host.tools.BaseTool` (plain objects are wrapped with `as_tool`), so nothing
+here probes a tool's attributes.
 """
 
 from __future__ import annotations
@@ -56,7 +37,11 @@ class _Entry:
 
 
 class PythonTooling(ConfiguredTooling):
-    """A tooling made of Python tools (see the module docstring)."""
+    """A tooling made of the Python tools its configuration names (see `import_tools`).
+
+    It has no resources and its tool list never changes, so list subscriptions are accepted and
+    stay silent, and resource subscriptions are `unavailable` (the defaults of `ConfiguredTooling`).
+    """
 
     kind: ClassVar[str] = "python"
     _config: PythonToolingConfig
@@ -68,6 +53,12 @@ class PythonTooling(ConfiguredTooling):
         self._lock = anyio.Lock()
 
     async def connect(self) -> None:
+        """Import every tool and run each one's `prepare(ctx)`, once.
+
+        A tool whose `prepare` raised is not offered (and the reason is logged, and given to a
+        guest that calls it anyway). An import that fails, a name that is not a tool, or two tools
+        with one name raise `ToolingError(unavailable)` naming the entry and the config key.
+        """
         if self._tools is not None:
             return
         async with self._lock:
@@ -125,6 +116,16 @@ class PythonTooling(ConfiguredTooling):
     async def call_tool(
         self, name: str, arguments: JsonObject, progress: ProgressFn | None = None, *, agent: str = ""
     ) -> CallResult:
+        """Call tool `name` on the bridge loop.
+
+        An async `execute` runs as a task (cancelled with the call), a sync one in a worker thread
+        (abandoned on cancel, with `ctx.cancelled` set so it can stop). A tool's
+        `validate_arguments` refusing the arguments is `invalid-arguments`. A raised `ToolError` or
+        any other exception is an `isError` result (`tool-failed` for the guest); the host goes on.
+        The result is MCP's wire form: the JSON value as text content and as `structuredContent` (a
+        non-object value `v` is structured as `{"result": v}`, as the MCP SDK does). A value that
+        is not JSON is an `isError` result naming its type.
+        """
         await self.tool_spec(name)
         tool = (await self._entries())[name].tool
         try:
@@ -158,7 +159,14 @@ class PythonTooling(ConfiguredTooling):
 
 def import_tools(config: PythonToolingConfig) -> dict[str, BaseTool]:
     """Import the tools of `config` by name, without preparing or running any (also what
-    `agent-host config check` does). Raises `ToolingError(unavailable)` naming the entry and key."""
+    `agent-host config check` does). Raises `ToolingError(unavailable)` naming the entry and key.
+
+    The config has `tools = ["pkg.module:attr", ...]` and optional `path = ["./src"]` (folders put
+    in front of `sys.path`, relative to the config file). `attr` may be a tool (anything satisfying
+    `host.tools.Tool`), a class of tools (instantiated without arguments), a plain typed function
+    (wrapped with `@tool`), or a registry: a list, tuple, set or dict of those, or an object whose
+    `tools` attribute (or method) gives them.
+    """
     for folder in reversed(config.path):
         if str(folder) not in sys.path:
             sys.path.insert(0, str(folder))
@@ -192,7 +200,8 @@ def _import(spec: str, config: PythonToolingConfig) -> Any:
 
 
 def _collect(target: Any, spec: str, config: PythonToolingConfig) -> list[BaseTool]:
-    """The tools `target` stands for (see the module docstring)."""
+    """The tools `target` stands for (see `import_tools`). Raises `ToolingError(unavailable)` for
+    anything that is none of those."""
     if isinstance(target, Tool) and not inspect.isclass(target):
         return [as_tool(target)]
     if inspect.isclass(target):

@@ -1,22 +1,11 @@
 """Shared subscriptions of one tooling: one upstream subscription per URI, fanned out to every guest.
 
 `Watchers` sits between guest subscriptions (many, each with a sink that pushes into one guest's
-inbox) and the tooling (one connection). It lives on the bridge loop.
-
-Contract:
-- Reference counting: the tooling is asked to watch a URI (or the resource list, or the tool list)
-  while at least one guest subscription needs it; `set_watch` is called with the complete desired
-  set after every change that alters it, serialized by a lock, so upstream state always converges
-  to what the guests hold. A subscribe that the tooling cannot honour (no server support) fails
-  with `unavailable` and leaves nothing registered.
-- Read once, fan out: on each change notification the resource is read (or the list re-listed,
-  all pages) once, however many guests subscribed, and the result is pushed to every current sink.
-  Re-reads coalesce: at most one read per key is in flight; changes that arrive meanwhile cause
-  exactly one more read after it, so the last content delivered is never older than the last change.
-- A read that fails is logged and delivers nothing; the next change, or a reconnection, delivers
-  the then-current state. After the tooling reports `reconnected`, every watched key is re-read
-  and delivered, so subscribers can resynchronise.
-- Sinks are called on the loop and must not block (they push into an `Inbox`).
+inbox) and the tooling (one connection), on the bridge loop. The tooling watches a URI (or the
+resource list, or the tool list) while at least one guest subscription needs it, and upstream state
+always converges to what the guests hold. On each change the resource is read (or the list
+re-listed) once, however many guests subscribed, and the result is pushed to every current sink.
+Sinks are called on the loop and must not block (they push into an `Inbox`).
 """
 
 from __future__ import annotations
@@ -50,7 +39,11 @@ class _Key:
 
 
 class Watchers:
-    """Fan-out of one tooling's change notifications (see the module docstring)."""
+    """Fan-out of one tooling's change notifications.
+
+    A subscribe that the tooling cannot honour (no server support) fails with `unavailable` and
+    leaves nothing registered.
+    """
 
     def __init__(self, tooling: Tooling, nursery: TaskGroup) -> None:
         self._tooling = tooling
@@ -69,12 +62,15 @@ class Watchers:
         )
 
     async def subscribe_resource(self, token: str, uri: str, sink: Sink) -> None:
+        """Push each new content of `uri` to `sink`, as subscription `token`."""
         await self._add(_Key("resource", uri), token, sink)
 
     async def subscribe_resource_list(self, token: str, sink: Sink) -> None:
+        """Push each new resource list to `sink`, as subscription `token`."""
         await self._add(_Key(RESOURCE_LIST), token, sink)
 
     async def subscribe_tool_list(self, token: str, sink: Sink) -> None:
+        """Push each new tool list to `sink`, as subscription `token`."""
         await self._add(_Key(TOOL_LIST), token, sink)
 
     async def unsubscribe(self, token: str) -> None:
@@ -106,11 +102,14 @@ class Watchers:
                 raise
 
     async def _apply(self) -> None:
+        """Give the tooling the complete desired set (lock held; after every change that alters it)."""
         await self._tooling.set_watch(self.watch_set())
 
     # -- change notifications (on the loop) ----------------------------------------------------
 
     def _on_change(self, change: Change) -> None:
+        """Re-read what `change` concerns; after `reconnected`, every watched key is re-read and
+        delivered, so subscribers can resynchronise."""
         if change.kind == "reconnected":
             keys = list(self._sinks)
         elif change.kind == "resource":
@@ -122,6 +121,9 @@ class Watchers:
                 self._refresh(key)
 
     def _refresh(self, key: _Key) -> None:
+        """Re-read `key` in the background. Re-reads coalesce: at most one read per key is in flight;
+        changes that arrive meanwhile cause exactly one more read after it, so the last content
+        delivered is never older than the last change."""
         if key in self._reading:
             self._dirty.add(key)
             return
@@ -129,6 +131,9 @@ class Watchers:
         self._nursery.start_soon(self._read_loop, key, name=f"refresh-{self._tooling.name}-{key.what}{key.uri}")
 
     async def _read_loop(self, key: _Key) -> None:
+        """Read `key` (a list: all pages) and push the result to every current sink, again while changes
+        arrived meanwhile. A read that fails is logged and delivers nothing; the next change, or a
+        reconnection, delivers the then-current state."""
         try:
             while key in self._sinks:
                 self._dirty.discard(key)
