@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from host import devmode
 from host.builder import resolve_component
 from host.errors import HostError, UsageError
 from host.runtime.guest import Outcome
@@ -35,6 +36,8 @@ class AgentRun:
     input: str
     component: Path | None = None
     failure: HostError | None = None
+    source: Path | None = None
+    """Dev mode: the guest folder the dev runner (`component`) reads at run time."""
 
     @property
     def name(self) -> str:
@@ -73,16 +76,23 @@ def select_agents(config: Config, names: Sequence[str]) -> list[AgentConfig]:
     return [config.agents[name] for name in sorted(config.agents)]
 
 
-def prepare(agents: Iterable[AgentConfig], given_input: str | None, stop: StopToken) -> list[AgentRun]:
-    """Resolve each agent's component (building guest folders); `given_input` replaces every
-    agent's own input. Failures (`Interrupted` on a stop request too) are recorded."""
+def prepare(
+    agents: Iterable[AgentConfig], given_input: str | None, stop: StopToken, *, dev: bool = False
+) -> list[AgentRun]:
+    """Resolve each agent's component (building guest folders; with `dev`, the dev runner reading
+    each guest folder at run time); `given_input` replaces every agent's own input. Failures
+    (`Interrupted` on a stop request too) are recorded."""
     runs = []
     for agent in agents:
         input_text = given_input if given_input is not None else agent.input or ""
         try:
             if agent.component is None:
                 raise UsageError(f"has no `component` ({agent.origin})")
-            runs.append(AgentRun(agent, input_text, resolve_component(agent.component, stop=stop)))
+            if dev:
+                devmode.check_source(agent.component)
+                runs.append(AgentRun(agent, input_text, devmode.runner_component(stop), source=agent.component))
+            else:
+                runs.append(AgentRun(agent, input_text, resolve_component(agent.component, stop=stop)))
         except HostError as exc:
             runs.append(AgentRun(agent, input_text, failure=exc))
     return runs
@@ -99,6 +109,8 @@ def run_all(host: Host, runs: Sequence[AgentRun], allow: Iterable[str] = ()) -> 
             continue
         try:
             policy = host.policy(run.name, run.settings, allow)
+            if run.source is not None:
+                policy = devmode.dev_policy(policy, run.source)
             started[run.name] = host.start(run.component, run.input, agent=run.name, policy=policy)
         except HostError as exc:
             failed[run.name] = exc

@@ -71,18 +71,22 @@ DETAIL_WIDTH: Final = 100
     help="Calls needing approval (require_approval): deny, ask on the terminal, approve all.",
 )  # fmt: skip
 @click.option("--module", metavar="NAME", help="Module defining WitWorld (default: app.py).")
+@click.option(
+    "--dev", is_flag=True,
+    help="Run guest folders from their source with the prebuilt dev runner: no build, no compile per edit.",
+)  # fmt: skip
 @common_options
 @click.pass_obj
 def command(
     state: State, guest: str | None, input_spec: str | None, agents: tuple[str, ...], allow: tuple[str, ...],
-    as_json: bool, approve: str, module: str | None,
+    as_json: bool, approve: str, module: str | None, dev: bool,
 ) -> int:  # fmt: skip
     from host import runs
 
     config = state.load_config()
     names = list(dict.fromkeys(agents))
     if guest is None and len(names) != 1:
-        return _run_many(state, config, names, input_spec, allow, as_json, approve)
+        return _run_many(state, config, names, input_spec, allow, as_json, approve, dev)
     if len(names) > 1:
         raise UsageError(
             f"GUEST {guest} with {len(names)} --agent options: with a GUEST, name at most one agent",
@@ -97,7 +101,7 @@ def command(
         raise UsageError(f"[agents.{names[0]}] has no `component`; give a GUEST (folder or .wasm)")
     input_text = read_input(input_spec, agent)
     name = agent.name if agent is not None else spec.stem if spec.suffix == ".wasm" else spec.resolve().name
-    return _run_one(state, config, _Guest(spec, name, agent, input_text, module), allow, as_json, approve)
+    return _run_one(state, config, _Guest(spec, name, agent, input_text, module, dev), allow, as_json, approve)
 
 
 @dataclass(frozen=True)
@@ -110,10 +114,12 @@ class _Guest:
     agent: AgentConfig | None
     input: str
     module: str | None
+    dev: bool = False
+    """Run the guest folder from its source with the dev runner (`host.devmode`)."""
 
 
 def _run_one(state: State, config: Config, guest: _Guest, allow: Sequence[str], as_json: bool, approve: str) -> int:
-    from host import runs
+    from host import devmode, runs
     from host.app import Host
     from host.builder import resolve_component
     from host.cli.signals import signals
@@ -122,10 +128,17 @@ def _run_one(state: State, config: Config, guest: _Guest, allow: Sequence[str], 
     name = guest.name
     with signals() as stopper:
         try:
-            wasm = resolve_component(guest.spec, module=guest.module, stop=stopper.token)
+            if guest.dev:
+                devmode.check_source(guest.spec, guest.module)
+                wasm = devmode.runner_component(stopper.token)
+            else:
+                wasm = resolve_component(guest.spec, module=guest.module, stop=stopper.token)
             with Host(config, keep_logs=state.debug, approver=_approver(approve), stop=stopper.token) as host:
                 stopper.host = host
-                outcome = host.run(wasm, guest.input, agent=name, policy=host.policy(name, guest.agent, allow))
+                policy = host.policy(name, guest.agent, allow)
+                if guest.dev:
+                    policy = devmode.dev_policy(policy, guest.spec, guest.module)
+                outcome = host.run(wasm, guest.input, agent=name, policy=policy)
         except HostError as exc:
             if not as_json or isinstance(exc, Interrupted):
                 raise
@@ -145,7 +158,7 @@ def _run_one(state: State, config: Config, guest: _Guest, allow: Sequence[str], 
 
 def _run_many(
     state: State, config: Config, names: list[str], input_spec: str | None, allow: Sequence[str], as_json: bool,
-    approve: str,
+    approve: str, dev: bool,
 ) -> int:  # fmt: skip
     """Run the named agents (default: every [agents.*]) at once; a table (or JSON) of outcomes."""
     from host import runs
@@ -156,7 +169,7 @@ def _run_many(
     agents = runs.select_agents(config, names)
     given = read_input(input_spec, None) if input_spec is not None else None
     with signals() as stopper:
-        prepared = runs.prepare(agents, given, stopper.token)
+        prepared = runs.prepare(agents, given, stopper.token, dev=dev)
         for run in prepared:
             if run.failure is not None and not isinstance(run.failure, Interrupted):
                 render.error(f"agent {run.name}: {run.failure}")

@@ -37,11 +37,11 @@ def trap_reason(message: str, err_path: Path, last_error: ToolingError | None, p
     reason = innermost(message)
     raised = _guest_exception(err_path)
     if raised is not None:
-        kind, detail = raised
+        kind, detail, place = raised
         explain = EXCEPTION_REASONS.get(kind)
         if explain is not None:
             return explain(detail, policy)
-        return f"the guest raised {kind}{': ' + detail if detail else ''} ({reason})"
+        return f"the guest raised {kind}{': ' + detail if detail else ''}{' at ' + place if place else ''} ({reason})"
     if last_error is not None:
         return (
             f"{reason}; the last error the host returned to the guest was {last_error} "
@@ -58,16 +58,30 @@ def _out_of_memory(detail: str, policy: AgentPolicy) -> str:
     )
 
 
-EXCEPTION_REASONS: Final[dict[str, Callable[[str, AgentPolicy], str]]] = {"MemoryError": _out_of_memory}
+def _missing_module(detail: str, policy: AgentPolicy) -> str:
+    return f"the guest raised ModuleNotFoundError: {detail}; {MISSING_MODULE_HINT}"
+
+
+MISSING_MODULE_HINT: Final = (
+    "a guest can import the standard library, agentlib and what its folder holds: copy a pure-Python "
+    "package into the guest folder (a package with native extensions cannot run in a guest)"
+)
+
+EXCEPTION_REASONS: Final[dict[str, Callable[[str, AgentPolicy], str]]] = {
+    "MemoryError": _out_of_memory,
+    "ModuleNotFoundError": _missing_module,
+}
 """Python exceptions a guest dies of that a limit of the host explains, by exception type name."""
 
 _TRACEBACK: Final = "Traceback (most recent call last):"
+_FRAME: Final = re.compile(r'^\s*File "([^"]+)", line (\d+)', re.MULTILINE)
 _DUMP_TYPE: Final = re.compile(r"^object type name: (\w+)\s*$", re.MULTILINE)
 """CPython's fatal object dump (printed when it cannot even format the traceback)."""
 
 
-def _guest_exception(err_path: Path) -> tuple[str, str] | None:
-    """(type name, message) of the exception ending the last Python traceback on the guest's stderr."""
+def _guest_exception(err_path: Path) -> tuple[str, str, str | None] | None:
+    """(type name, message, FILE:LINE of the innermost frame or None) of the exception ending the
+    last Python traceback on the guest's stderr."""
     try:
         text = err_path.read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -77,9 +91,11 @@ def _guest_exception(err_path: Path) -> tuple[str, str] | None:
     after = text[text.rindex(_TRACEBACK) + len(_TRACEBACK) :]
     dump = _DUMP_TYPE.search(after)
     if dump is not None:
-        return dump.group(1), ""
+        return dump.group(1), "", None
     line = next((line for line in after.splitlines() if line.strip() and not line[:1].isspace()), None)
     if line is None:
         return None
+    frames = _FRAME.findall(after[: after.index(line)])
+    place = f"{frames[-1][0]}:{frames[-1][1]}" if frames else None
     kind, _, detail = line.strip().partition(": ")
-    return kind, detail
+    return kind, detail, place

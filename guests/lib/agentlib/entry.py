@@ -1,33 +1,57 @@
 """The edge of every guest `agent-host build` makes: the guest's own `WitWorld`, with failures kept.
 
 `agent-host build` compiles a generated module, `WitWorld = agentlib.entry.wrap(app.WitWorld)`, in
-place of the guest's module. `run` behaves as written, except where componentize-py would panic at
-the boundary and lose the reason ("'Error' object is not an instance of 'str'", a Rust panic and
-"wasm `unreachable`"):
+place of the guest's module (the dev runner wraps the same way). `run` behaves as written, except
+at the boundary, where componentize-py would panic and lose the reason:
 
-- an `Err` whose value is not a str (an error of a host import that nobody caught) leaves `run` as
+- an `Err` whose value is not a str (an uncaught error of a host import) leaves `run` as
   `Err("CODE: MESSAGE (raised at FILE:LINE)")`, FILE:LINE being the guest's own line that called;
 - a value that is not a str leaves as `Err("run() must return str, got TYPE (FILE:LINE)")`;
-- a `MemoryError` first releases what the failed run held (the locals of its frames), then is
-  raised again as `MemoryError("raised at FILE:LINE")`: the guest traps with a readable traceback,
-  and the host reports the memory limit that was reached.
-
-Everything else (a returned str, `Err(str)`, any other exception) passes through untouched.
+- any other exception is printed on stderr in Python's own format, with only the guest's frames,
+  paths relative to its folder and the source lines (`keep_sources`), and the guest exits with
+  `UNCAUGHT_EXIT` (a trap for the host, without Rust panic text). A `MemoryError` first releases
+  what the failed run held, then is reported as `MemoryError: raised at FILE:LINE`.
+`Err(str)` and a returned str pass through untouched.
 """
 
 from __future__ import annotations
 
+import linecache
+import os
 import re
+import sys
 import traceback
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from componentize_py_types import Err
 
-__all__ = ("wrap",)
+__all__ = ("keep_sources", "wrap")
 
-_INTERNAL = ("wit_world", "componentize_py", "agentlib")
-"""Modules whose frames are never "the guest's line"."""
+UNCAUGHT_EXIT = 70
+"""The guest's exit status after an uncaught exception was reported (EX_SOFTWARE)."""
+
+_INTERNAL = ("wit_world", "componentize_py", "agentlib", "_agent_host_dev", "_agent_host_entry")
+"""Modules whose frames are never "the guest's line" (bindings, this library, the dev runner)."""
+
+_INTERNAL_FILES = (
+    "wit_world",
+    "componentize_py_types",
+    "componentize_py_runtime",
+    "agentlib",
+    "_agent_host_dev",
+    "_agent_host_entry",
+)
+"""Folders and file-name starts of frames that are not the guest's own."""
+
+_STDLIB = "/" + os.__file__.split("/")[1] + "/"
+"""Where the standard library's frames come from: the top folder of its files (inside the component
+`/python/`; the stdlib's code objects name `/python/...` paths of several depths)."""
+
+_PLACE = re.compile(r"^/(\d+|\.agent-host/src)/")
+"""The folder part of a guest file's name: componentize-py numbers the folders on its path; the dev
+runner reads the guest's source from /.agent-host/src."""
 
 
 def wrap(guest: type) -> type:
@@ -44,7 +68,9 @@ def wrap(guest: type) -> type:
             except MemoryError as exhausted:
                 where = _release(exhausted.__traceback__)
                 del exhausted
-                raise MemoryError(f"raised at {where}") from None
+                _die(MemoryError(f"raised at {where}"))
+            except Exception as uncaught:
+                _die(uncaught)
             if not isinstance(value, str):
                 got = "None" if value is None else type(value).__name__
                 raise Err(f"run() must return str, got {got} ({_where_defined(guest)})")
@@ -53,6 +79,58 @@ def wrap(guest: type) -> type:
     WitWorld.__name__ = WitWorld.__qualname__ = "WitWorld"
     WitWorld.__module__ = guest.__module__
     return WitWorld
+
+
+def keep_sources(folder: str) -> None:
+    """Keep the text of every `.py` file under `folder` in `linecache`, so that tracebacks show the
+    guest's source lines although the files are not in the component. Called at build time (the
+    files are readable then); entries without a modification time are never dropped by linecache."""
+    for path in sorted(Path(folder).rglob("*.py")):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        lines = text.splitlines(keepends=True)
+        linecache.cache[str(path)] = (len(text), None, lines, str(path))
+
+
+def _die(exc: BaseException) -> None:
+    """Report `exc` on stderr as Python does, with the guest's frames only, and exit; if even that
+    fails, raise it (componentize-py reports it then)."""
+    try:
+        report = traceback.TracebackException(type(exc), exc, exc.__traceback__)
+        _own_frames(report)
+        sys.stderr.write("Traceback (most recent call last):\n" if not report.stack else "")
+        sys.stderr.write("".join(report.format()))
+        sys.stderr.flush()
+    except BaseException:
+        raise exc from None
+    os._exit(UNCAUGHT_EXIT)
+
+
+def _own_frames(report: traceback.TracebackException) -> None:
+    """Keep only the guest's own frames (relative paths), in `report` and the exceptions chained to it."""
+    seen: set[int] = set()
+    pending = [report]
+    while pending:
+        item = pending.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        frames = [frame for frame in item.stack if _is_guest_file(frame.filename)]
+        for frame in frames:
+            frame.filename = _short(frame.filename)
+        item.stack = traceback.StackSummary.from_list(frames)
+        if getattr(item, "filename", None):  # a SyntaxError: where the source is broken
+            item.filename = _short(str(item.filename))
+        pending.extend(chained for chained in (item.__cause__, item.__context__) if chained is not None)
+
+
+def _is_guest_file(filename: str) -> bool:
+    if filename.startswith(("<", _STDLIB)):
+        return False
+    parts = filename.replace("\\", "/").split("/")
+    return not any(part in _INTERNAL_FILES for part in parts) and not parts[-1].startswith(_INTERNAL_FILES)
 
 
 def _describe(error: Any) -> str:
@@ -86,5 +164,5 @@ def _release(tb: TracebackType | None) -> str:
 
 
 def _short(filename: str) -> str:
-    """`/0/app.py` (componentize-py numbers the folders on its path) as `app.py`."""
-    return re.sub(r"^/\d+/", "", filename)
+    """`/0/app.py` or `/.agent-host/src/app.py` as `app.py`."""
+    return _PLACE.sub("", filename)

@@ -1,0 +1,83 @@
+"""`agent-host dev GUEST`: run a guest folder from its source, and again on every save.
+
+Dev mode (`host.devmode`): no build or compile per edit. Each run prints the answer on stdout (a
+newline after it), its duration or how it failed on stderr, then waits for a change; a run still
+going when the source changes is stopped and started again with the new code. The host, and so
+every tooling connection, stays up across runs. SIGINT/SIGTERM end the watch (exit 130/143).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from host.cli import render
+from host.cli.options import EPILOG, State, common_options, complete_agents, complete_toolings
+from host.cli.run import read_input
+
+
+@click.command(
+    "dev", epilog=EPILOG, short_help="Run a guest folder from its source, again on every save.",
+    help="Run GUEST (a guest folder) from its source with the prebuilt dev runner, then again each time a file "
+    "of the folder changes, keeping the tooling connections open. Ctrl-C ends it.",
+)  # fmt: skip
+@click.argument("guest", metavar="GUEST", type=click.Path(exists=True, file_okay=False))
+@click.option("--input", "input_spec", metavar="TEXT|@FILE|-", help="Input for run(): text, @file, or - for stdin.")
+@click.option(
+    "--agent", metavar="NAME", shell_complete=complete_agents,
+    help="Use the grants, limits and input of [agents.NAME].",
+)  # fmt: skip
+@click.option(
+    "--allow", multiple=True, metavar="TOOLING", shell_complete=complete_toolings,
+    help="Grant a tooling (repeatable; globs: '*' = all).",
+)  # fmt: skip
+@click.option("--module", metavar="NAME", help="Module defining WitWorld (default: app.py).")
+@click.option("--once", is_flag=True, help="Run once and exit (what `run --dev` does), without watching.")
+@common_options
+@click.pass_obj
+def command(
+    state: State, guest: str, input_spec: str | None, agent: str | None, allow: tuple[str, ...], module: str | None,
+    once: bool,
+) -> int:  # fmt: skip
+    from host import devmode, runs
+    from host.app import Host
+    from host.cli.signals import signals
+
+    config = state.load_config()
+    settings = runs.agent_settings(config, agent) if agent else None
+    folder = Path(guest)
+    devmode.check_source(folder, module)
+    input_text = read_input(input_spec, settings)
+    name = settings.name if settings is not None else folder.resolve().name
+    last = 0
+    with signals() as stopper:
+        wasm = devmode.runner_component(stopper.token)
+        with Host(config, keep_logs=state.debug, stop=stopper.token) as host, devmode.SourceWatch(folder) as watch:
+            stopper.host = host
+            policy = devmode.dev_policy(host.policy(name, settings, allow), folder, module)
+            while not stopper.token.stopped:
+                outcome = devmode.run_until_changed(host, wasm, input_text, name, policy, watch)
+                if outcome is None:
+                    render.note(f"{folder}: changed while running: starting again")
+                    continue
+                last = outcome.exit_code
+                _show(name, outcome.status, outcome.text, outcome.duration)
+                if once:
+                    break
+                render.note(f"watching {folder} (Ctrl-C to stop)")
+                if not watch.wait(stopper.token):
+                    break
+    return stopper.exit_code if stopper.exit_code is not None else last
+
+
+def _show(name: str, status: str, text: str, duration: float) -> None:
+    if status == "ok":
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
+        render.note(f"agent {name}: ok in {duration:.2f} s")
+    elif status == "error":
+        render.report(f"agent {name} failed in {duration:.2f} s: {text}")
+    else:
+        render.report(f"agent {name} was stopped after {duration:.2f} s: {text}")
