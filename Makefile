@@ -37,6 +37,7 @@ test: lint
 
 bench: setup
 	$(BIN)/python -m tests.bench
+	$(BIN)/python -m tests.bench.edit_run
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache
