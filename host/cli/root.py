@@ -18,7 +18,7 @@ from typing import Final
 import click
 
 from host import __version__, status_codes
-from host.cli import build, cache, call, config, new, run, tools, wit
+from host.cli import bindings, build, cache, call, config, new, run, tools, wit
 from host.cli.options import EPILOG, State, common_options
 from host.errors import ErrorCode, HostError, ToolingError
 from host.stopping import Interrupted
@@ -60,7 +60,16 @@ def cli(ctx: click.Context) -> None:
         ctx.exit(status_codes.USAGE_ERROR)
 
 
-for _command in (run.command, build.command, new.command, tools.command, call.command, config.group, wit.command):
+for _command in (
+    run.command,
+    build.command,
+    new.command,
+    bindings.command,
+    tools.command,
+    call.command,
+    config.group,
+    wit.command,
+):
     cli.add_command(_command)
 cli.add_command(cache.group)
 
