@@ -30,7 +30,9 @@ TYPE_CHECKER_TEMPLATES: Final = {"pyrightconfig.json": "pyrightconfig.json.txt",
 
 
 @click.command(
-    "new", help="Create DIR/NAME/app.py, a minimal agent. NAME: letters, digits, '-' and '_' (also the folder's name).",
+    "new",
+    help="Create DIR/NAME/app.py, a minimal agent, with pyrightconfig.json and mypy.ini for type checking. "
+    "NAME: letters, digits, '-' and '_' (also the folder's name).",
     epilog=EPILOG,
     short_help="Create a guest folder from a template.",
 )  # fmt: skip
