@@ -1,14 +1,20 @@
-"""`agent-host new`: a guest folder from the template (`host/templates/guest_app.py.txt`).
+"""`agent-host new`: a guest folder from the templates in `host/templates/`.
 
-NAME must be a valid agent name (`config.name_problem`); the folder must not exist. The folder's
-path goes to stdout, how to run it to stderr (paths quoted for the shell).
+The folder gets `app.py`, and `pyrightconfig.json` and `mypy.ini` that check it as Python 3.14 (the
+guest's Python) against the bindings folder (`--bindings`, default `./typings`), named by a path
+relative to the guest folder. NAME must be a valid agent name (`config.name_problem`); the folder
+must not exist. The folder's path goes to stdout; how to run it, and how to write the bindings when
+they are not current, to stderr (paths quoted for the shell).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import shlex
 import string
 from pathlib import Path
+from typing import Final
 
 import click
 
@@ -19,10 +25,14 @@ from host.errors import UsageError
 from host.paths import template
 
 TEMPLATE = "guest_app.py.txt"
+TYPE_CHECKER_TEMPLATES: Final = {"pyrightconfig.json": "pyrightconfig.json.txt", "mypy.ini": "mypy.ini.txt"}
+"""Files of a new guest folder that point type checkers at the bindings, by their templates."""
 
 
 @click.command(
-    "new", help="Create DIR/NAME/app.py, a minimal agent. NAME: letters, digits, '-' and '_' (also the folder's name).",
+    "new",
+    help="Create DIR/NAME/app.py, a minimal agent, with pyrightconfig.json and mypy.ini for type checking. "
+    "NAME: letters, digits, '-' and '_' (also the folder's name).",
     epilog=EPILOG,
     short_help="Create a guest folder from a template.",
 )  # fmt: skip
@@ -30,18 +40,42 @@ TEMPLATE = "guest_app.py.txt"
 @click.option(
     "--dir", "parent", default="guests", show_default=True, metavar="DIR", type=click.Path(), help="Parent folder."
 )
+@click.option(
+    "--bindings", metavar="DIR", type=click.Path(file_okay=False),
+    help="Folder of the typed bindings (agent-host bindings) that the guest's pyrightconfig.json and mypy.ini "
+    "point at (default: ./typings).",
+)  # fmt: skip
 @common_options
 @click.pass_obj
-def command(state: State, name: str, parent: str) -> int:
-    folder = new_guest(Path(parent), name)
+def command(state: State, name: str, parent: str, bindings: str | None) -> int:
+    from host.bindings import DEFAULT_FOLDER
+    from host.bindings import state as bindings_state
+
+    folder_of_bindings = Path(bindings) if bindings else DEFAULT_FOLDER
+    folder = new_guest(Path(parent), name, bindings=folder_of_bindings)
     render.line(str(folder))
     render.note(f"run it with: agent-host run {shlex.quote(str(folder))}")
+    hint = _BINDINGS_HINTS.get(bindings_state(folder_of_bindings).value)
+    if hint is not None:
+        write = "agent-host bindings" + (f" {shlex.quote(bindings)}" if bindings else "")
+        render.note(hint.format(folder=shlex.quote(str(folder_of_bindings)), command=write))
     return status_codes.SUCCESS
 
 
-def new_guest(parent: Path, name: str) -> Path:
-    """Write `parent/name/app.py` from the template; the folder. Raises `UsageError` for an invalid
-    name or a folder that exists (nothing is written then)."""
+_BINDINGS_HINTS: Final = {
+    "missing": "for completion and type checking (pyright, mypy), write the bindings: {command}",
+    "stale": "the bindings in {folder} are out of date; write them again: {command}",
+    "foreign": "{folder} was not written by agent-host bindings; the guest's pyrightconfig.json and mypy.ini "
+    "point at it (pass --bindings DIR to choose another folder)",
+}
+"""What `new` says about the bindings folder, by `host.bindings.State` value (nothing when current)."""
+
+
+def new_guest(parent: Path, name: str, *, bindings: Path | None = None) -> Path:
+    """Write `parent/name/app.py` from the template, and the type checkers' settings pointing at the
+    folder `bindings` (default: `host.bindings.DEFAULT_FOLDER`); the folder. Raises `UsageError` for
+    an invalid name or a folder that exists (nothing is written then)."""
+    from host.bindings import DEFAULT_FOLDER
     from host.config import name_problem
 
     problem = name_problem(name)
@@ -52,4 +86,8 @@ def new_guest(parent: Path, name: str) -> Path:
         raise UsageError(f"{shlex.quote(str(folder))} already exists", hint="choose another NAME or --dir")
     folder.mkdir(parents=True)
     (folder / "app.py").write_text(string.Template(template(TEMPLATE)).substitute(name=name), encoding="utf-8")
+    relative = Path(os.path.relpath((bindings or DEFAULT_FOLDER).absolute(), folder.absolute())).as_posix()
+    values = {"name": name, "bindings": relative, "bindings_json": json.dumps(relative)}
+    for filename, source in TYPE_CHECKER_TEMPLATES.items():
+        (folder / filename).write_text(string.Template(template(source)).substitute(values), encoding="utf-8")
     return folder

@@ -18,7 +18,7 @@ from typing import Final
 import click
 
 from host import __version__, status_codes
-from host.cli import build, cache, call, config, dev, new, run, tools, wit
+from host.cli import bindings, build, cache, call, config, dev, new, run, tools, wit
 from host.cli.options import EPILOG, State, common_options
 from host.errors import ErrorCode, HostError, ToolingError
 from host.stopping import Interrupted
@@ -65,6 +65,7 @@ for _command in (
     dev.command,
     build.command,
     new.command,
+    bindings.command,
     tools.command,
     call.command,
     config.group,
