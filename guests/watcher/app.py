@@ -28,7 +28,7 @@ class WitWorld(wit_world.WitWorld):
                 slow = start(demo, "sleep", seconds=3, steps=6)
                 lines.append(f"started sleep as call {slow.id[:8]}, watching demo://note as {note.id[:8]}")
                 pending_notes = list(notes)
-                inbox = events(QUIET_LIMIT, until=slow.id)
+                inbox = events(QUIET_LIMIT, until=slow)
                 for envelope in inbox:
                     match envelope:
                         case types.Envelope(slow.id, types.Event_Progress(types.Progress(done, total, message))):

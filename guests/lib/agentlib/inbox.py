@@ -49,9 +49,10 @@ class Events:
     `pending` holds the ids of `until` that have not had their final envelope.
     """
 
-    def __init__(self, timeout: float | None, until: str | Iterable[str] | None) -> None:
+    def __init__(self, timeout: float | None, until: Until | None) -> None:
         self.timeout = timeout
-        self.pending: set[str] = set() if until is None else {until} if isinstance(until, str) else set(until)
+        several = () if until is None else (until,) if isinstance(until, (str, Call)) else until
+        self.pending: set[str] = {item if isinstance(item, str) else item.id for item in several}
         self.timed_out = False
         self._watching = until is not None
         self._ended = False
@@ -80,14 +81,14 @@ class Events:
         return _inbox.recv(min(round(self.timeout * 1000), MAX_TIMEOUT_MS))
 
 
-def events(timeout: float | None = None, *, until: str | Iterable[str] | None = None) -> Events:
+def events(timeout: float | None = None, *, until: Until | None = None) -> Events:
     """Iterate the inbox: `for envelope in events(5):` yields each envelope as it arrives.
 
     The loop ends when no envelope arrives within `timeout` seconds (`None`: the host's maximum
     wait, 60 s by default; `0`: only what is waiting now, without blocking), or, when `until` is
-    given (one id or several), right after the final envelope of the last of those ids. Envelopes of
-    other ids are yielded too. An id of `until` whose final envelope was received before the loop
-    started never ends it: pass only open calls.
+    given (a call's id or its `Call`, or several), right after the final envelope of the last of
+    them. Envelopes of other ids are yielded too. A call whose final envelope was received before
+    the loop started never ends it: pass only open calls.
     """
     return Events(timeout, until)
 
@@ -121,6 +122,10 @@ class Call:
 
     def __repr__(self) -> str:
         return f"Call({self.tool!r}, id={self.id!r})"
+
+
+Until = str | Call | Iterable[str | Call]
+"""What `events(until=...)` accepts: one call (its id or its `Call`) or several."""
 
 
 def start(tooling: Tooling, tool: str, /, **arguments: Any) -> Call:

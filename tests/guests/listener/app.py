@@ -66,7 +66,7 @@ def demo() -> dict:
 
         echoes = [start(demo, "echo", text=word) for word in ("a", "b", "c")]
         answers: dict[str, str] = {}
-        several = events(WAIT, until=[c.id for c in echoes])
+        several = events(WAIT, until=echoes)  # `Call`s stand for their ids
         for envelope in several:
             if is_final(envelope) and isinstance(envelope.event, types.Event_ToolResult):
                 answers[envelope.id] = text_of(json_of(envelope.event.value))
@@ -74,7 +74,7 @@ def demo() -> dict:
         out["echoes_ended"] = {"timed_out": several.timed_out, "pending": sorted(several.pending)}
 
         with start(demo, "sleep", seconds=30, steps=1) as long:
-            waited = events(0.3, until=long.id)
+            waited = events(0.3, until=long)
             kinds = [kind(e) for e in waited]
             out["long"] = {
                 "kinds": kinds,
