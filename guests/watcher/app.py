@@ -1,23 +1,22 @@
 """The watcher agent: reacts to changes of a resource while a slow tool call is in flight.
 
-It subscribes to `demo://note`, starts the slow `sleep` tool with `call-tool` (which returns an id
-at once), and then works from its inbox: every `progress` envelope of the call is reported, and at
+It subscribes to `demo://note`, starts the slow `sleep` tool (`start` returns at once with the
+call's id), and then works from its inbox: every `progress` envelope of the call is reported, and at
 some of them the agent writes a new note (standing in for another actor); every `resource-updated`
-envelope of the subscription is a change it reacts to (here: counting the note's words). When the
-call's final envelope arrives the agent unsubscribes and returns what happened.
+envelope of the subscription is a change it reacts to (here: counting the note's words). The loop
+ends with the call's final envelope; leaving the `with` block unsubscribes.
 
 Input (optional): notes to write, one per line.
 """
 
-import json
-
 import wit_world
-from agentlib import call, failure
+from agentlib import call, events, failure, json_of, start, subscription, text_of
 from componentize_py_types import Err
-from wit_world.imports import inbox, log, tooling, types
+from wit_world.imports import log, tooling, types
 
 NOTES = ["buy milk", "buy milk and eggs", "never mind, the shop is closed"]
-RECV_TIMEOUT_MS = 10_000
+QUIET_LIMIT = 10
+"""Seconds without any envelope after which the agent gives up."""
 
 
 class WitWorld(wit_world.WitWorld):
@@ -25,31 +24,27 @@ class WitWorld(wit_world.WitWorld):
         notes = [line.strip() for line in input.splitlines() if line.strip()] or NOTES
         lines: list[str] = []
         try:
-            with tooling.get("demo") as demo:
-                subscription = demo.subscribe_resource("demo://note")
-                slow = demo.call_tool("sleep", json.dumps({"seconds": 3, "steps": 6}))
-                lines.append(f"started sleep as call {slow[:8]}, watching demo://note as {subscription[:8]}")
+            with tooling.get("demo") as demo, subscription(demo, "demo://note") as note:
+                slow = start(demo, "sleep", seconds=3, steps=6)
+                lines.append(f"started sleep as call {slow.id[:8]}, watching demo://note as {note.id[:8]}")
                 pending_notes = list(notes)
-                while demo.is_open(slow):
-                    envelope = inbox.recv(RECV_TIMEOUT_MS)
-                    if envelope is None:
-                        raise Err(f"nothing arrived for {RECV_TIMEOUT_MS} ms")
-                    event = envelope.event
-                    if envelope.id == slow and isinstance(event, types.Event_Progress):
-                        lines.append(f"progress {event.value.progress:g}/{event.value.total:g}: {event.value.message}")
-                        if pending_notes and int(event.value.progress) % 2 == 1:
-                            call(demo, "set_note", text=pending_notes.pop(0))
-                    elif envelope.id == slow and isinstance(event, types.Event_ToolResult):
-                        result = json.loads(event.value.value)
-                        lines.append(f"sleep finished: {result['content'][0]['text']}")
-                    elif envelope.id == slow and isinstance(event, types.Event_Error):
-                        raise Err(f"sleep failed: {event.value.message}")
-                    elif envelope.id == subscription and isinstance(event, types.Event_ResourceUpdated):
-                        text = event.value.content
-                        words = call(demo, "word_count", text=text)["structuredContent"]["words"]
-                        lines.append(f"note changed: {text!r} ({words} words)")
-                        log.log(log.Level.INFO, f"reacted to a change of {event.value.uri}")
-                demo.unsubscribe_resource(subscription)
+                inbox = events(QUIET_LIMIT, until=slow)
+                for envelope in inbox:
+                    match envelope:
+                        case types.Envelope(slow.id, types.Event_Progress(types.Progress(done, total, message))):
+                            lines.append(f"progress {done:g}/{total:g}: {message}")
+                            if pending_notes and int(done) % 2 == 1:
+                                call(demo, "set_note", text=pending_notes.pop(0))
+                        case types.Envelope(slow.id, types.Event_ToolResult(result)):
+                            lines.append(f"sleep finished: {text_of(json_of(result))}")
+                        case types.Envelope(slow.id, types.Event_Error(error)):
+                            raise Err(f"sleep failed: {error.message}")
+                        case types.Envelope(note.id, types.Event_ResourceUpdated(content)):
+                            words = call(demo, "word_count", text=content.content)["structuredContent"]["words"]
+                            lines.append(f"note changed: {content.content!r} ({words} words)")
+                            log.log(log.Level.INFO, f"reacted to a change of {content.uri}")
+                if inbox.timed_out:
+                    raise Err(f"nothing arrived for {QUIET_LIMIT} s")
         except Err as err:
             if isinstance(err.value, types.Error):
                 raise Err(f"the demo tooling failed: {failure(err)}") from None

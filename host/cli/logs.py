@@ -1,10 +1,11 @@
 """Log records on stderr as the command line shows them.
 
 Host records read `agent-host: message` (`agent-host: warning: message` from WARNING up); a
-guest's own output (`host.guest`) is shown as it came, prefixed by the guest; tracebacks only with
-`--debug`. Levels: the host's INFO by default, WARNING with `-q` (the guest's output stays), DEBUG
-with `-v`; libraries' logs with `-vv` or `--debug`; the MCP SDK's otherwise silenced (the host
-reports transport faults itself, in one line). Records go to `sys.stderr` as it is when written.
+guest's log messages (`host.guest`) are shown as they came, `[NAME] LEVEL: message` at every level;
+tracebacks only with `--debug`. Levels: the host's INFO by default, WARNING with `-q` (the guest's
+output stays), DEBUG with `-v`; libraries' logs with `-vv` or `--debug`; the MCP SDK's otherwise
+silenced (the host reports transport faults itself, in one line). Records go to `sys.stderr` as it
+is when written.
 """
 
 from __future__ import annotations
@@ -45,11 +46,7 @@ class _Formatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         if record.name == "host.guest":
-            return (
-                f"{record.getMessage()}"
-                if record.levelno == logging.INFO
-                else f"{record.levelname.lower()}: {record.getMessage()}"
-            )
+            return record.getMessage()  # already `[NAME] LEVEL: message` (session.guest_log)
         text = f"agent-host: {record.getMessage()}"
         if record.levelno >= logging.WARNING:
             text = f"agent-host: {record.levelname.lower()}: {record.getMessage()}"

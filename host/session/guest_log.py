@@ -1,8 +1,9 @@
 """The guest's `log` interface: a message at a level, into the host's log `host.guest`.
 
 Levels map to Python's (`trace` is `DEBUG`; an unknown level is `INFO`); a message longer than
-`MAX_LOG_MESSAGE` characters is cut with a marker saying how much was cut. Each line is prefixed
-with the agent's name.
+`MAX_LOG_MESSAGE` characters is cut with a marker saying how much was cut. Each line reads
+`[NAME] LEVEL: message`: the agent's name, then the WIT level as the guest gave it (`trace`, `debug`,
+`info`, `warn`, `error`), so every handler shows it whatever Python level it maps to.
 """
 
 from __future__ import annotations
@@ -28,4 +29,4 @@ def log(agent: str, level: str, message: str) -> None:
     """Log `message` of guest `agent` at WIT `level` (see the module docstring)."""
     if len(message) > MAX_LOG_MESSAGE:
         message = message[:MAX_LOG_MESSAGE] + f"... [{len(message) - MAX_LOG_MESSAGE} characters cut]"
-    guest_logger.log(LOG_LEVELS.get(level, logging.INFO), "[%s] %s", agent, message)
+    guest_logger.log(LOG_LEVELS.get(level, logging.INFO), "[%s] %s: %s", agent, level, message)

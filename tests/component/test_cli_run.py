@@ -40,13 +40,14 @@ def test_stdout_is_exactly_the_answer_and_guest_output_goes_to_stderr(probe_wasm
     done = agent_host(
         "run", str(probe_wasm), "--input",
         steps({"op": "print", "text": "to stdout"}, {"op": "eprint", "text": "to stderr"},
-              {"op": "log", "level": "info", "message": "logged"}),
+              {"op": "log", "level": "info", "message": "logged"},
+              {"op": "log", "level": "warn", "message": "careful"}),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == [{"ok": True}, {"ok": True}, {"ok": True}]
+    assert json.loads(done.stdout) == [{"ok": True}] * 4
     name = probe_wasm.stem
-    for line in ("to stdout", "to stderr", "logged"):
-        assert f"[{name}] {line}" in done.stderr
+    for line in ("to stdout", "to stderr", "info: logged", "warn: careful"):  # prints as they are, logs with a level
+        assert f"[{name}] {line}\n" in done.stderr
 
 
 def test_exit_codes_follow_the_design(probe_wasm: Path) -> None:

@@ -170,7 +170,7 @@ def test_guest_log_messages_reach_the_host_log(
 ) -> None:
     with caplog.at_level(logging.DEBUG, logger="host.guest"):
         probe(demo_host, probe_wasm, [{"op": "log", "level": "warn", "message": "watch out"}], agent="logger")
-    assert ("host.guest", logging.WARNING, "[logger] watch out") in caplog.record_tuples
+    assert ("host.guest", logging.WARNING, "[logger] warn: watch out") in caplog.record_tuples
 
 
 def test_a_dropped_handle_is_released_and_a_new_one_works(demo_host: Host, probe_wasm: Path) -> None:

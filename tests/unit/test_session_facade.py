@@ -167,8 +167,8 @@ def test_a_long_log_message_is_cut_with_a_marker(session: GuestSession, caplog: 
         session.log("trace", "fine")
     warning, trace = caplog.records
     assert warning.levelno == logging.WARNING and warning.getMessage().endswith("x... [5 characters cut]")
-    assert warning.getMessage().startswith("[tester] x")
-    assert (trace.levelno, trace.getMessage()) == (logging.DEBUG, "[tester] fine")
+    assert warning.getMessage().startswith("[tester] warn: x")
+    assert (trace.levelno, trace.getMessage()) == (logging.DEBUG, "[tester] trace: fine")
 
 
 def test_every_operation_is_audited_refusals_included(world: World, session: GuestSession) -> None:

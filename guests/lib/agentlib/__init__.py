@@ -1,13 +1,16 @@
 """agentlib: small helpers for agent-host guests, bundled into every guest build.
 
 It is pure Python and imports only the bindings componentize-py generates from the WIT
-(`wit_world`), so it runs inside the component. Every helper is optional: the WIT imports are
-the contract, this only saves typing.
+(`wit_world`, `componentize_py_types`), so it runs inside the component. Every helper is optional:
+the WIT imports are the contract, this only saves typing.
 
-    from agentlib import call, text_of, failure
+    from agentlib import call, events, start, subscription
     with tooling.get("demo") as demo:
         value = call(demo, "add", a=2, b=3)           # the MCP result as a dict
-        print(value["structuredContent"]["sum"])
+        with subscription(demo, "demo://note") as note:
+            slow = start(demo, "sleep", seconds=2)     # a `Call`; its envelopes carry `slow.id`
+            for envelope in events(10, until=slow.id):
+                ...                                    # `match envelope:` on the generated classes
 
 Errors from the host arrive as `componentize_py_types.Err` whose `value` is a
 `wit_world.imports.types.Error`; `failure(err)` turns one into "code: message".
@@ -22,7 +25,34 @@ from typing import Any
 from componentize_py_types import Err
 from wit_world.imports import types
 
-__all__ = ("Err", "call", "content_bytes", "content_text", "failure", "json_of", "text_of")
+from agentlib.inbox import Call as Call
+from agentlib.inbox import Events as Events
+from agentlib.inbox import Subscription as Subscription
+from agentlib.inbox import events as events
+from agentlib.inbox import is_final as is_final
+from agentlib.inbox import resource_list_subscription as resource_list_subscription
+from agentlib.inbox import start as start
+from agentlib.inbox import subscription as subscription
+from agentlib.inbox import tool_list_subscription as tool_list_subscription
+
+__all__ = (
+    "Call",
+    "Err",
+    "Events",
+    "Subscription",
+    "call",
+    "content_bytes",
+    "content_text",
+    "events",
+    "failure",
+    "is_final",
+    "json_of",
+    "resource_list_subscription",
+    "start",
+    "subscription",
+    "text_of",
+    "tool_list_subscription",
+)
 
 
 def call(tooling: Any, tool: str, /, **arguments: Any) -> dict[str, Any]:
@@ -31,12 +61,14 @@ def call(tooling: Any, tool: str, /, **arguments: Any) -> dict[str, Any]:
     Raises `Err` (with a `types.Error`) when the call fails, including `tool-failed`.
     """
     result = tooling.call_tool_blocking(tool, json.dumps(arguments))
-    return json.loads(result.value)
+    value: dict[str, Any] = json.loads(result.value)
+    return value
 
 
 def json_of(result: types.ToolResult) -> dict[str, Any]:
     """The MCP result of a `tool-result` as a dict."""
-    return json.loads(result.value)
+    value: dict[str, Any] = json.loads(result.value)
+    return value
 
 
 def text_of(value: dict[str, Any]) -> str:
@@ -58,7 +90,7 @@ def content_bytes(content: types.ResourceContent) -> bytes:
     return base64.b64decode(content.content)
 
 
-def failure(err: Err) -> str:
+def failure(err: Err[Any]) -> str:
     """'code: message' for an `Err` raised by a host import."""
     value = err.value
     if isinstance(value, types.Error):
