@@ -22,6 +22,7 @@ guests: setup
 	$(BIN)/agent-host build guests/demo
 	$(BIN)/agent-host build tests/guests/probe
 	$(BIN)/agent-host build tests/guests/blunders
+	$(BIN)/agent-host build tests/guests/listener
 
 demo: setup
 	$(BIN)/agent-host run guests/demo
