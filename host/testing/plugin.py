@@ -2,8 +2,8 @@
 
 Cheap to import (pytest loads it at every start): the host is imported when a test asks for the
 fixture. Each test gets its own `AgentHost` (`host.testing.runner`), closed after the test; relative
-guest paths start at pytest's rootdir. Compiled components (the dev runner too) are cached on disk,
-so only the first run of a machine pays for a build.
+paths start in the folder pytest was started in (as for `agent-host run`). Compiled components (the
+dev runner too) are cached on disk, so only the first run on a machine pays for a build.
 """
 
 from __future__ import annotations
@@ -23,5 +23,5 @@ def agent_host(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     its result (`output`, `exit_code`, `error`, `stderr`, `audit`). See `AgentHost.run`."""
     from host.testing.runner import AgentHost
 
-    with AgentHost(request.config.rootpath, tmp_path_factory.mktemp("agent_host")) as host:
+    with AgentHost(request.config.invocation_params.dir, tmp_path_factory.mktemp("agent_host")) as host:
         yield host

@@ -77,8 +77,8 @@ class AgentHost:
     """Runs guests for one test (see the module docstring)."""
 
     def __init__(self, base: Path, workdir: Path) -> None:
-        """Relative guest paths and tooling paths are resolved against `base` (pytest's rootdir);
-        the audit log is written in `workdir`."""
+        """Relative guest paths and tooling paths are resolved against `base` (the folder pytest
+        was started in); the audit log is written in `workdir`."""
         self.base = base
         self.audit_log = workdir / "audit.jsonl"
         self._host: Host | None = None
@@ -114,7 +114,7 @@ class AgentHost:
         path = guest if isinstance(guest, Path) else Path(guest)
         path = path if path.is_absolute() else self.base / path
         if not path.exists():
-            raise UsageError(f"{guest}: no such guest folder or .wasm (relative paths start at {self.base})")
+            raise UsageError(f"{guest}: no such guest folder or .wasm (relative paths start in {self.base})")
         host = self._host_for(dict(toolings or {}), approve)
         name = path.stem if path.suffix == ".wasm" else path.name
         settings = AgentConfig(timeout=timeout).named(name, "agent_host.run(timeout=...)")
