@@ -132,3 +132,24 @@ def test_closing_is_idempotent_and_a_closed_agent_host_refuses_to_run(tmp_path: 
     runner.close()
     with pytest.raises(RuntimeError, match="after the test ended"):
         runner.run(tmp_path)
+
+
+def test_an_in_memory_server_sends_progress_and_resource_updates(tmp_path: Path) -> None:
+    from host.demo_server import build_server
+
+    config = config_for({"demo": build_server()}, audit_log=tmp_path / "audit.jsonl", base=tmp_path)
+    with Host(config) as host:
+        session = host.session("t")
+        rep = session.get("demo")
+        session.subscribe(rep, "resource", "demo://note")
+        session.call_tool_blocking(rep, "set_note", '{"text": "new"}')
+        update = session.recv(5000)
+        assert update is not None and update.kind == "resource-updated"
+        session.call_tool(rep, "sleep", '{"seconds": 0.1, "steps": 2}')
+        kinds: list[str] = []
+        while not kinds or kinds[-1] == "progress":
+            envelope = session.recv(5000)
+            assert envelope is not None
+            kinds.append(envelope.kind)
+        assert kinds == ["progress", "progress", "tool-result"]
+        session.close()
