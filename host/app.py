@@ -15,6 +15,7 @@ import tempfile
 import threading
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TextIO
 
 from host.approval import Approver, DenyAll
 from host.audit import AuditLog
@@ -95,9 +96,16 @@ class Host:
         )  # fmt: skip
 
     def start(
-        self, wasm: Path, input_text: str, *, agent: str = "guest", policy: AgentPolicy | None = None
+        self,
+        wasm: Path,
+        input_text: str,
+        *,
+        agent: str = "guest",
+        policy: AgentPolicy | None = None,
+        output: TextIO | None = None,
     ) -> GuestThread:
-        """Load (compiling once) and start the component in `wasm` on its own thread.
+        """Load (compiling once) and start the component in `wasm` on its own thread. The guest's
+        output lines go to `output` (default: `sys.stderr` as it is when the guest runs).
 
         Raises `ComponentError` when `wasm` cannot be loaded, `Interrupted` once `stop_all` was
         called (before or during the compile): no guest starts after a stop request."""
@@ -107,15 +115,23 @@ class Host:
         policy = policy if policy is not None else self.policy(agent)
         with self._lock:
             self.stop.check(what)
-            guest = start_guest(self.runtime, component, self.session(agent, policy), input_text, policy)
+            guest = start_guest(self.runtime, component, self.session(agent, policy), input_text, policy, output)
             self._running = [g for g in self._running if g.running] + [guest]
         if self.stop.stopped:  # the request came while it was starting: it makes no call
             guest.stop(self.stop.reason or "stopped")
         return guest
 
-    def run(self, wasm: Path, input_text: str, *, agent: str = "guest", policy: AgentPolicy | None = None) -> Outcome:
-        """Run a guest to completion."""
-        return self.wait(self.start(wasm, input_text, agent=agent, policy=policy))
+    def run(
+        self,
+        wasm: Path,
+        input_text: str,
+        *,
+        agent: str = "guest",
+        policy: AgentPolicy | None = None,
+        output: TextIO | None = None,
+    ) -> Outcome:
+        """Run a guest to completion (see `start`)."""
+        return self.wait(self.start(wasm, input_text, agent=agent, policy=policy, output=output))
 
     def wait(self, guest: GuestThread) -> Outcome:
         """Wait for `guest` to finish and return its outcome (polling every `JOIN_POLL` seconds)."""

@@ -42,7 +42,9 @@ from host.config.schema import json_schema as json_schema
 from host.config.schema import schema_text as schema_text
 from host.config.starter import starter_config_text as starter_config_text
 from host.config.toolings import HttpToolingConfig as HttpToolingConfig
+from host.config.toolings import McpServerConfig as McpServerConfig
 from host.config.toolings import McpToolingConfig as McpToolingConfig
+from host.config.toolings import MemoryToolingConfig as MemoryToolingConfig
 from host.config.toolings import MockToolingConfig as MockToolingConfig
 from host.config.toolings import Protocol as Protocol
 from host.config.toolings import PythonToolingConfig as PythonToolingConfig
@@ -81,7 +83,9 @@ __all__ = (
     "DirGrant",
     "HostSettings",
     "HttpToolingConfig",
+    "McpServerConfig",
     "McpToolingConfig",
+    "MemoryToolingConfig",
     "MockResource",
     "MockResult",
     "MockSpec",

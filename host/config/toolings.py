@@ -6,6 +6,8 @@ is set). So an HTTP tooling has no `command` and a stdio one has no `url`: whoev
 narrows on `kind` / `transport` and never checks which fields are set. Keys that belong to the other
 transport are refused, and the message names the transport they belong to. Python and mock toolings
 connect at once: their `connect_timeout` is the default and is not a key of their table.
+`MemoryToolingConfig` (an MCP server object of this process) is built in code only: no table of
+the file selects it, so the file's schema does not know it.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Final, Literal
 
-from pydantic import Discriminator, Field, Tag
+from pydantic import ConfigDict, Discriminator, Field, Tag
 
 from host.config.base import TAG_ERROR, Named, Need
 from host.config.defaults import DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BACKOFF, DEFAULT_REQUEST_TIMEOUT
@@ -83,6 +85,20 @@ class HttpToolingConfig(_McpTooling):
     """HTTP headers sent with every request (values may use ${VAR})."""
 
 
+class MemoryToolingConfig(_McpTooling):
+    """An MCP SDK server object of this process (`MCPServer` or low-level `Server`), spoken to in
+    process with no subprocess (the SDK's `Client(server)`). Built in code (the pytest plugin,
+    `host.testing`), never read from a file: `transport = "memory"` is refused in a `[tooling.NAME]`
+    table."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    transport: Literal["memory"] = "memory"
+    """In process, over memory streams."""
+    server: object
+    """The server object (typed loosely: this package never imports the MCP SDK)."""
+
+
 class PythonToolingConfig(_Tooling):
     """Host-native Python tools."""
 
@@ -134,6 +150,9 @@ McpToolingConfig = Annotated[
     Discriminator(_transport_of, custom_error_type=f"{TAG_ERROR}transport", custom_error_message='"stdio" or "http"'),
 ]
 """An MCP server: stdio or HTTP, by `transport`."""
+
+McpServerConfig = StdioToolingConfig | HttpToolingConfig | MemoryToolingConfig
+"""What an MCP connection is made from: a configured MCP server, or a server object built in code."""
 
 ToolingConfig = Annotated[
     Annotated[McpToolingConfig, Tag("mcp")]

@@ -25,7 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ServerEvent
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from host.config import McpToolingConfig
+from host.config import McpServerConfig
 from host.errors import ToolingError
 from host.toolings.base import WatchSet
 from host.toolings.mcp_errors import STDERR_TAIL, connect_error
@@ -56,7 +56,7 @@ class McpConnection:
     with `CONNECTION_CLOSED` and a listen stream that drops report the loss with `lost`.
     """
 
-    def __init__(self, config: McpToolingConfig, log_dir: Path, on_message: MessageHandlerFnT, on_lost: OnLost) -> None:
+    def __init__(self, config: McpServerConfig, log_dir: Path, on_message: MessageHandlerFnT, on_lost: OnLost) -> None:
         self.config = config
         self.stderr_path = log_dir / f"{config.name}.stderr.log"
         self._on_message = on_message
@@ -128,9 +128,15 @@ class McpConnection:
         """Enter the transport and the client on `stack`.
 
         A stdio server's stderr goes to `<log_dir>/<name>.stderr.log`; its environment is the SDK's
-        safe default (HOME, LOGNAME, PATH, SHELL, TERM, USER) plus the tooling's `env`.
+        safe default (HOME, LOGNAME, PATH, SHELL, TERM, USER) plus the tooling's `env`. A server
+        object of this process (`transport = "memory"`) is served in process by the SDK's
+        `Client(server)`: no transport stream to watch, it cannot go away on its own.
         """
         config = self.config
+        mode = "legacy" if config.protocol == "2025-11-25" else "auto"
+        if config.transport == "memory":
+            server = Client(config.server, cache=None, message_handler=self._on_message, mode=mode)  # type: ignore[arg-type]
+            return await stack.enter_async_context(server)
         transport: Transport
         if config.transport == "stdio":
             errlog: TextIO = stack.enter_context(self.stderr_path.open("a", encoding="utf-8"))
@@ -145,7 +151,6 @@ class McpConnection:
                 )
             )
             transport = streamable_http_client(config.url, http_client=http)
-        mode = "legacy" if config.protocol == "2025-11-25" else "auto"
         on_garbage = self._garbage if config.transport == "stdio" else None
         client = Client(
             signal_end(transport, self._stream_ended, on_garbage),

@@ -28,7 +28,7 @@ from mcp_types import (
 )
 from pydantic import ValidationError
 
-from host.config import HttpToolingConfig, McpToolingConfig, StdioToolingConfig
+from host.config import HttpToolingConfig, McpServerConfig, StdioToolingConfig
 from host.errors import ErrorCode, ToolingError
 from host.model import Operation
 
@@ -43,7 +43,7 @@ class ServerLog(Protocol):
     """Where a connection keeps its server's stderr."""
 
     @property
-    def config(self) -> McpToolingConfig: ...
+    def config(self) -> McpServerConfig: ...
 
     def stderr_tail(self) -> str: ...
 
