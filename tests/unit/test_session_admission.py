@@ -6,7 +6,6 @@ step); the order and messages are those of the session before the split (issues 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,13 +17,6 @@ from host.session import Admission, AdmittedCall
 from host.toolings import Tooling
 from host.validation import ArgumentValidator
 from tests.unit.sessionkit import MOCK, World
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> Iterator[World]:
-    world = World(tmp_path)
-    yield world
-    world.close()
 
 
 @pytest.fixture

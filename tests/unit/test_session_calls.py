@@ -7,7 +7,6 @@ part, unit-tested with a mock tooling and no wasm).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,13 +19,6 @@ from host.session.audit import AuditTrail
 from host.session.calls import OpenCalls, shape
 from host.validation import ArgumentValidator
 from tests.unit.sessionkit import MOCK, WAIT, World, small_inbox
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> Iterator[World]:
-    world = World(tmp_path)
-    yield world
-    world.close()
 
 
 class Calls:

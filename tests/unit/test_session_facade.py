@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -19,20 +17,6 @@ from host.errors import ErrorCode, ToolingError
 from host.model import CallOutcome, ResourceData
 from host.session import GuestSession
 from tests.unit.sessionkit import World
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> Iterator[World]:
-    world = World(tmp_path)
-    yield world
-    world.close()
-
-
-@pytest.fixture
-def session(world: World) -> Iterator[GuestSession]:
-    session = world.session(audit=world.audit_log())
-    yield session
-    session.close()
 
 
 def refused(call: object, *args: object) -> ToolingError:

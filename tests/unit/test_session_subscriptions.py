@@ -6,29 +6,12 @@ point 3 (subscriptions as their own part, unit-tested with a mock tooling and no
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from host.errors import ErrorCode, ToolingError
 from host.model import Envelope, ResourceData, ToolSpec
 from host.session import GuestSession
 from tests.unit.sessionkit import WAIT, World, small_inbox
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> Iterator[World]:
-    world = World(tmp_path)
-    yield world
-    world.close()
-
-
-@pytest.fixture
-def session(world: World) -> Iterator[GuestSession]:
-    session = world.session(audit=world.audit_log())
-    yield session
-    session.close()
 
 
 def next_envelope(session: GuestSession) -> Envelope:

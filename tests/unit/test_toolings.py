@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +22,6 @@ from host.tools import BaseTool, ToolContext, as_tool
 from tests.unit.sessionkit import World, on_loop
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> Iterator[World]:
-    world = World(tmp_path)
-    yield world
-    world.close()
 
 
 def unknown(world: World, name: str, tool: str) -> ToolingError:
