@@ -145,7 +145,10 @@ def auto_prune(root: Path) -> None:
         logger.warning("cache %s not pruned: %s", root, exc)
         return
     if removal.removed:
-        logger.info("cache: removed %d old entries (%.0f MB)", len(removal.removed), removal.freed / 1e6)
+        count = len(removal.removed)
+        logger.info(
+            "cache: removed %d old %s (%.0f MB)", count, "entry" if count == 1 else "entries", removal.freed / 1e6
+        )
 
 
 def in_use(entry: Entry) -> bool:
