@@ -135,9 +135,14 @@ def run_until_changed(
     its waits end, its wasm traps at the next time slice) and return None: the caller starts it
     again with the new code. Raises `Interrupted` once the host is stopped."""
     guest = host.start(wasm, input_text, agent=agent, policy=policy)
+    stopped = False
     while True:
         outcome = guest.join(WATCH_STEP_MS / 1000)
         if outcome is not None:
-            return None if watch.changed.is_set() and outcome.status == "trap" else outcome
-        if watch.changed.is_set():
+            # However a stopped run ended (a trap, or an `err` made of the `cancelled` its host call
+            # got), it is not reported: the new code runs next. The change that stopped it is used up.
+            return None if stopped else outcome
+        if not stopped and watch.changed.is_set():
+            watch.changed.clear()
             guest.stop(SOURCE_CHANGED)
+            stopped = True

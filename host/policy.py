@@ -167,7 +167,9 @@ class AgentPolicy:
             defaults = set(_expand_allow(config, config.host.allow))
             sources = [f"allow in {config.host.origin}"] if defaults else []
             sources += ["the --allow flags"] if allowed else []
-            source = " and ".join(sources) or f"no grants (deny by default; {config.describe_source()})"
+            source = " and ".join(sources) or (
+                f"no [agents.NAME] table, no --allow and no [host] allow in {config.describe_source()}: deny by default"
+            )
             how = "--allow {tooling}, [host] allow, or an [agents.NAME] table"
             granted = allowed | defaults
         grants = Grants(

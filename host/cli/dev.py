@@ -20,10 +20,10 @@ from host.cli.run import read_input
 
 @click.command(
     "dev", epilog=EPILOG, short_help="Run a guest folder from its source, again on every save.",
-    help="Run GUEST (a guest folder) from its source with the prebuilt dev runner, then again each time a file "
-    "of the folder changes, keeping the tooling connections open. Ctrl-C ends it.",
+    help="Run GUEST (a guest folder; default: --agent's component) from its source with the prebuilt dev runner, "
+    "then again each time a file of the folder changes, keeping the tooling connections open. Ctrl-C ends it.",
 )  # fmt: skip
-@click.argument("guest", metavar="GUEST", type=click.Path(exists=True, file_okay=False))
+@click.argument("guest", required=False, metavar="[GUEST]", type=click.Path(exists=True, file_okay=False))
 @click.option("--input", "input_spec", metavar="TEXT|@FILE|-", help="Input for run(): text, @file, or - for stdin.")
 @click.option(
     "--agent", metavar="NAME", shell_complete=complete_agents,
@@ -38,16 +38,22 @@ from host.cli.run import read_input
 @common_options
 @click.pass_obj
 def command(
-    state: State, guest: str, input_spec: str | None, agent: str | None, allow: tuple[str, ...], module: str | None,
-    once: bool,
+    state: State, guest: str | None, input_spec: str | None, agent: str | None, allow: tuple[str, ...],
+    module: str | None, once: bool,
 ) -> int:  # fmt: skip
     from host import devmode, runs
     from host.app import Host
     from host.cli.signals import signals
+    from host.errors import UsageError
 
     config = state.load_config()
     settings = runs.agent_settings(config, agent) if agent else None
-    folder = Path(guest)
+    if guest is not None:
+        folder = Path(guest)
+    elif settings is not None and settings.component is not None:
+        folder = settings.component
+    else:
+        raise UsageError("give a GUEST folder, or --agent NAME whose [agents.NAME] has a `component` folder")
     devmode.check_source(folder, module)
     input_text = read_input(input_spec, settings)
     name = settings.name if settings is not None else folder.resolve().name

@@ -46,7 +46,8 @@ def signals(*, raise_at_once: bool = False) -> Iterator[Stopper]:
         if stopper.token.stopped:
             os.write(2, f"agent-host: {name} again: exiting at once\n".encode())
             os._exit(status_codes.for_signal(signum))
-        os.write(2, f"agent-host: {name}: stopping everything (send it again to exit at once)\n".encode())
+        fresh_line = "\n" if os.isatty(2) else ""  # a live progress line may be on the terminal's last line
+        os.write(2, f"{fresh_line}agent-host: {name}: stopping everything (send it again to exit at once)\n".encode())
         reason = f"{name} received"
         stopper.token.stop(reason, signum)
         if stopper.host is not None:

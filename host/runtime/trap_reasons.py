@@ -41,7 +41,8 @@ def trap_reason(message: str, err_path: Path, last_error: ToolingError | None, p
         explain = EXCEPTION_REASONS.get(kind)
         if explain is not None:
             return explain(detail, policy)
-        return f"the guest raised {kind}{': ' + detail if detail else ''}{' at ' + place if place else ''} ({reason})"
+        # The exception is the explanation; the wasm trap it caused (an exit, `unreachable`) adds nothing.
+        return f"the guest raised {kind}{': ' + detail if detail else ''}{' at ' + place if place else ''}"
     if last_error is not None:
         return (
             f"{reason}; the last error the host returned to the guest was {last_error} "

@@ -215,3 +215,5 @@ def test_a_guest_still_running_when_the_source_changes_is_started_again(guest: P
     finally:
         code = watch.stop()
     assert code == 130, watch.err
+    assert watch.err.count("changed while running") == 1, watch.err  # one save, one restart
+    assert "failed" not in watch.err and "was stopped" not in watch.err, watch.err

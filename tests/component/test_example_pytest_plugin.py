@@ -68,7 +68,7 @@ def test_the_demo_guest_against_a_stdio_server_table(agent_host: AgentHost) -> N
     result = agent_host.run("guests/demo", input="one two\nthree", toolings={"demo": DEMO_SERVER})
     assert result.exit_code == 0, result.stderr
     assert "word_count: 3 words, 2 lines" in result.output and "add(words, lines) = 5" in result.output
-    assert "[demo] tooling demo (mcp) offers 6 tools" in result.stderr
+    assert "[demo] info: tooling demo (mcp) offers 6 tools" in result.stderr
 
 
 GUEST = """\
