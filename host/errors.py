@@ -78,9 +78,14 @@ class HostError(Exception):
 
 
 class ConfigError(HostError):
-    """The configuration file is missing, malformed or inconsistent."""
+    """The configuration file is missing, malformed or inconsistent. `problems` holds each problem
+    on its own (a line, and its hint when it has one); the message joins them."""
 
     reference = "config-error"
+
+    def __init__(self, message: str, *, hint: str | None = None, problems: tuple[str, ...] = ()) -> None:
+        super().__init__(message, hint=hint)
+        self.problems = problems or (str(self),)
 
 
 class UsageError(HostError):

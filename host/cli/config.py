@@ -78,7 +78,7 @@ def check(state: State, path: str | None, connect: bool, as_json: bool) -> int:
         config = load_config(file)
     except ConfigError as exc:
         if as_json:
-            render.json_out(_result(str(file) if file else None, None, [str(exc)], None))
+            render.json_out(_result(str(file) if file else None, None, list(exc.problems), None))
         raise
     problems = inventory.config_problems(config)
     connected: list[str] | None = None

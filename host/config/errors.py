@@ -168,4 +168,4 @@ def config_error(source: Path | str, problems: Sequence[Problem]) -> ConfigError
     if len(problems) == 1:
         return ConfigError(problems[0].line(str(source)), hint=problems[0].hint)
     lines = [problem.line(str(source)) + (f"\n  hint: {problem.hint}" if problem.hint else "") for problem in problems]
-    return ConfigError("\n".join(lines))
+    return ConfigError("\n".join(lines), problems=tuple(lines))

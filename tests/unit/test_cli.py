@@ -248,3 +248,19 @@ def test_a_host_whose_audit_log_cannot_be_opened_leaves_no_temporary_folder(tmp_
     with pytest.raises(ConfigError):
         Host(config)
     assert set(Path(tempfile.gettempdir()).glob("agent-host-logs-*")) == before
+
+
+def test_config_check_json_lists_each_problem_of_a_file_on_its_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Provenance: a newcomer found every problem in one string of `problems` (issue 9, point 6)."""
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[host]\nmemory = "lots"\n[tooling.a]\ncomand = "x"\n')
+    assert main(["config", "check", str(bad), "--json"]) == 2
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is False
+    assert len(report["problems"]) == 3
+    assert report["problems"][0].endswith(
+        "host.memory: expected a size such as \"256MiB\" or a number of bytes, got 'lots'"
+    )
+    assert "tooling.a.comand: unknown key" in report["problems"][2]
