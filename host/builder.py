@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -57,6 +58,33 @@ def entry_source(module: str) -> str:
         "agentlib.entry.keep_sources('/' + _guest.__file__.split('/')[1])  # the guest's folder, as built\n"
         "WitWorld = agentlib.entry.wrap(_guest.WitWorld)\n"
     )
+
+
+_WRAPPED: Final = "AssertionError: Traceback (most recent call last):"
+"""How componentize-py 0.25 wraps the guest's own traceback when importing the guest failed."""
+
+
+def guest_traceback(output: str) -> str:
+    """The guest's own traceback out of componentize-py's failure `output`: the traceback it wraps,
+    without the generated entry module's frame and with `/N/` folder numbers dropped from paths;
+    `output` unchanged when it holds no such traceback (another kind of failure)."""
+    start = output.find(_WRAPPED)
+    if start < 0:
+        return output
+    inner = output[start + len("AssertionError: ") :].split("\nCaused by:")[0].rstrip()
+    lines = inner.splitlines()
+    kept: list[str] = []
+    skip = False
+    for line in lines:
+        if line.startswith("  File ") and ENTRY_MODULE in line:
+            skip = True  # the entry module's frame and its source line
+            continue
+        if skip and line.startswith("    "):
+            skip = False
+            continue
+        skip = False
+        kept.append(re.sub(r'File "/\d+/', 'File "', line))
+    return "\n".join(kept)
 
 
 def guest_module(folder: Path, module: str | None = None) -> str:
@@ -140,7 +168,7 @@ def build_guest(folder: Path, *, module: str | None = None, force: bool = False,
             if returncode != 0:
                 cause = output.splitlines()[-1].strip() if output else f"componentize-py exit {returncode}"
                 hint = BUILD_HINTS.get(cause.partition(":")[0])
-                raise BuildError(f"building {folder} failed: {cause}\n{output}", hint=hint)
+                raise BuildError(f"building {folder} failed: {cause}\n{guest_traceback(output)}", hint=hint)
         cache.record_source(target, folder)
         cache.publish(tmp, target)
     finally:

@@ -18,7 +18,7 @@ import click
 from host import status_codes
 from host.cli import render
 from host.cli.options import EPILOG, State, common_options, complete_toolings
-from host.errors import ToolingError, UsageError
+from host.errors import ErrorCode, ToolingError, UsageError
 
 HELP = """\b
 Call TOOL of TOOLING and print the MCP result as JSON. ARGS is a JSON object, - to read it
@@ -45,7 +45,14 @@ def command(state: State, tooling: str, tool: str, arguments: tuple[str, ...], a
     from host.cli.signals import signals
 
     config = state.load_config()
-    text = arguments_json(arguments, sys.stdin)
+    try:
+        text = arguments_json(arguments, sys.stdin)
+    except UsageError as exc:
+        if as_json:  # a script reading stdout gets JSON for this failure too
+            render.json_out(
+                {"error": {"code": ErrorCode.INVALID_ARGUMENTS.value, "message": exc.message, "data": None}}
+            )
+        raise
     try:
         with (
             signals(raise_at_once=True) as stopper,

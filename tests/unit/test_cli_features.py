@@ -123,6 +123,13 @@ def test_call_json_prints_a_failure_without_result_as_json(capsys: pytest.Captur
     assert json.loads(capsys.readouterr().out)["isError"] is True
 
 
+def test_call_json_prints_an_argument_mistake_as_json(capsys: pytest.CaptureFixture[str]) -> None:
+    """Provenance: a newcomer got nothing on stdout for `call ... a=1 a=2 --json`."""
+    assert main(["call", "demo", "add", "a=1", "a=2", "--json"]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error == {"code": "invalid-arguments", "message": "argument 'a' given twice", "data": None}
+
+
 def test_tools_lists_argument_names_with_the_optional_ones_in_brackets(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tools", "demo"]) == 0
     lines = capsys.readouterr().out.splitlines()
