@@ -141,23 +141,29 @@ def http_demo() -> Iterator[Server]:
     server.stop()
 
 
-@pytest.fixture(scope="session")
-def everything_bin() -> Path:
+def npm_bin(package: str, version: str, command: str) -> Path:
+    """`command` of npm `package@version`, installed (pinned) into the cache folder on first use;
+    the test is skipped, with the reason, when node or npm is missing."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
-        pytest.skip(f"{EVERYTHING_PACKAGE} needs node and npm, which are not on PATH")
-    prefix = cache_dir() / "npm" / f"server-everything-{EVERYTHING_VERSION}"
-    binary = prefix / "node_modules" / ".bin" / "mcp-server-everything"
+        pytest.skip(f"{package} needs node and npm, which are not on PATH")
+    prefix = cache_dir() / "npm" / f"{package.rsplit('/', 1)[-1]}-{version}"
+    binary = prefix / "node_modules" / ".bin" / command
     if not binary.exists():
         prefix.mkdir(parents=True, exist_ok=True)
         done = subprocess.run(
             [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
-             f"{EVERYTHING_PACKAGE}@{EVERYTHING_VERSION}"],
+             f"{package}@{version}"],
             capture_output=True, text=True, check=False, timeout=600,
         )  # fmt: skip
         if done.returncode != 0 or not binary.exists():
-            pytest.fail(f"npm install {EVERYTHING_PACKAGE}@{EVERYTHING_VERSION} failed:\n{done.stderr[-2000:]}")
+            pytest.fail(f"npm install {package}@{version} failed:\n{done.stderr[-2000:]}")
     return binary
+
+
+@pytest.fixture(scope="session")
+def everything_bin() -> Path:
+    return npm_bin(EVERYTHING_PACKAGE, EVERYTHING_VERSION, "mcp-server-everything")
 
 
 OBSERVED_TOML: Final = (

@@ -8,7 +8,6 @@ guest folder, and from the project root naming the guest's settings.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Final
 import pytest
 
 from host.cli import main
-from host.paths import cache_dir
+from tests.component.conftest import npm_bin
 
 pytestmark = pytest.mark.component
 
@@ -83,21 +82,7 @@ def test_mypy_passes_on_a_new_guest_and_names_the_line_of_a_wrong_wit_call(proje
 
 @pytest.fixture(scope="session")
 def pyright_bin() -> Path:
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.skip("pyright (npm) needs node and npm, which are not on PATH")
-    prefix = cache_dir() / "npm" / f"pyright-{PYRIGHT_VERSION}"
-    binary = prefix / "node_modules" / ".bin" / "pyright"
-    if not binary.exists():
-        prefix.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(
-            [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
-             f"pyright@{PYRIGHT_VERSION}"],
-            capture_output=True, text=True, check=False, timeout=600,
-        )  # fmt: skip
-        if done.returncode != 0 or not binary.exists():
-            pytest.fail(f"npm install pyright@{PYRIGHT_VERSION} failed:\n{done.stderr[-2000:]}")
-    return binary
+    return npm_bin("pyright", PYRIGHT_VERSION, "pyright")
 
 
 @pytest.mark.npm
