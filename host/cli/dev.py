@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from host.cli import render
-from host.cli.options import EPILOG, State, common_options, complete_agents, complete_toolings
+from host.cli.options import EPILOG, State, allow_option, common_options, complete_agents, input_option, module_option
 from host.cli.run import read_input
 
 
@@ -24,16 +24,13 @@ from host.cli.run import read_input
     "then again each time a file of the folder changes, keeping the tooling connections open. Ctrl-C ends it.",
 )  # fmt: skip
 @click.argument("guest", required=False, metavar="[GUEST]", type=click.Path(exists=True, file_okay=False))
-@click.option("--input", "input_spec", metavar="TEXT|@FILE|-", help="Input for run(): text, @file, or - for stdin.")
+@input_option
 @click.option(
     "--agent", metavar="NAME", shell_complete=complete_agents,
     help="Use the grants, limits and input of [agents.NAME].",
 )  # fmt: skip
-@click.option(
-    "--allow", multiple=True, metavar="TOOLING", shell_complete=complete_toolings,
-    help="Grant a tooling (repeatable; globs: '*' = all).",
-)  # fmt: skip
-@click.option("--module", metavar="NAME", help="Module defining WitWorld (default: app.py).")
+@allow_option
+@module_option
 @click.option("--once", is_flag=True, help="Run once and exit (what `run --dev` does), without watching.")
 @common_options
 @click.pass_obj

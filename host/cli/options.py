@@ -113,3 +113,18 @@ def complete_toolings(ctx: click.Context, param: click.Parameter, incomplete: st
 def complete_agents(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """Shell completion: the configured agents' names."""
     return _configured(ctx, lambda config: sorted(config.agents), incomplete)
+
+
+input_option: Final = click.option(
+    "--input", "input_spec", metavar="TEXT|@FILE|-", help="Input for run(): text, @file, or - for stdin."
+)
+"""`--input`, as `run` and `dev` take it (read by `cli.run.read_input`)."""
+
+allow_option: Final = click.option(
+    "--allow", multiple=True, metavar="TOOLING", shell_complete=complete_toolings,
+    help="Grant a tooling (repeatable; globs: '*' = all).",
+)  # fmt: skip
+"""`--allow`, as `run` and `dev` take it."""
+
+module_option: Final = click.option("--module", metavar="NAME", help="Module defining WitWorld (default: app.py).")
+"""`--module`, as `run` and `dev` take it."""

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 import click
 
 from host.cli import render
-from host.cli.options import EPILOG, State, common_options, complete_agents, complete_toolings
+from host.cli.options import EPILOG, State, allow_option, common_options, complete_agents, input_option, module_option
 from host.errors import HostError, UsageError
 
 if TYPE_CHECKING:
@@ -53,15 +53,12 @@ DETAIL_WIDTH: Final = 100
 
 @click.command("run", help=HELP, epilog=EPILOG, short_help="Run a guest (folder or .wasm), or every configured agent.")
 @click.argument("guest", required=False, metavar="[GUEST]", type=click.Path())
-@click.option("--input", "input_spec", metavar="TEXT|@FILE|-", help="Input for run(): text, @file, or - for stdin.")
+@input_option
 @click.option(
     "--agent", "agents", multiple=True, metavar="NAME", shell_complete=complete_agents,
     help="Use the settings of [agents.NAME]; repeat it to run several agents (a table of outcomes).",
 )  # fmt: skip
-@click.option(
-    "--allow", multiple=True, metavar="TOOLING", shell_complete=complete_toolings,
-    help="Grant a tooling (repeatable; globs: '*' = all).",
-)  # fmt: skip
+@allow_option
 @click.option(
     "--json", "as_json", is_flag=True,
     help="Print the outcome as JSON: {agent, status, exit_code, duration, output} (a list for several agents).",
@@ -70,7 +67,7 @@ DETAIL_WIDTH: Final = 100
     "--approve", type=click.Choice(["deny", "ask", "all"]), default="deny", show_default=True,
     help="Calls needing approval (require_approval): deny, ask on the terminal, approve all.",
 )  # fmt: skip
-@click.option("--module", metavar="NAME", help="Module defining WitWorld (default: app.py).")
+@module_option
 @click.option(
     "--dev", is_flag=True,
     help="Run guest folders from their source with the prebuilt dev runner: no build, no compile per edit.",

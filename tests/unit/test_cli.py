@@ -20,6 +20,12 @@ from host.config import load_config
 from host.errors import ConfigError
 from host.policy import AgentPolicy
 
+DEMO_AND_BROKEN = (
+    '[tooling.demo]\ncommand = "${AGENT_HOST_PYTHON}"\nargs = ["-m", "host.demo_server"]\n'
+    '[tooling.broken]\ncommand = "/nonexistent/server"\n'
+)
+"""Two toolings: the bundled server, and one whose command does not exist."""
+
 
 def test_config_init_in_an_empty_folder_writes_no_agent_whose_guest_is_missing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -73,10 +79,7 @@ def test_config_check_connect_completes_every_handshake_and_reports_the_ones_tha
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     target = tmp_path / "agent-host.toml"
-    target.write_text(
-        '[tooling.demo]\ncommand = "${AGENT_HOST_PYTHON}"\nargs = ["-m", "host.demo_server"]\n'
-        '[tooling.broken]\ncommand = "/nonexistent/server"\n'
-    )
+    target.write_text(DEMO_AND_BROKEN)
     assert main(["config", "check", str(target)]) == 0
     capsys.readouterr()
     assert main(["config", "check", "--connect", str(target)]) == 2
@@ -218,10 +221,7 @@ def test_tools_json_keeps_a_tooling_that_failed_with_its_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     target = tmp_path / "agent-host.toml"
-    target.write_text(
-        '[tooling.demo]\ncommand = "${AGENT_HOST_PYTHON}"\nargs = ["-m", "host.demo_server"]\n'
-        '[tooling.broken]\ncommand = "/nonexistent/server"\n'
-    )
+    target.write_text(DEMO_AND_BROKEN)
     assert main(["tools", "--json", "--config", str(target)]) == 2
     report = json.loads(capsys.readouterr().out)
     assert {"echo", "add"} <= {tool["name"] for tool in report["demo"]["tools"]}
