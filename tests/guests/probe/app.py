@@ -148,6 +148,12 @@ class WitWorld(wit_world.WitWorld):
                         for _ in range(step["n"]):
                             h.call_tool_blocking(step["tool"], step.get("args", "{}"))
                     value = time.perf_counter() - started
+                elif op == "timed_name":
+                    # Seconds for `n` calls of the trivial import `tooling.name()`.
+                    started = time.perf_counter()
+                    for _ in range(step["n"]):
+                        h.name()
+                    value = time.perf_counter() - started
                 elif op == "big_call":
                     text = "x" * step["bytes"]
                     r = h.call_tool_blocking(step["tool"], json.dumps({"text": text}))
