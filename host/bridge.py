@@ -31,6 +31,11 @@ SHUTDOWN_TIMEOUT: Final = 20.0
 """Seconds `close` allows for closing every connection before it cancels them."""
 
 
+def shutting_down() -> ToolingError:
+    """The error of any request made once the bridge is closed."""
+    return ToolingError(ErrorCode.UNAVAILABLE, "the host is shutting down")
+
+
 class Interrupt:
     """Cancels, from any thread, the bridge call another thread is blocked in (and later ones).
 
@@ -146,7 +151,7 @@ class Bridge:
         """
         with self._lock:
             if self._closed:
-                raise ToolingError(ErrorCode.UNAVAILABLE, "the host is shutting down")
+                raise shutting_down()
             return asyncio.run_coroutine_threadsafe(_as_coroutine(fn, args), self._loop)
 
     def close(self, shutdown: Callable[[], Awaitable[None]] | None = None) -> None:

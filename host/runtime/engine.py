@@ -1,7 +1,9 @@
-"""The wasmtime `Engine`, the shared `Linker`, the epoch ticker and the compiled-component cache.
+"""The wasmtime `Engine`, the linkers, the epoch ticker and the compiled-component cache.
 
-One `Engine` per host process, configured once (`ENGINE_SETTINGS`), and one `Linker` with every
-import defined, shared by all guests (instantiation is serialized by a lock; it takes ~2 ms).
+One `Engine` per host process, configured once (`ENGINE_SETTINGS`), and one `Linker` per loaded
+component with every import defined (made at its first instantiation, ~6 ms; then shared by all its
+guests, instantiation serialized by a lock, ~2 ms): a linker serving one component sees one type per
+import, which lets `host_calls` read each type once.
 Components are compiled once per machine, in a child process (`runtime.compiler`) that a stop
 request ends, and cached on disk as `compiled/<cache_key>.cwasm` with a `.sha256` sidecar: a
 corrupt, truncated or stale artifact is recompiled, never fatal; writes are atomic, so concurrent
@@ -23,8 +25,8 @@ import threading
 from pathlib import Path
 from typing import Final
 
-from wasmtime import Engine, WasmtimeError
-from wasmtime.component import Component, Linker
+from wasmtime import Engine, Store, WasmtimeError
+from wasmtime.component import Component, Instance, Linker
 
 from host import cache
 from host.errors import ComponentError
@@ -68,9 +70,9 @@ class Runtime:
 
     def __init__(self, cache_dir: Path) -> None:
         self.engine = Engine(engine_config())
-        self.linker = Linker(self.engine)
-        define_imports(self.linker)
-        self.instantiate_lock = threading.Lock()
+        self._linkers: dict[int, _Linked] = {}
+        """id(component) -> its linker (the entry holds the component, so the id stays its own)."""
+        self._linkers_lock = threading.Lock()
         self._cache_dir = cache_dir
         self._compiled_dir = cache_dir / "compiled"
         self._pins: list[Path] = []
@@ -112,6 +114,18 @@ class Runtime:
                 component = self._load_or_compile(wasm, data, key, stop)
                 self._loaded[key] = component
             return component
+
+    def instantiate(self, store: Store, component: Component) -> Instance:
+        """Instantiate `component` (from `load`) in `store` with the linker serving it.
+
+        Raises `WasmtimeError` when the component's imports do not match the host's WIT.
+        """
+        with self._linkers_lock:
+            linked = self._linkers.get(id(component))
+            if linked is None:
+                linked = self._linkers[id(component)] = _Linked(component, self.engine)
+        with linked.lock:
+            return linked.linker.instantiate(store, component)
 
     def _load_or_compile(self, wasm: Path, data: bytes, key: str, stop: StopToken | None) -> Component:
         """The artifact for `key` if the cache holds a sound one, else compiled now (with a progress
@@ -165,6 +179,7 @@ class Runtime:
         self._ticker.close()
         self._loaded.clear()
         self._keys.clear()
+        self._linkers.clear()
         for path in self._pins:
             cache.unpin(path)
         self._pins.clear()
@@ -174,6 +189,16 @@ class Runtime:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _Linked:
+    """A component's linker, every import defined, and the lock serializing its instantiations."""
+
+    def __init__(self, component: Component, engine: Engine) -> None:
+        self.component = component
+        self.linker = Linker(engine)
+        define_imports(self.linker)
+        self.lock = threading.Lock()
 
 
 def cache_key(wasm: bytes) -> str:

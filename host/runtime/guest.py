@@ -208,8 +208,7 @@ def _call_run(
     policy: AgentPolicy,
 ) -> tuple[Status, str]:
     try:
-        with runtime.instantiate_lock:
-            instance = runtime.linker.instantiate(store, component)
+        instance = runtime.instantiate(store, component)
     except WasmtimeError as exc:
         return "trap", (
             f"the component cannot be instantiated: {innermost(str(exc))} "

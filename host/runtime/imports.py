@@ -1,4 +1,4 @@
-"""The WIT imports of world `agent`, defined once on the shared `Linker`.
+"""The WIT imports of world `agent`, defined on each component's `Linker` through `host_calls`.
 
 Each host function finds the guest running on its thread (`thread_state.session()`), calls the
 matching `GuestSession` method, and converts the outcome with `wit_values`. Expected failures are
@@ -20,6 +20,7 @@ from wasmtime.component import Linker, LinkerInstance, Record, ResourceAny, Reso
 from host.errors import ToolingError
 from host.model import Envelope
 from host.runtime import wit_values
+from host.runtime.host_calls import add_func
 from host.runtime.thread_state import host_function, session
 from host.session import SubscriptionKind
 
@@ -42,10 +43,10 @@ def define_imports(linker: Linker) -> None:
         with root.add_instance(interface("tooling")) as li:
             _define_tooling(li)
         with root.add_instance(interface("inbox")) as li:
-            li.add_func("recv", recv)
-            li.add_func("try-recv", try_recv)
+            add_func(li, "recv", recv)
+            add_func(li, "try-recv", try_recv)
         with root.add_instance(interface("log")) as li:
-            li.add_func("log", log)
+            add_func(li, "log", log)
 
 
 def _rep(store: StoreContext, handle: ResourceAny) -> int:
@@ -77,7 +78,7 @@ def _same(value: _T) -> _T:
 
 def _define_tooling(li: LinkerInstance) -> None:
     li.add_resource("tooling", ResourceType.host(TOOLING_TYPE), drop_tooling)
-    li.add_func("get", get)
+    add_func(li, "get", get)
     methods: dict[str, Callable[..., Any]] = {
         "kind": kind,
         "name": name,
@@ -96,7 +97,7 @@ def _define_tooling(li: LinkerInstance) -> None:
         "unsubscribe-tool-list": unsubscribe_tool_list,
     }
     for method, fn in methods.items():
-        li.add_func(f"[method]tooling.{method}", fn)
+        add_func(li, f"[method]tooling.{method}", fn)
 
 
 @host_function

@@ -23,13 +23,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from host.bridge import Bridge
+from host.bridge import Bridge, shutting_down
 from host.errors import ErrorCode, ToolingError
 from host.inbox import Inbox
 from host.model import FINAL_KINDS, CallOutcome, CallResult, Envelope, Operation, Progress
 from host.policy import Limits
 from host.session.admission import AdmittedCall
-from host.session.audit import AuditTrail
+from host.session.audit import AuditTrail, Span
 from host.session.deadline import bounded, internal_error, request_hint
 
 logger = logging.getLogger(__name__)
@@ -69,13 +69,26 @@ class OpenCalls:
         self._open: dict[str, _OpenCall] = {}
 
     def start(self, rep: int, call: AdmittedCall) -> str:
-        """Start `call` (made through handle `rep`) and return its id.
+        """Start `call` (made through handle `rep`) and return its id. A call the tooling answers at
+        once (`call_tool_now`) ends here, its envelope queued before the id is returned.
 
         Raises `ToolingError`: `limit-exceeded` when `max_open_calls` are open, `unavailable` when
         the inbox is closed or the host is shutting down.
         """
+        if self._bridge.closed:
+            raise shutting_down()
         call_id = str(uuid.uuid4())
         self._inbox.open_call(call_id)
+        ready: CallResult | ToolingError | None
+        try:
+            ready = call.tooling.call_tool_now(call.name, call.parsed, agent=self._agent)
+        except ToolingError as exc:
+            ready = exc
+        if ready is not None:
+            with self._audit.span(Operation.CALL_TOOL, call.tooling.name, call.name, call.arguments) as span:
+                kind, payload = self._outcome(call, ready, span)
+            self._inbox.push_final(call_id, kind, payload)
+            return call_id
         try:
             future = self._bridge.start(self._run, call, call_id)
         except ToolingError:
@@ -94,21 +107,31 @@ class OpenCalls:
 
         config = tooling.config
         what = f"tooling {tooling.name!r}: the call of tool {call.name!r}"
-        kind: Literal["tool-result", "error"] = "error"
-        payload: CallOutcome | ToolingError
         with self._audit.span(Operation.CALL_TOOL, tooling.name, call.name, call.arguments) as span:
+            result: CallResult | ToolingError
             try:
                 run = functools.partial(tooling.call_tool, call.name, call.parsed, progress, agent=self._agent)
                 result = await bounded(config.timeout, what, request_hint(config), run)
-                kind, payload = "tool-result", shape(self._limits, call.name, call.arguments, result)
             except ToolingError as exc:
-                payload = exc
+                result = exc
             except Exception as exc:  # boundary: a host bug must reach the guest as an `internal` envelope
                 logger.exception("internal error in the call of %r (agent %s)", call.name, self._agent)
-                payload = internal_error(f"the call of tool {call.name!r}", exc)
-            if isinstance(payload, ToolingError):
-                span.fail(payload)
+                result = internal_error(f"the call of tool {call.name!r}", exc)
+            kind, payload = self._outcome(call, result, span)
         inbox.push_final(call_id, kind, payload)  # after the audit line: audited before the guest can see it
+
+    def _outcome(
+        self, call: AdmittedCall, result: CallResult | ToolingError, span: Span
+    ) -> tuple[Literal["tool-result", "error"], CallOutcome | ToolingError]:
+        """The final envelope's kind and payload for a call that ended with `result`; a failure is
+        recorded on its audit `span`."""
+        if isinstance(result, CallResult):
+            try:
+                return "tool-result", shape(self._limits, call.name, call.arguments, result)
+            except ToolingError as exc:
+                result = exc
+        span.fail(result)
+        return "error", result
 
     def is_open(self, call_id: str) -> bool:
         return self._inbox.is_open(call_id)

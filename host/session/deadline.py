@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from host.bridge import Bridge, Interrupt
+from host.bridge import Bridge, Interrupt, shutting_down
 from host.config import ToolingConfig
 from host.errors import ErrorCode, ToolingError
 from host.toolings import Tooling
@@ -99,6 +99,14 @@ class LoopCalls:
     def cleanup(self, what: str, fn: Callable[..., Awaitable[_T]], *args: Any, timeout: float, hint: str) -> _T:
         """`fn(*args)` on the loop within `timeout`, even after the run's end or an interrupt."""
         return self._call(what, fn, args, timeout, hint, None)
+
+    def check_open(self) -> None:
+        """Raise what `run` raises before running anything: `cancelled` once the session was
+        interrupted, `unavailable` once the host is shutting down (for work done without the loop)."""
+        if self._interrupt.reason is not None:
+            raise self._interrupt.error()
+        if self._bridge.closed:
+            raise shutting_down()
 
     @property
     def closed(self) -> bool:

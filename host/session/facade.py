@@ -159,8 +159,11 @@ class GuestSession:
         tooling = self.handle(rep).tooling
         with self._audit.span(Operation.CALL_TOOL_BLOCKING, tooling.name, name, arguments):
             call = self._admit(tooling, name, arguments)
-            run = functools.partial(tooling.call_tool, name, call.parsed, agent=self.agent)
-            result = self._loop.request(tooling, f"the call of tool {name!r}", run)
+            self._loop.check_open()
+            result = tooling.call_tool_now(name, call.parsed, agent=self.agent)  # no hop to the loop when ready
+            if result is None:
+                run = functools.partial(tooling.call_tool, name, call.parsed, agent=self.agent)
+                result = self._loop.request(tooling, f"the call of tool {name!r}", run)
             return shape(self.policy.limits, name, arguments, result)
 
     def list_resources(self, rep: int) -> list[ResourceSpec]:

@@ -90,6 +90,14 @@ class Tooling(Protocol):
         """Run tool `name` for `agent`; an `isError` result is returned, not raised."""
         ...
 
+    def call_tool_now(self, name: str, arguments: JsonObject, *, agent: str = "") -> CallResult | None:
+        """The result of calling tool `name`, when it is ready at once, without I/O or waiting (a
+        scripted mock result); None when the call must run on the loop with `call_tool`.
+
+        Callable from any thread; never blocks. Raises `ToolingError` as `call_tool` would.
+        """
+        ...
+
     def approval_view(self, name: str, arguments: JsonObject) -> JsonObject:
         """The effective arguments of a call, as shown to whoever approves it."""
         ...
@@ -120,7 +128,8 @@ class ConfiguredTooling(abc.ABC):
     for an unknown tool, the change listener, and defaults for the optional parts.
 
     A kind implements `list_tools`, `cached_tool_spec` and `call_tool`. The defaults suit a kind
-    without resources whose tool list never changes: no resources (reading one is `not-found`,
+    without resources whose tool list never changes and whose calls all run on the loop
+    (`call_tool_now` answers None): no resources (reading one is `not-found`,
     watching one `unavailable`; list subscriptions are accepted and stay silent), arguments shown
     to approvers as they are, nothing to connect or close.
     """
@@ -129,11 +138,12 @@ class ConfiguredTooling(abc.ABC):
 
     def __init__(self, config: ToolingConfig) -> None:
         self._config = config
+        self._name = config.name  # read on every guest call: a pydantic private attribute costs ~4 µs
         self._listener: ChangeListener | None = None
 
     @property
     def name(self) -> str:
-        return self._config.name
+        return self._name
 
     @property
     def config(self) -> ToolingConfig:
@@ -172,6 +182,9 @@ class ConfiguredTooling(abc.ABC):
         return ToolingError(
             ErrorCode.NOT_FOUND, f"{self._where()} has no tool {name!r}; its tools are: {', '.join(known) or '(none)'}"
         )
+
+    def call_tool_now(self, name: str, arguments: JsonObject, *, agent: str = "") -> CallResult | None:
+        return None
 
     def approval_view(self, name: str, arguments: JsonObject) -> JsonObject:
         return arguments

@@ -8,6 +8,7 @@ script too short for its calls fails them, saying so.
 from __future__ import annotations
 
 import logging
+import threading
 from typing import ClassVar
 
 import anyio
@@ -33,6 +34,8 @@ class MockTooling(ConfiguredTooling):
         self._tools: dict[str, MockTool] = {tool.name: tool for tool in config.mock.tools}
         self._specs: dict[str, ToolSpec] = {tool.name: _spec(tool) for tool in config.mock.tools}
         self._calls: dict[str, int] = {}
+        self._calls_lock = threading.Lock()
+        """Guards `_calls`: calls are counted on the loop and, by `call_tool_now`, on guest threads."""
         self._resources: dict[str, MockResource] = {r.uri: r for r in config.mock.resources}
         self._script_started = False
 
@@ -56,21 +59,39 @@ class MockTooling(ConfiguredTooling):
         script, so a test author sees at once that the script is too short.
         """
         await self.tool_spec(name)
-        tool = self._tools[name]
-        number = self._calls.get(name, 0) + 1
-        self._calls[name] = number
-        if number <= len(tool.results):
-            result = tool.results[number - 1]
-        elif tool.repeat_last and tool.results:
-            result = tool.results[-1]
-        else:
-            raise ToolingError(
-                ErrorCode.TOOL_FAILED,
-                f"{self._where()}: tool {name!r} has no scripted result for call #{number} (its script has "
-                f"{len(tool.results)}); add results to it in {self._config.origin}, or set repeat_last = true",
-            )
+        result = self._next(name, at_once=False)
+        assert result is not None
         await _wait(result, progress)
         return _answer(result)
+
+    def call_tool_now(self, name: str, arguments: JsonObject, *, agent: str = "") -> CallResult | None:
+        """The next result of tool `name` when it has no `delay` and no `progress` (see `call_tool`)."""
+        if self.cached_tool_spec(name) is None:
+            return None  # `call_tool` on the loop re-lists and says which tools exist
+        result = self._next(name, at_once=True)
+        return None if result is None else _answer(result)
+
+    def _next(self, name: str, *, at_once: bool) -> MockResult | None:
+        """Take the next scripted result of tool `name` (counting the call); with `at_once`, only a
+        result that needs no waiting (else None, and the call is not counted)."""
+        tool = self._tools[name]
+        with self._calls_lock:
+            number = self._calls.get(name, 0) + 1
+            if number <= len(tool.results):
+                result = tool.results[number - 1]
+            elif tool.repeat_last and tool.results:
+                result = tool.results[-1]
+            else:
+                self._calls[name] = number
+                raise ToolingError(
+                    ErrorCode.TOOL_FAILED,
+                    f"{self._where()}: tool {name!r} has no scripted result for call #{number} (its script has "
+                    f"{len(tool.results)}); add results to it in {self._config.origin}, or set repeat_last = true",
+                )
+            if at_once and (result.delay or result.progress):
+                return None
+            self._calls[name] = number
+            return result
 
     async def list_resources(self) -> list[ResourceSpec]:
         return [

@@ -73,6 +73,33 @@ def test_a_call_returns_its_id_at_once_and_ends_with_one_result_envelope(calls: 
     ]
 
 
+def test_a_result_ready_at_once_is_queued_before_the_id_is_returned_without_the_loop(
+    calls: Calls, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 11: a mock result without delay is answered on the guest's thread (no hop to the loop)."""
+    started: list[object] = []
+    monkeypatch.setattr(calls.world.bridge, "start", lambda *args: started.append(args))
+    call_id = calls.start("echo", '{"text": "hi"}')
+    envelope = calls.inbox.recv(0)
+    assert envelope is not None and (envelope.id, envelope.kind) == (call_id, "tool-result")
+    assert started == []
+    calls.start("echo", '{"text": "2"}')
+    calls.start("echo", '{"text": "3"}')  # the script's third result is an error
+    assert calls.inbox.recv(0) is not None
+    error = calls.inbox.recv(0)
+    assert error is not None and error.kind == "error"
+    assert [line["outcome"] for line in calls.world.audit_lines()] == ["ok", "ok", "tool-failed"]
+    calls.start("echo", '{"text": "4"}')  # the script is over: its message, at once too
+    over = calls.inbox.recv(0)
+    assert (
+        over is not None
+        and isinstance(over.payload, ToolingError)
+        and "no scripted result for call #4" in (over.payload.message)
+    )
+    calls.start("slow")
+    assert len(started) == 1  # a delayed result goes to the loop
+
+
 def test_an_is_error_result_is_an_error_envelope_with_the_text_and_the_whole_result(calls: Calls) -> None:
     calls.start("echo", '{"text": "1"}')
     calls.final()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 import pytest
 
@@ -134,7 +135,29 @@ def test_after_an_interrupt_every_operation_is_cancelled(session: GuestSession) 
     session.interrupt("the host is stopping")
     error = refused(session.list_tools, rep)
     assert error == ToolingError(ErrorCode.CANCELLED, "the host stopped this agent: the host is stopping")
+    assert refused(session.call_tool_blocking, rep, "echo", '{"text": "a"}') == error  # would need no loop: refused too
     assert session.recv(None) is None
+
+
+def test_a_mock_result_ready_at_once_is_answered_without_the_loop(
+    world: World, session: GuestSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 11: a synchronous tooling needs no hop to the bridge loop (the host path's main cost)."""
+    rep = session.get("m")
+    hops: list[object] = []
+    original = world.bridge.call
+
+    def counted(fn: Any, *args: Any, **kw: Any) -> Any:
+        hops.append(fn)
+        return original(fn, *args, **kw)
+
+    monkeypatch.setattr(world.bridge, "call", counted)
+    outcome = session.call_tool_blocking(rep, "echo", '{"text": "a"}')
+    assert outcome.value.startswith('{"content": [{"type": "text", "text": "one')
+    assert hops == []
+    with pytest.raises(ToolingError):
+        session.call_tool_blocking(rep, "slow", "{}")  # a delayed result runs on the loop (and outlasts 0.5 s)
+    assert len(hops) == 1
 
 
 def test_recv_waits_no_longer_than_the_run_deadline(session: GuestSession) -> None:
