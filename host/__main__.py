@@ -1,5 +1,5 @@
 """`python -m host` is the `agent-host` command."""
 
-from host.cli import main
+from host.cli import entry
 
-raise SystemExit(main())
+entry()

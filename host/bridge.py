@@ -11,8 +11,8 @@ import asyncio
 import concurrent.futures
 import logging
 import threading
-from collections.abc import Awaitable, Callable
-from typing import Any, Final, TypeVar, cast
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Final, Generic, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -45,29 +45,80 @@ class Interrupt:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._future: concurrent.futures.Future[Any] | None = None
+        self._call: _Handoff[Any] | None = None
         self.reason: str | None = None
 
-    def _arm(self, future: concurrent.futures.Future[Any]) -> None:
+    def _arm(self, call: _Handoff[Any]) -> None:
         with self._lock:
-            self._future = future
+            self._call = call
             if self.reason is not None:
-                future.cancel()
+                call.cancel()
 
     def _disarm(self) -> None:
         with self._lock:
-            self._future = None
+            self._call = None
 
     def fire(self, reason: str) -> None:
         """Cancel the call waiting with this interrupt, if any, and refuse later ones (from any thread)."""
         with self._lock:
             self.reason = reason
-            if self._future is not None:
-                self._future.cancel()
+            if self._call is not None:
+                self._call.cancel()
 
     def error(self) -> ToolingError:
         """The `ToolingError(cancelled)` calls get once this interrupt fired."""
         return ToolingError(ErrorCode.CANCELLED, f"the host stopped this agent: {self.reason}")
+
+
+class _Expired(Exception):
+    """The waiting thread's backstop passed before the task ended."""
+
+
+class _Handoff(Generic[_T]):
+    """One coroutine run as a task on the loop for a thread that blocks until it ends.
+
+    The cheapest hand-off measured here (a round trip ~85 µs, against ~105 µs for
+    `asyncio.run_coroutine_threadsafe` and its two chained futures): one `call_soon_threadsafe` to
+    create the task, and a lock the task's done callback releases.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, coroutine: Coroutine[Any, Any, _T]) -> None:
+        self._loop = loop
+        self._coroutine: Coroutine[Any, Any, _T] | None = coroutine
+        self._task: asyncio.Task[_T] | None = None
+        self._done = threading.Lock()
+        self._done.acquire()
+        self._cancelled = False
+        loop.call_soon_threadsafe(self._start)
+
+    def _start(self) -> None:
+        """On the loop: create the task (or, cancelled already, just close the coroutine)."""
+        coroutine, self._coroutine = self._coroutine, None
+        assert coroutine is not None
+        if self._cancelled:
+            coroutine.close()
+            self._done.release()
+            return
+        self._task = self._loop.create_task(coroutine)
+        self._task.add_done_callback(lambda _: self._done.release())
+
+    def cancel(self) -> None:
+        """From any thread: cancel the task (the waiter then gets `CancelledError`)."""
+        self._cancelled = True
+        self._loop.call_soon_threadsafe(self._cancel_task)
+
+    def _cancel_task(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+    def result(self, timeout: float) -> _T:
+        """The coroutine's value, or what it raised; `_Expired` after `timeout` seconds,
+        `asyncio.CancelledError` when it was cancelled."""
+        if not self._done.acquire(timeout=timeout):
+            raise _Expired
+        if self._task is None:
+            raise asyncio.CancelledError
+        return self._task.result()
 
 
 class Bridge:
@@ -116,20 +167,23 @@ class Bridge:
         """
         if interrupt is not None and interrupt.reason is not None:
             raise interrupt.error()
-        future = self._submit(_bounded, fn, args, timeout, on_timeout)
+        with self._lock:
+            if self._closed:
+                raise shutting_down()
+            call = _Handoff(self._loop, _bounded(fn, args, timeout, on_timeout))
         if interrupt is not None:
-            interrupt._arm(future)
+            interrupt._arm(call)
         try:
-            return cast(_T, future.result(timeout + RESULT_GRACE))
-        except concurrent.futures.TimeoutError:
-            future.cancel()
+            return call.result(timeout + RESULT_GRACE)
+        except _Expired:
+            call.cancel()
             raise on_timeout() from None
-        except concurrent.futures.CancelledError:
+        except asyncio.CancelledError:
             if interrupt is not None and interrupt.reason is not None:
                 raise interrupt.error() from None
             raise ToolingError(ErrorCode.CANCELLED, "the request was cancelled") from None
         except BaseException:
-            future.cancel()
+            call.cancel()
             raise
         finally:
             if interrupt is not None:

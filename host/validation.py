@@ -7,7 +7,8 @@ shared by every guest thread (a lock guards it). A failure is
 `ToolingError(invalid-arguments)` naming the tool, the path inside the arguments (`$.a.b[0]`), what
 is wrong and the schema rule (keyword) that failed; several failures are reported most relevant
 first (at most `MAX_REPORTED`). A schema that is itself invalid (the server's fault) is not
-enforced: it is logged once and the call goes ahead, as the server would have it.
+enforced: it is logged once and the call goes ahead, as the server would have it. `jsonschema`
+is imported at the first check, not at start.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import SchemaError, ValidationError, best_match, relevance
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
 
 from host.errors import ErrorCode, ToolingError
 
@@ -42,6 +43,8 @@ class ArgumentValidator:
         validator = self._validator(tooling, tool, schema)
         if validator is None:
             return
+        from jsonschema.exceptions import best_match, relevance  # imported at the first check: ~60 ms
+
         errors = sorted(validator.iter_errors(arguments), key=relevance)
         if not errors:
             return
@@ -71,6 +74,9 @@ class ArgumentValidator:
         return validator
 
     def _build(self, tooling: str, tool: str, schema: dict[str, Any]) -> Any:
+        from jsonschema import Draft202012Validator, validators
+        from jsonschema.exceptions import SchemaError
+
         cls = validators.validator_for(schema, default=Draft202012Validator)
         try:
             cls.check_schema(schema)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from host.cache import stamps
 from host.cache.contents import NPM, Entry, scan
 from host.cache.locks import lock_all, release
 from host.config import parse_size
@@ -121,6 +122,7 @@ def prune(root: Path, limits: Limits, now: float | None = None) -> Removal:
     busy = [entry for entry in listing.entries if in_use(entry)]
     removed, kept = _remove(select(listing.entries, limits, now, busy))
     held = tuple(entry for entry in select(listing.entries, limits, now) if entry in busy)
+    stamps.forget_stale(root)
     return Removal(removed, held + kept, _remove_temp(listing.temp, now))
 
 
@@ -131,6 +133,7 @@ def clean(root: Path, now: float | None = None) -> Removal:
     removed, kept = _remove(e for e in listing.entries if now - e.used >= FRESH)
     kept += tuple(e for e in listing.entries if now - e.used < FRESH)
     other = list(_remove_temp(listing.temp, now))
+    stamps.forget_stale(root)
     if (root / NPM).is_dir():
         shutil.rmtree(root / NPM, ignore_errors=True)
         other.append(str(root / NPM))

@@ -1,7 +1,8 @@
 """What the cache folder holds, as entries: the unit the pruner keeps or removes.
 
 Layout: `builds/<guest>-<key>.wasm` (+ `.source`: the guest folder it was built from),
-`compiled/<key>.cwasm` (+ `.sha256`; + `.source`: the wasm it was compiled from), `npm/`, and temp
+`compiled/<key>.cwasm` (+ `.sha256`; + `.source`: the wasm it was compiled from), `npm/`, `stamps/`
+(see `stamps`; not entries: pruned when their file is gone), and temp
 files `.tmp-*` of builds and compiles in progress. A build and the artifacts compiled from it are one
 `Entry`, grouped by guest folder; an artifact compiled from a file outside the cache is an entry of its
 own, grouped by that file (without a `.source`, by itself). `used` is the newest mtime of its files.

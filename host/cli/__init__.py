@@ -9,6 +9,7 @@ it: `--help`, `--version`, `new`, `config` (without `--connect`) and `wit` load 
 nor the MCP SDK.
 """
 
+from host.cli.root import entry as entry
 from host.cli.root import main as main
 
-__all__ = ("main",)
+__all__ = ("entry", "main")

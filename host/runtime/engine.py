@@ -7,7 +7,8 @@ import, which lets `host_calls` read each type once.
 Components are compiled once per machine, in a child process (`runtime.compiler`) that a stop
 request ends, and cached on disk as `compiled/<cache_key>.cwasm` with a `.sha256` sidecar: a
 corrupt, truncated or stale artifact is recompiled, never fatal; writes are atomic, so concurrent
-hosts never read half an artifact. Files a runtime loaded stay pinned in the cache (`host.cache`)
+hosts never read half an artifact; a file unchanged since its last check is not read again
+(`cache.stamps`). Files a runtime loaded stay pinned in the cache (`host.cache`)
 until `close()`.
 """
 
@@ -29,6 +30,7 @@ from wasmtime import Engine, Store, WasmtimeError
 from wasmtime.component import Component, Instance, Linker
 
 from host import cache
+from host.cache import stamps
 from host.errors import ComponentError
 from host.progress import progress
 from host.runtime.compiler import ENGINE_SETTINGS, INVALID_COMPONENT, engine_config, first_line
@@ -103,15 +105,18 @@ class Runtime:
                 return self._loaded[key]
             if cache.pin(wasm):
                 self._pins.append(wasm)
-            try:
-                data = wasm.read_bytes()
-            except OSError as exc:
-                raise ComponentError(f"cannot read component {wasm}: {exc.strerror or exc}") from None
-            key = cache_key(data)
+            key = stamps.recall(self._cache_dir, wasm, "key")  # no read of the file while it is unchanged
+            if key is None:
+                try:
+                    data = wasm.read_bytes()
+                except OSError as exc:
+                    raise ComponentError(f"cannot read component {wasm}: {exc.strerror or exc}") from None
+                key = cache_key(data)
+                stamps.record(self._cache_dir, wasm, "key", key)
             self._keys[seen] = key
             component = self._loaded.get(key)
             if component is None:
-                component = self._load_or_compile(wasm, data, key, stop)
+                component = self._load_or_compile(wasm, stat.st_size, key, stop)
                 self._loaded[key] = component
             return component
 
@@ -127,7 +132,7 @@ class Runtime:
         with linked.lock:
             return linked.linker.instantiate(store, component)
 
-    def _load_or_compile(self, wasm: Path, data: bytes, key: str, stop: StopToken | None) -> Component:
+    def _load_or_compile(self, wasm: Path, wasm_size: int, key: str, stop: StopToken | None) -> Component:
         """The artifact for `key` if the cache holds a sound one, else compiled now (with a progress
         line, ~10 s for 18 MB) into the cache, or into a temp folder when the cache is not writable.
         The artifact's `.source` names the wasm it came from; the cache is pruned afterwards."""
@@ -135,7 +140,7 @@ class Runtime:
         cached = self._load_pinned(artifact, wasm)
         if cached is not None:
             return cached
-        size = len(data) / 1e6
+        size = wasm_size / 1e6
         scratch: Path | None = None
         if not _writable(self._compiled_dir):
             scratch = Path(tempfile.mkdtemp(prefix="agent-host-compiled-"))
@@ -145,7 +150,7 @@ class Runtime:
         try:
             with progress(what):
                 _compile_in_child(wasm, artifact, stop, what)
-            component = _load_artifact(self.engine, artifact) if scratch else self._load_pinned(artifact, wasm)
+            component = _load_artifact(self.engine, artifact, None) if scratch else self._load_pinned(artifact, wasm)
         finally:
             if scratch is not None:
                 shutil.rmtree(scratch, ignore_errors=True)
@@ -160,7 +165,7 @@ class Runtime:
         recorded; None (and nothing pinned) when it is missing or unusable."""
         if not cache.pin(artifact):
             return None
-        component = _load_artifact(self.engine, artifact)
+        component = _load_artifact(self.engine, artifact, self._cache_dir)
         if component is None:
             cache.unpin(artifact)
             return None
@@ -216,16 +221,22 @@ def cache_key(wasm: bytes) -> str:
     return hashlib.sha256(material.encode()).hexdigest()[:40]
 
 
-def _load_artifact(engine: Engine, artifact: Path) -> Component | None:
+def _load_artifact(engine: Engine, artifact: Path, cache_dir: Path | None) -> Component | None:
+    """The artifact, deserialized once its bytes match its `.sha256` sidecar (checked by reading the
+    35 MB file only when it changed since the last check: `stamps`, in `cache_dir`); None when it is
+    missing, corrupt or unusable."""
     sidecar = artifact.with_suffix(".sha256")
     try:
         expected = sidecar.read_text().strip()
-        actual = hashlib.sha256(artifact.read_bytes()).hexdigest()
+        checked = stamps.recall(cache_dir, artifact, "sha256") if cache_dir is not None else None
+        actual = checked if checked == expected else hashlib.sha256(artifact.read_bytes()).hexdigest()
     except OSError:
         return None
     if expected != actual:
         logger.warning("compiled component %s is corrupt (hash mismatch); recompiling", artifact.name)
         return None
+    if cache_dir is not None and checked != expected:
+        stamps.record(cache_dir, artifact, "sha256", actual)
     try:
         return Component.deserialize_file(engine, str(artifact))
     except WasmtimeError as exc:

@@ -248,3 +248,23 @@ def test_a_running_runtime_pins_its_artifact_and_records_its_source(root: Path, 
         assert cache.clean(root, now=time.time() + OLD).removed == ()
     assert not cache.in_use(entry)
     assert len(cache.clean(root, now=time.time() + OLD).removed) == 1
+
+
+def test_a_stamp_holds_while_its_file_is_unchanged_and_goes_with_the_file(root: Path, tmp_path: Path) -> None:
+    """Issue 11: facts derived from a file's bytes are trusted without reading it while it is unchanged."""
+    from host.cache import stamps
+
+    data = tmp_path / "data.bin"
+    data.write_bytes(b"one")
+    stamps.record(root, data, "key", "k1")
+    assert stamps.recall(root, data, "key") == "k1"
+    assert stamps.recall(root, data, "sha256") is None  # one stamp per kind
+    before = data.stat()
+    data.write_bytes(b"two")  # same size; mtime put back: only the ctime tells
+    os.utime(data, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert stamps.recall(root, data, "key") is None
+    stamps.record(root, data, "key", "k2")
+    data.unlink()
+    assert stamps.recall(root, data, "key") is None
+    cache.prune(root, cache.Limits(keep=1, max_bytes=10**12))
+    assert list((root / stamps.STAMPS).iterdir()) == []

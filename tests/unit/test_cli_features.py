@@ -262,3 +262,20 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch: pytest.M
     monkeypatch.setattr("sys.stderr", terminal)
     render.error("plain")
     assert "31m" not in terminal.getvalue() and "plain" in terminal.getvalue()
+
+
+def test_the_console_script_exits_at_once_with_its_code_and_all_its_output() -> None:
+    """Issue 11: `entry` skips the interpreter's teardown (~0.1 s a command) but loses no output."""
+    script = (
+        "import atexit, sys; atexit.register(lambda: print('teardown ran'));"
+        "sys.argv = ['agent-host', 'wit']; from host.cli import entry; entry()"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.rstrip().endswith("}") and "world agent" in done.stdout
+    assert "teardown ran" not in done.stdout
+    failed = subprocess.run(
+        [sys.executable, "-c", script.replace("'wit'", "'run', 'no-such-guest'")], capture_output=True, text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert failed.returncode == 2 and "no such guest folder" in failed.stderr

@@ -8,6 +8,7 @@ Components here are written in WAT, so no toolchain is needed.
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 import pytest
@@ -51,7 +52,32 @@ def test_a_second_host_loads_from_the_cache_without_compiling(
     assert "compiling" not in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("damage", ["truncate", "garble", "drop-sidecar"])
+def test_an_unchanged_wasm_and_artifact_are_not_read_again(
+    tmp_path: Path, wasm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 11: hashing the 18 MB wasm and the 35 MB artifact at every start cost ~0.1 s."""
+    cache = tmp_path / "cache"
+    with Runtime(cache) as runtime:
+        runtime.load(wasm)
+    read: list[str] = []
+    original = Path.read_bytes
+
+    def counted(self: Path) -> bytes:
+        read.append(self.suffix)
+        return original(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counted)
+    with Runtime(cache) as runtime:
+        runtime.load(wasm)
+    assert read == []
+    wasm.write_text("(component (core module))")  # changed: read and keyed again, compiled anew
+    with Runtime(cache) as runtime:
+        runtime.load(wasm)
+    assert ".wasm" in read
+    assert len(list((cache / "compiled").glob("*.cwasm"))) == 2
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garble", "garble-keep-mtime", "drop-sidecar"])
 def test_a_damaged_artifact_is_recompiled_not_fatal(
     tmp_path: Path, wasm: Path, damage: str, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -61,8 +87,11 @@ def test_a_damaged_artifact_is_recompiled_not_fatal(
     artifact = next((cache / "compiled").glob("*.cwasm"))
     if damage == "truncate":
         artifact.write_bytes(artifact.read_bytes()[:100])
-    elif damage == "garble":
-        artifact.write_bytes(b"\0" * artifact.stat().st_size)
+    elif damage.startswith("garble"):
+        before = artifact.stat()
+        artifact.write_bytes(b"\0" * before.st_size)
+        if damage == "garble-keep-mtime":  # same size and mtime: only its ctime tells
+            os.utime(artifact, ns=(before.st_atime_ns, before.st_mtime_ns))
     else:
         artifact.with_suffix(".sha256").unlink()
     capsys.readouterr()
