@@ -211,7 +211,8 @@ class McpTooling(ConfiguredTooling):
                 sink(progress, total, message)
 
         async def call(client: Client) -> types.CallToolResult:
-            return await client.call_tool(name, arguments, progress_callback=report)
+            # no progress token when no one listens (a blocking call): the request is the SDK's own
+            return await client.call_tool(name, arguments, progress_callback=report if sink is not None else None)
 
         return mcp_wire.call_result(await self._request(Operation.CALL_TOOL, f"the call of tool {name!r}", call))
 

@@ -1,145 +1,66 @@
-"""`make bench`: agent-host beside the raw MCP SDK, measured in the same run, reported as ratios.
+"""`make bench`: agent-host beside its references, measured in the same run, reported as ratios.
 
-Same server (the bundled demo server), same tool (`echo`), same machine and run:
+Two tables. The first puts the raw MCP SDK, the host's Python API and a guest side by side on the
+same servers and tool: the bundled demo server over stdio and streamable HTTP (`calls`). The second
+holds every speed target of the project, each beside its reference from this run (the SDK, an empty
+Python process, a plain SDK server run by uvicorn, instances never run), with the absolute figures:
+the host path alone (a guest calling a mock tooling), a trivial import, subscription updates, whole
+processes (`start`), memory per running guest (`memory`, in a fresh process).
 
-- raw SDK: `mcp.Client.call_tool` from an asyncio program (the baseline);
-- host API: `GuestSession.call_tool_blocking` from Python (the host's bridge, no wasm);
-- guest: a WebAssembly guest calling `call-tool-blocking` in a loop (timed inside the guest), and
-  `call-tool` N times then draining the inbox (asynchronous throughput);
-- host path alone: the guest calling a mock tooling (no server, no IPC): the cost of the boundary,
-  the checks and the bridge;
-- guest start: instantiating a cached component and running a trivial `run`.
-
-Over stdio and streamable HTTP (127.0.0.1). Figures vary from run to run on a shared machine:
-read the ratios. Timings are medians of `ROUNDS` rounds.
+Figures vary from run to run on a shared machine: read the ratios.
 """
 
 from __future__ import annotations
 
 import json
-import statistics
+import subprocess
 import sys
-import threading
-import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import anyio
-from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from host import Host
 from host.builder import build_guest
 from host.config import parse_config
-from host.session import GuestSession
+from tests.bench import calls, start
 from tests.component.conftest import PROBE, Server
 
-CALLS = 300
-"""Sequential calls per round."""
-ASYNC_CALLS = 200
-"""Calls a guest starts at once (below the default limit of 256 open calls)."""
-CONCURRENT = 16
-"""Concurrent callers for throughput."""
-PER_CALLER = 25
-ROUNDS = 3
-ECHO = {"text": "hello"}
+
+@dataclass(frozen=True)
+class Target:
+    """One row of the targets table: agent-host's figure beside its reference from the same run."""
+
+    figure: str
+    reference: str
+    reference_value: float | None
+    value: float
+    unit: str
+    target: str
+    met: bool
+    compare: str = "ratio"
+    """How the two are compared: "ratio" (value / reference) or "difference" (value - reference)."""
+
+    def line(self) -> str:
+        ref = "-" if self.reference_value is None else f"{_num(self.reference_value)} {self.unit}"
+        if self.reference_value is None:
+            relation = "-"
+        elif self.compare == "ratio":
+            relation = f"{self.value / self.reference_value:.2f}x"
+        else:
+            relation = f"{self.value - self.reference_value:+.2f} {self.unit}"
+        verdict = "met" if self.met else "NOT met"
+        return (
+            f"| {self.figure} | {self.reference}: {ref} | {_num(self.value)} {self.unit} | {relation} | "
+            f"{self.target} | {verdict} |"
+        )
 
 
-def median(values: list[float]) -> float:
-    return statistics.median(values)
+def _num(value: float) -> str:
+    return f"{value:,.2f}" if value < 10 else f"{value:,.0f}"
 
 
-def sdk_latency(target: StdioServerParameters | str) -> tuple[float, float]:
-    """(seconds per sequential call, calls per second with CONCURRENT callers) with the raw SDK."""
-
-    async def measure() -> tuple[float, float]:
-        async with Client(target, cache=None) as client:
-            await client.list_tools()
-            for _ in range(10):
-                await client.call_tool("echo", ECHO)
-            sequential = []
-            for _ in range(ROUNDS):
-                started = time.perf_counter()
-                for _ in range(CALLS):
-                    await client.call_tool("echo", ECHO)
-                sequential.append((time.perf_counter() - started) / CALLS)
-            throughput = []
-            for _ in range(ROUNDS):
-
-                async def caller() -> None:
-                    for _ in range(PER_CALLER):
-                        await client.call_tool("echo", ECHO)
-
-                started = time.perf_counter()
-                async with anyio.create_task_group() as tg:
-                    for _ in range(CONCURRENT):
-                        tg.start_soon(caller)
-                throughput.append(CONCURRENT * PER_CALLER / (time.perf_counter() - started))
-            return median(sequential), median(throughput)
-
-    return anyio.run(measure)
-
-
-def host_latency(host: Host, tooling: str) -> tuple[float, float]:
-    """The same through the host's Python API (GuestSession, one per thread)."""
-    session = host.session("bench")
-    rep = session.get(tooling)
-    arguments = json.dumps(ECHO)
-    for _ in range(10):
-        session.call_tool_blocking(rep, "echo", arguments)
-    sequential = []
-    for _ in range(ROUNDS):
-        started = time.perf_counter()
-        for _ in range(CALLS):
-            session.call_tool_blocking(rep, "echo", arguments)
-        sequential.append((time.perf_counter() - started) / CALLS)
-    throughput = []
-    for _ in range(ROUNDS):
-        sessions = [host.session(f"bench-{i}") for i in range(CONCURRENT)]
-        reps = [s.get(tooling) for s in sessions]
-
-        def caller(session: GuestSession, rep: int) -> None:
-            for _ in range(PER_CALLER):
-                session.call_tool_blocking(rep, "echo", arguments)
-
-        threads = [threading.Thread(target=caller, args=pair) for pair in zip(sessions, reps, strict=True)]
-        started = time.perf_counter()
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        throughput.append(CONCURRENT * PER_CALLER / (time.perf_counter() - started))
-        for s in sessions:
-            s.close()
-    session.close()
-    return median(sequential), median(throughput)
-
-
-def guest_latency(host: Host, wasm: Path, tooling: str, *, asynchronous: bool = False) -> float:
-    """Seconds per call measured inside a guest (median of ROUNDS runs of CALLS calls)."""
-    steps: list[dict[str, Any]] = [{"op": "get", "tooling": tooling, "as": "t"}]
-    steps += [{"op": "timed", "h": "t", "tool": "echo", "args": json.dumps(ECHO), "n": 10}]
-    calls = ASYNC_CALLS if asynchronous else CALLS
-    steps += [{"op": "timed", "h": "t", "tool": "echo", "args": json.dumps(ECHO), "n": calls, "async": asynchronous}]
-    values = []
-    for _ in range(ROUNDS):
-        outcome = host.run(wasm, json.dumps({"steps": steps}), agent="bench", policy=host.policy("bench", allow=["*"]))
-        assert outcome.status == "ok", outcome
-        values.append(json.loads(outcome.text)[2]["ok"] / calls)
-    return median(values)
-
-
-def guest_start(host: Host, wasm: Path) -> float:
-    values = []
-    for _ in range(ROUNDS * 3):
-        started = time.perf_counter()
-        outcome = host.run(wasm, json.dumps({"steps": []}), agent="start", policy=host.policy("start"))
-        assert outcome.status == "ok", outcome
-        values.append(time.perf_counter() - started)
-    return median(values)
-
-
-def row(name: str, sdk: float | None, host_api: float | None, guest: float | None, unit: str) -> str:
+def sdk_row(name: str, sdk: float | None, host_api: float | None, guest: float | None, unit: str) -> str:
     def cell(value: float | None) -> str:
         return "-" if value is None else f"{value:,.1f}"
 
@@ -150,49 +71,97 @@ def row(name: str, sdk: float | None, host_api: float | None, guest: float | Non
 
 
 def main() -> int:
-    wasm = build_guest(PROBE)
+    probe = build_guest(PROBE)
     python = sys.executable
     stdio = StdioServerParameters(command=python, args=["-m", "host.demo_server"])
-    http_server = Server([python, "-m", "host.demo_server", "--http", "0"])
+    demo_http = Server([python, "-m", "host.demo_server", "--http", "0"])
+    plain_http = Server([python, "-m", "tests.bench.plain_server"])
     toml = (
         f'[tooling.stdio]\ncommand = "{python}"\nargs = ["-m", "host.demo_server"]\n'
-        f'[tooling.http]\nurl = "{http_server.url}"\n'
+        f'[tooling.http]\nurl = "{demo_http.url}"\n'
         '[tooling.mock]\nkind = "mock"\n[[tooling.mock.tools]]\nname = "echo"\nrepeat_last = true\n'
         'results = [{ text = "hello" }]\n'
     )
-    results: list[str] = []
+    sdk_rows: list[str] = []
+    targets: list[Target] = []
     try:
         with Host(parse_config(toml, Path.cwd() / "bench.toml")) as host:
-            host.runtime.load(wasm)
-            for transport, target in (("stdio", stdio), ("http", http_server.url)):
-                sdk_seq, sdk_tput = sdk_latency(target)
-                api_seq, api_tput = host_latency(host, transport)
-                guest_seq = guest_latency(host, wasm, transport)
-                guest_async = guest_latency(host, wasm, transport, asynchronous=True)
-                results.append(row(f"call latency, {transport}", sdk_seq * 1e6, api_seq * 1e6, guest_seq * 1e6, "µs"))
-                results.append(
-                    row(f"throughput, {CONCURRENT} callers, {transport}", sdk_tput, api_tput, None, "calls/s")
-                )
-                results.append(
-                    row(f"throughput, {transport}: SDK {CONCURRENT} callers / one guest's call-tool", sdk_tput, None,
-                        1 / guest_async, "calls/s")
-                )  # fmt: skip
-            mock = guest_latency(host, wasm, "mock")
-            results.append(row("host path alone (guest → mock tooling)", None, None, mock * 1e6, "µs"))
-            start = guest_start(host, wasm) * 1e3
-            results.append(row("guest start (cached component) + trivial run", None, None, start, "ms"))
+            host.runtime.load(probe)
+            figures: dict[str, dict[str, float]] = {}
+            for transport, target in (("stdio", stdio), ("http", demo_http.url)):
+                sdk_seq, sdk_tput = calls.sdk_latency(target)
+                api_seq, api_tput = calls.host_latency(host, transport)
+                guest_seq = calls.guest_latency(host, probe, transport)
+                guest_async = calls.guest_latency(host, probe, transport, asynchronous=True)
+                figures[transport] = {"sdk": sdk_seq, "api": api_seq, "guest": guest_seq, "sdk_tput": sdk_tput}
+                figures[transport]["guest_tput"] = 1 / guest_async
+                sdk_rows += [
+                    sdk_row(f"call latency, {transport}", sdk_seq * 1e6, api_seq * 1e6, guest_seq * 1e6, "µs"),
+                    sdk_row(f"throughput, {calls.CONCURRENT} callers, {transport}", sdk_tput, api_tput, None, "calls/s"),  # noqa: E501
+                    sdk_row(
+                        f"throughput, {transport}: SDK {calls.CONCURRENT} callers / one guest's call-tool", sdk_tput,
+                        None, 1 / guest_async, "calls/s",
+                    ),
+                ]  # fmt: skip
+            plain_seq, _ = calls.sdk_latency(plain_http.url)
+            mock = calls.guest_latency(host, probe, "mock")
+            trivial = calls.guest_trivial_import(host, probe, "mock")
+            sdk_update = calls.sdk_update_latency(stdio, "demo://note", "set_note")
+            guest_update = calls.guest_update_latency(host, probe, "stdio", "demo://note", "set_note")
+            guest_start = calls.guest_start(host, probe)
     finally:
-        http_server.stop()
+        demo_http.stop()
+        plain_http.stop()
+    processes = start.measure()
+    memory = json.loads(
+        subprocess.run(
+            [python, "-m", "tests.bench.memory", str(build_guest(start.IDLE))],
+            capture_output=True, text=True, check=True,
+        ).stdout
+    )  # fmt: skip
+
+    stdio_f, http_f = figures["stdio"], figures["http"]
+    targets += [
+        Target("guest `call-tool-blocking` latency / SDK `call_tool`, stdio", "SDK", stdio_f["sdk"] * 1e6,
+               stdio_f["guest"] * 1e6, "µs", "≤ 1.10x", stdio_f["guest"] <= 1.10 * stdio_f["sdk"]),
+        Target("the same over streamable HTTP", "SDK", http_f["sdk"] * 1e6, http_f["guest"] * 1e6, "µs",
+               "≤ 1.10x", http_f["guest"] <= 1.10 * http_f["sdk"]),
+        Target("host path alone, guest → mock tooling", "target", None, mock * 1e6, "µs", "≤ 150 µs", mock <= 150e-6),
+        Target("a trivial import (`tooling.name()`), guest → host", "target", None, trivial * 1e6, "µs", "≤ 10 µs",
+               trivial <= 10e-6),
+        Target(f"async throughput, one guest's `call-tool`s / SDK {calls.CONCURRENT} callers, stdio", "SDK",
+               stdio_f["sdk_tput"], stdio_f["guest_tput"], "calls/s", "≥ 1.0x",
+               stdio_f["guest_tput"] >= stdio_f["sdk_tput"]),
+        Target("subscription update, server → guest inbox / SDK notification, stdio", "SDK", sdk_update * 1e3,
+               guest_update * 1e3, "ms", "≤ +1 ms", guest_update - sdk_update <= 1e-3, compare="difference"),
+        Target("`agent-host run` of a cached guest that touches no MCP tooling, whole process", "`python -c pass`",
+               processes["python"], processes["run_cached"], "s", "≤ 0.4 s", processes["run_cached"] <= 0.4),
+        Target("`agent-host --help`", "`python -c pass`", processes["python"], processes["help"], "s", "≤ 0.15 s",
+               processes["help"] <= 0.15),
+        Target(f"memory per added running guest, {50} guests in one host", "instantiated, never run",
+               memory["instantiate_mib_per_guest"], memory["running_mib_per_guest"], "MiB", "≤ 4 MiB",
+               memory["running_mib_per_guest"] <= 4.0),
+        Target("bundled demo server over streamable HTTP, SDK call", "plain SDK server (uvicorn.run)",
+               plain_seq * 1e3, http_f["sdk"] * 1e3, "ms", "≤ 1.1x", http_f["sdk"] <= 1.1 * plain_seq),
+        Target("first `run` after `agent-host build` (whole process)", "cached run", processes["run_cached"],
+               processes["first_run_after_build"], "s", "no compile (≪ the ~10 s of one)",
+               processes["first_run_after_build"] < 2.0),
+        Target("guest start (cached component) + trivial `run`, in a live host", "target", None, guest_start * 1e3,
+               "ms", "-", True),
+    ]  # fmt: skip
+
     print(
         "| measurement | raw MCP SDK | agent-host, host API | agent-host, guest | unit | host API / SDK | guest / SDK |"
     )
     print("| --- | --- | --- | --- | --- | --- | --- |")
-    for line in results:
-        print(line)
+    print("\n".join(sdk_rows))
     print(
-        f"\n{CALLS} sequential calls x {ROUNDS} rounds (median); throughput: {CONCURRENT} concurrent callers x "
-        f"{PER_CALLER} calls. Ratios: for latency lower is better, for throughput higher is better."
+        f"\n{calls.CALLS} sequential calls x {calls.ROUNDS} rounds (median); throughput: {calls.CONCURRENT} "
+        f"concurrent callers x {calls.PER_CALLER} calls. For latency lower is better, for throughput higher.\n"
     )
+    print("| figure | reference (same run) | agent-host | ratio | target | |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    print("\n".join(target.line() for target in targets))
     return 0
 
 

@@ -148,6 +148,26 @@ class WitWorld(wit_world.WitWorld):
                         for _ in range(step["n"]):
                             h.call_tool_blocking(step["tool"], step.get("args", "{}"))
                     value = time.perf_counter() - started
+                elif op == "timed_updates":
+                    # Median seconds from starting a call of `tool` (which changes resource `uri`) to
+                    # the update envelope of a subscription to `uri`, over `n` rounds.
+                    sub = h.subscribe_resource(step["uri"])
+                    delays = []
+                    for i in range(step["n"]):
+                        started = time.perf_counter()
+                        call = h.call_tool(step["tool"], json.dumps({"text": f"note {i}"}))
+                        seen = {"update": False, "call": False}
+                        while not all(seen.values()):
+                            envelope = inbox.recv(30000)
+                            if envelope is None:
+                                raise RuntimeError("no envelope within 30 s")
+                            if envelope.id == sub and not seen["update"]:
+                                delays.append(time.perf_counter() - started)
+                                seen["update"] = True
+                            elif envelope.id == call and envelope.kind != "progress":
+                                seen["call"] = True
+                    h.unsubscribe_resource(sub)
+                    value = sorted(delays)[len(delays) // 2]
                 elif op == "timed_name":
                     # Seconds for `n` calls of the trivial import `tooling.name()`.
                     started = time.perf_counter()
