@@ -107,6 +107,7 @@ def main() -> int:
             mock = calls.guest_latency(host, probe, "mock")
             trivial = calls.guest_trivial_import(host, probe, "mock")
             sdk_update = calls.sdk_update_latency(stdio, "demo://note", "set_note")
+            sdk_update_read = calls.sdk_update_latency(stdio, "demo://note", "set_note", then_read=True)
             guest_update = calls.guest_update_latency(host, probe, "stdio", "demo://note", "set_note")
             guest_start = calls.guest_start(host, probe)
     finally:
@@ -134,6 +135,9 @@ def main() -> int:
                stdio_f["guest_tput"] >= stdio_f["sdk_tput"]),
         Target("subscription update, server → guest inbox / SDK notification, stdio", "SDK", sdk_update * 1e3,
                guest_update * 1e3, "ms", "≤ +1 ms", guest_update - sdk_update <= 1e-3, compare="difference"),
+        Target("the same, like for like: the update envelope holds the new content", "SDK notification + read",
+               sdk_update_read * 1e3, guest_update * 1e3, "ms", "≤ +1 ms", guest_update - sdk_update_read <= 1e-3,
+               compare="difference"),
         Target("`agent-host run` of a cached guest that touches no MCP tooling, whole process", "`python -c pass`",
                processes["python"], processes["run_cached"], "s", "≤ 0.4 s", processes["run_cached"] <= 0.4),
         Target("`agent-host --help`", "`python -c pass`", processes["python"], processes["help"], "s", "≤ 0.15 s",

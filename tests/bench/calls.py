@@ -145,9 +145,10 @@ def _in_guest(host: Host, wasm: Path, tooling: str, steps: list[dict[str, Any]])
     return median(values)
 
 
-def sdk_update_latency(target: Target, uri: str, tool: str) -> float:
+def sdk_update_latency(target: Target, uri: str, tool: str, *, then_read: bool = False) -> float:
     """Seconds from starting a call of `tool` (which changes `uri`) to the SDK's notification of the
-    change (a `subscriptions/listen` stream on 2026-07-28, `resources/subscribe` before); median."""
+    change (a `subscriptions/listen` stream on 2026-07-28, `resources/subscribe` before); with
+    `then_read`, to the new content read after it (what a guest's update envelope holds); median."""
 
     async def measure() -> float:
         changed = [anyio.Event()]
@@ -164,6 +165,8 @@ def sdk_update_latency(target: Target, uri: str, tool: str) -> float:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(client.call_tool, tool, {"text": f"note {i}"})
                     await changed[0].wait()
+                    if then_read:
+                        await client.read_resource(uri)
                     delays.append(time.perf_counter() - started)
 
         async with Client(target, cache=None, message_handler=on_message) as client:

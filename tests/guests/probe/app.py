@@ -164,7 +164,7 @@ class WitWorld(wit_world.WitWorld):
                             if envelope.id == sub and not seen["update"]:
                                 delays.append(time.perf_counter() - started)
                                 seen["update"] = True
-                            elif envelope.id == call and envelope.kind != "progress":
+                            elif envelope.id == call and not isinstance(envelope.event.value, types.Progress):
                                 seen["call"] = True
                     h.unsubscribe_resource(sub)
                     value = sorted(delays)[len(delays) // 2]
