@@ -20,7 +20,7 @@ from typing import Any
 
 from wasmtime import StoreContext, WasmtimeError
 from wasmtime import _ffi as ffi
-from wasmtime.component import LinkerInstance
+from wasmtime.component import LinkerInstance, ResourceAny
 from wasmtime.component._types import FuncType
 
 from host.runtime.codecs import Codec, codec
@@ -88,6 +88,20 @@ def _call(entry: _Entry, store: StoreContext, ty_raw: Any, args: Any, nargs: int
     value = entry.fn(store, *[params[i].lift(args[i]) for i in range(nargs)])
     if signature.result is not None:
         signature.result.lower(store, value, results)
+
+
+def borrowed_rep(store: StoreContext, handle: ResourceAny) -> int:
+    """The rep of a borrowed host resource `handle`, the borrow consumed (as `handle.to_host(store).rep`
+    does, without the intermediate `ResourceHost`). Raises `WasmtimeError` for a guest resource."""
+    host = ctypes.POINTER(ffi.wasmtime_component_resource_host_t)()
+    error = ffi.wasmtime_component_resource_any_to_host(store._context(), handle.ptr(), ctypes.byref(host))
+    if error:
+        raise WasmtimeError._from_ptr(error)
+    try:
+        rep: int = ffi.wasmtime_component_resource_host_rep(host)
+        return rep
+    finally:
+        ffi.wasmtime_component_resource_host_delete(host)
 
 
 @ffi.wasmtime_component_func_callback_t  # type: ignore[untyped-decorator]

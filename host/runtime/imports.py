@@ -20,7 +20,7 @@ from wasmtime.component import Linker, LinkerInstance, Record, ResourceAny, Reso
 from host.errors import ToolingError
 from host.model import Envelope
 from host.runtime import wit_values
-from host.runtime.host_calls import add_func
+from host.runtime.host_calls import add_func, borrowed_rep
 from host.runtime.thread_state import host_function, session
 from host.session import SubscriptionKind
 
@@ -50,8 +50,7 @@ def define_imports(linker: Linker) -> None:
 
 
 def _rep(store: StoreContext, handle: ResourceAny) -> int:
-    rep: int = handle.to_host(store).rep
-    return rep
+    return borrowed_rep(store, handle)
 
 
 def _bare(produce: Callable[[], _T], convert: Callable[[_T], Any]) -> Any:
