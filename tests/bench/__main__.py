@@ -1,6 +1,6 @@
 """`make bench`: agent-host beside the raw MCP SDK, measured in the same run, reported as ratios.
 
-Same server (the bundled demo server), same tool (`echo`), same machine and run:
+Same server, same tool (`echo`), same machine and run:
 
 - raw SDK: `mcp.Client.call_tool` from an asyncio program (the baseline);
 - host API: `GuestSession.call_tool_blocking` from Python (the host's bridge, no wasm);
@@ -10,8 +10,10 @@ Same server (the bundled demo server), same tool (`echo`), same machine and run:
   the checks and the bridge;
 - guest start: instantiating a cached component and running a trivial `run`.
 
-Over stdio and streamable HTTP (127.0.0.1). Figures vary from run to run on a shared machine:
-read the ratios. Timings are medians of `ROUNDS` rounds.
+Against the bundled demo server over stdio and streamable HTTP (127.0.0.1), and against a server
+that is not ours, `@modelcontextprotocol/server-everything` over streamable HTTP (its `echo`;
+skipped, saying why, without node and npm). Figures vary from run to run on a shared machine: read
+the ratios. Timings are medians of `ROUNDS` rounds.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import statistics
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +35,7 @@ from host import Host
 from host.builder import build_guest
 from host.config import parse_config
 from host.session import GuestSession
+from tests.bench.everything import EverythingHttp, start_everything
 from tests.component.conftest import PROBE, Server
 
 CALLS = 300
@@ -43,32 +47,45 @@ CONCURRENT = 16
 PER_CALLER = 25
 ROUNDS = 3
 ECHO = {"text": "hello"}
+"""The demo server's `echo` arguments."""
+EVERYTHING_ECHO = {"message": "hello"}
+"""server-everything's `echo` arguments."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """One server as the bench reaches it: through the SDK, and as the host's tooling `tooling`."""
+
+    label: str
+    sdk: StdioServerParameters | str
+    tooling: str
+    arguments: dict[str, Any]
 
 
 def median(values: list[float]) -> float:
     return statistics.median(values)
 
 
-def sdk_latency(target: StdioServerParameters | str) -> tuple[float, float]:
+def sdk_latency(target: StdioServerParameters | str, arguments: dict[str, Any]) -> tuple[float, float]:
     """(seconds per sequential call, calls per second with CONCURRENT callers) with the raw SDK."""
 
     async def measure() -> tuple[float, float]:
         async with Client(target, cache=None) as client:
             await client.list_tools()
             for _ in range(10):
-                await client.call_tool("echo", ECHO)
+                await client.call_tool("echo", arguments)
             sequential = []
             for _ in range(ROUNDS):
                 started = time.perf_counter()
                 for _ in range(CALLS):
-                    await client.call_tool("echo", ECHO)
+                    await client.call_tool("echo", arguments)
                 sequential.append((time.perf_counter() - started) / CALLS)
             throughput = []
             for _ in range(ROUNDS):
 
                 async def caller() -> None:
                     for _ in range(PER_CALLER):
-                        await client.call_tool("echo", ECHO)
+                        await client.call_tool("echo", arguments)
 
                 started = time.perf_counter()
                 async with anyio.create_task_group() as tg:
@@ -80,11 +97,11 @@ def sdk_latency(target: StdioServerParameters | str) -> tuple[float, float]:
     return anyio.run(measure)
 
 
-def host_latency(host: Host, tooling: str) -> tuple[float, float]:
+def host_latency(host: Host, tooling: str, echo: dict[str, Any]) -> tuple[float, float]:
     """The same through the host's Python API (GuestSession, one per thread)."""
     session = host.session("bench")
     rep = session.get(tooling)
-    arguments = json.dumps(ECHO)
+    arguments = json.dumps(echo)
     for _ in range(10):
         session.call_tool_blocking(rep, "echo", arguments)
     sequential = []
@@ -115,12 +132,14 @@ def host_latency(host: Host, tooling: str) -> tuple[float, float]:
     return median(sequential), median(throughput)
 
 
-def guest_latency(host: Host, wasm: Path, tooling: str, *, asynchronous: bool = False) -> float:
+def guest_latency(
+    host: Host, wasm: Path, tooling: str, echo: dict[str, Any] = ECHO, *, asynchronous: bool = False
+) -> float:
     """Seconds per call measured inside a guest (median of ROUNDS runs of CALLS calls)."""
     steps: list[dict[str, Any]] = [{"op": "get", "tooling": tooling, "as": "t"}]
-    steps += [{"op": "timed", "h": "t", "tool": "echo", "args": json.dumps(ECHO), "n": 10}]
+    steps += [{"op": "timed", "h": "t", "tool": "echo", "args": json.dumps(echo), "n": 10}]
     calls = ASYNC_CALLS if asynchronous else CALLS
-    steps += [{"op": "timed", "h": "t", "tool": "echo", "args": json.dumps(ECHO), "n": calls, "async": asynchronous}]
+    steps += [{"op": "timed", "h": "t", "tool": "echo", "args": json.dumps(echo), "n": calls, "async": asynchronous}]
     values = []
     for _ in range(ROUNDS):
         outcome = host.run(wasm, json.dumps({"steps": steps}), agent="bench", policy=host.policy("bench", allow=["*"]))
@@ -154,6 +173,7 @@ def main() -> int:
     python = sys.executable
     stdio = StdioServerParameters(command=python, args=["-m", "host.demo_server"])
     http_server = Server([python, "-m", "host.demo_server", "--http", "0"])
+    targets = [Target("stdio", stdio, "stdio", ECHO), Target("http", http_server.url, "http", ECHO)]
     toml = (
         f'[tooling.stdio]\ncommand = "{python}"\nargs = ["-m", "host.demo_server"]\n'
         f'[tooling.http]\nurl = "{http_server.url}"\n'
@@ -161,20 +181,26 @@ def main() -> int:
         'results = [{ text = "hello" }]\n'
     )
     results: list[str] = []
+    everything: EverythingHttp | str = "not started"
     try:
+        everything = start_everything()
+        if isinstance(everything, str):
+            print(f"server-everything rows skipped: {everything}", file=sys.stderr)
+        else:
+            targets.append(Target("server-everything over http", everything.url, "everything", EVERYTHING_ECHO))
+            toml += f'[tooling.everything]\nurl = "{everything.url}"\n'
         with Host(parse_config(toml, Path.cwd() / "bench.toml")) as host:
             host.runtime.load(wasm)
-            for transport, target in (("stdio", stdio), ("http", http_server.url)):
-                sdk_seq, sdk_tput = sdk_latency(target)
-                api_seq, api_tput = host_latency(host, transport)
-                guest_seq = guest_latency(host, wasm, transport)
-                guest_async = guest_latency(host, wasm, transport, asynchronous=True)
-                results.append(row(f"call latency, {transport}", sdk_seq * 1e6, api_seq * 1e6, guest_seq * 1e6, "µs"))
+            for target in targets:
+                label, echo = target.label, target.arguments
+                sdk_seq, sdk_tput = sdk_latency(target.sdk, echo)
+                api_seq, api_tput = host_latency(host, target.tooling, echo)
+                guest_seq = guest_latency(host, wasm, target.tooling, echo)
+                guest_async = guest_latency(host, wasm, target.tooling, echo, asynchronous=True)
+                results.append(row(f"call latency, {label}", sdk_seq * 1e6, api_seq * 1e6, guest_seq * 1e6, "µs"))
+                results.append(row(f"throughput, {CONCURRENT} callers, {label}", sdk_tput, api_tput, None, "calls/s"))
                 results.append(
-                    row(f"throughput, {CONCURRENT} callers, {transport}", sdk_tput, api_tput, None, "calls/s")
-                )
-                results.append(
-                    row(f"throughput, {transport}: SDK {CONCURRENT} callers / one guest's call-tool", sdk_tput, None,
+                    row(f"throughput, {label}: SDK {CONCURRENT} callers / one guest's call-tool", sdk_tput, None,
                         1 / guest_async, "calls/s")
                 )  # fmt: skip
             mock = guest_latency(host, wasm, "mock")
@@ -183,6 +209,8 @@ def main() -> int:
             results.append(row("guest start (cached component) + trivial run", None, None, start, "ms"))
     finally:
         http_server.stop()
+        if not isinstance(everything, str):
+            everything.stop()
     print(
         "| measurement | raw MCP SDK | agent-host, host API | agent-host, guest | unit | host API / SDK | guest / SDK |"
     )
