@@ -3,15 +3,22 @@
 One loop per host process, on the thread `agent-host-bridge` (an anyio blocking portal). Every
 tooling coroutine runs there; guest threads never run async code themselves: they hand coroutines
 to the loop with `Bridge.call` (and wait) or `Bridge.start` (and get a future).
+
+Hand-offs wake the loop at most once per batch (`_Handoff`): a coroutine handed over while an
+earlier hand-off is still waiting to be taken joins it, so many threads calling at once do not each
+write to the loop's wake-up socket and make it drain that socket once per call.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
+import functools
 import logging
 import threading
-from collections.abc import Awaitable, Callable
+from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Final, TypeVar, cast
 
 import anyio
@@ -65,6 +72,70 @@ class Interrupt:
         return ToolingError(ErrorCode.CANCELLED, f"the host stopped this agent: {self.reason}")
 
 
+_Handed = tuple[Coroutine[Any, Any, Any], concurrent.futures.Future[Any], contextvars.Context]
+"""A coroutine handed over, its caller's future, and the context it runs in."""
+
+
+class _Handoff:
+    """Coroutines handed to the loop from other threads, started as tasks in the order handed over.
+
+    `submit` queues the coroutine and wakes the loop (`call_soon_threadsafe`) only when no wake-up
+    is pending: one `_drain` on the loop starts everything queued by then. The returned future
+    follows the task as `asyncio.run_coroutine_threadsafe`'s does: it completes with the task's
+    outcome, and cancelling it cancels the task, even before the task started (it then runs to its
+    first suspension point and is cancelled there, so what it opens it also closes, audits included);
+    the task runs in a copy of the submitting thread's context, as there.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._lock = threading.Lock()
+        self._queue: deque[_Handed] = deque()
+        self._wake_pending = False
+
+    def submit(self, coro: Coroutine[Any, Any, _T]) -> concurrent.futures.Future[_T]:
+        future: concurrent.futures.Future[_T] = concurrent.futures.Future()
+        with self._lock:
+            self._queue.append((coro, future, contextvars.copy_context()))
+            if self._wake_pending:
+                return future
+            self._wake_pending = True
+        self._loop.call_soon_threadsafe(self._drain)
+        return future
+
+    def _drain(self) -> None:
+        """On the loop: start every queued coroutine."""
+        with self._lock:
+            queued, self._queue = self._queue, deque()
+            self._wake_pending = False
+        for coro, future, context in queued:
+            task = self._loop.create_task(coro, context=context)
+            task.add_done_callback(functools.partial(_settle, future))
+            future.add_done_callback(functools.partial(_cancel_task, self._loop, task))
+
+
+def _settle(future: concurrent.futures.Future[Any], task: asyncio.Task[Any]) -> None:
+    """Copy a finished task's outcome into its caller's future (unless the caller cancelled it)."""
+    if task.cancelled():
+        future.cancel()
+        return
+    if not future.set_running_or_notify_cancel():
+        return
+    exception = task.exception()
+    if exception is not None:
+        future.set_exception(exception)
+    else:
+        future.set_result(task.result())
+
+
+def _cancel_task(
+    loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any], future: concurrent.futures.Future[Any]
+) -> None:
+    """The caller's future is done: if it was cancelled, cancel the task on its loop."""
+    if future.cancelled() and not loop.is_closed():
+        loop.call_soon_threadsafe(task.cancel)
+
+
 class Bridge:
     """Owner of the background event loop.
 
@@ -80,6 +151,7 @@ class Bridge:
         self._stop: anyio.Event | None = None
         self._serve_future, self.nursery = self._portal.start_task(self._serve, name="agent-host-nursery")
         self._loop: asyncio.AbstractEventLoop = self._portal.call(_running_loop)
+        self._handoff = _Handoff(self._loop)
 
     async def _serve(self, *, task_status: TaskStatus[TaskGroup]) -> None:
         self._stop = anyio.Event()
@@ -138,7 +210,7 @@ class Bridge:
         return self._submit(fn, *args)
 
     def _submit(self, fn: Callable[..., Awaitable[_T]], *args: Any) -> concurrent.futures.Future[_T]:
-        """Hand `fn(*args)` to the loop with `asyncio.run_coroutine_threadsafe`.
+        """Hand `fn(*args)` to the loop (`_Handoff`).
 
         One hand-off (the portal's own `start_task_soon` makes two): the coroutine runs as a task of
         the portal's asyncio loop, where anyio's primitives and cancel scopes work as everywhere on
@@ -147,7 +219,7 @@ class Bridge:
         with self._lock:
             if self._closed:
                 raise ToolingError(ErrorCode.UNAVAILABLE, "the host is shutting down")
-            return asyncio.run_coroutine_threadsafe(_as_coroutine(fn, args), self._loop)
+            return self._handoff.submit(_as_coroutine(fn, args))
 
     def close(self, shutdown: Callable[[], Awaitable[None]] | None = None) -> None:
         """Run `shutdown()` on the loop (bounded by `SHUTDOWN_TIMEOUT`), then cancel the nursery, stop
