@@ -1,7 +1,10 @@
 """`make bench`: agent-host beside its references, measured in the same run, reported as ratios.
 
 Two tables. The first puts the raw MCP SDK, the host's Python API and a guest side by side on the
-same servers and tool: the bundled demo server over stdio and streamable HTTP (`calls`). The second
+same servers and tool (`calls`): the bundled demo server over stdio and streamable HTTP, and a
+server that is not ours, `@modelcontextprotocol/server-everything` over streamable HTTP (`everything`;
+skipped, saying why, without node and npm). Their rounds are interleaved (SDK, host API, guest, SDK,
+...), so a machine that slows down for a while slows all three alike. The second
 holds every speed target of the project, each beside its reference from this run (the SDK, an empty
 Python process, a plain SDK server run by uvicorn, instances never run), with the absolute figures:
 the host path alone (a guest calling a mock tooling), a trivial import, subscription updates, whole
@@ -13,10 +16,12 @@ Figures vary from run to run on a shared machine: read the ratios.
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from mcp.client.stdio import StdioServerParameters
 
@@ -24,6 +29,7 @@ from host import Host
 from host.builder import build_guest
 from host.config import parse_config
 from tests.bench import calls, start
+from tests.bench.everything import EverythingHttp, start_everything
 from tests.component.conftest import PROBE, Server
 
 
@@ -70,6 +76,36 @@ def sdk_row(name: str, sdk: float | None, host_api: float | None, guest: float |
     return f"| {name} | {cell(sdk)} | {cell(host_api)} | {cell(guest)} | {unit} | {ratio(host_api)} | {ratio(guest)} |"
 
 
+@dataclass(frozen=True)
+class Peer:
+    """One server as the bench reaches it: through the SDK (`sdk`), and as the host's tooling `tooling`."""
+
+    label: str
+    sdk: calls.Target
+    tooling: str
+    arguments: dict[str, Any]
+
+
+EVERYTHING_ECHO: dict[str, Any] = {"message": "hello"}
+"""server-everything's `echo` arguments."""
+
+
+def compare(host: Host, probe: Path, peer: Peer) -> dict[str, float]:
+    """Seconds per call (`sdk`, `api`, `guest`) and calls per second (`sdk_tput`, `api_tput`,
+    `guest_tput`: one guest's `call-tool`s), medians of `calls.ROUNDS` interleaved rounds."""
+    rounds: dict[str, list[float]] = {}
+    for _ in range(calls.ROUNDS):
+        figures = {}
+        figures["sdk"], figures["sdk_tput"] = calls.sdk_latency(peer.sdk, peer.arguments, rounds=1)
+        figures["api"], figures["api_tput"] = calls.host_latency(host, peer.tooling, peer.arguments, rounds=1)
+        figures["guest"] = calls.guest_latency(host, probe, peer.tooling, peer.arguments, rounds=1)
+        one_guest = calls.guest_latency(host, probe, peer.tooling, peer.arguments, asynchronous=True, rounds=1)
+        figures["guest_tput"] = 1 / one_guest
+        for key, value in figures.items():
+            rounds.setdefault(key, []).append(value)
+    return {key: statistics.median(values) for key, values in rounds.items()}
+
+
 def main() -> int:
     probe = build_guest(PROBE)
     python = sys.executable
@@ -82,26 +118,27 @@ def main() -> int:
         '[tooling.mock]\nkind = "mock"\n[[tooling.mock.tools]]\nname = "echo"\nrepeat_last = true\n'
         'results = [{ text = "hello" }]\n'
     )
+    peers = [Peer("stdio", stdio, "stdio", calls.ECHO), Peer("http", demo_http.url, "http", calls.ECHO)]
+    everything: EverythingHttp | str = start_everything()
+    if isinstance(everything, str):
+        print(f"server-everything rows skipped: {everything}", file=sys.stderr)
+    else:
+        peers.append(Peer("server-everything, http", everything.url, "everything", EVERYTHING_ECHO))
+        toml += f'[tooling.everything]\nurl = "{everything.url}"\n'
     sdk_rows: list[str] = []
     targets: list[Target] = []
+    figures: dict[str, dict[str, float]] = {}
     try:
         with Host(parse_config(toml, Path.cwd() / "bench.toml")) as host:
             host.runtime.load(probe)
-            figures: dict[str, dict[str, float]] = {}
-            for transport, target in (("stdio", stdio), ("http", demo_http.url)):
-                sdk_seq, sdk_tput = calls.sdk_latency(target)
-                api_seq, api_tput = calls.host_latency(host, transport)
-                guest_seq = calls.guest_latency(host, probe, transport)
-                guest_async = calls.guest_latency(host, probe, transport, asynchronous=True)
-                figures[transport] = {"sdk": sdk_seq, "api": api_seq, "guest": guest_seq, "sdk_tput": sdk_tput}
-                figures[transport]["guest_tput"] = 1 / guest_async
+            for peer in peers:
+                f = figures[peer.label] = compare(host, probe, peer)
                 sdk_rows += [
-                    sdk_row(f"call latency, {transport}", sdk_seq * 1e6, api_seq * 1e6, guest_seq * 1e6, "µs"),
-                    sdk_row(f"throughput, {calls.CONCURRENT} callers, {transport}", sdk_tput, api_tput, None, "calls/s"),  # noqa: E501
-                    sdk_row(
-                        f"throughput, {transport}: SDK {calls.CONCURRENT} callers / one guest's call-tool", sdk_tput,
-                        None, 1 / guest_async, "calls/s",
-                    ),
+                    sdk_row(f"call latency, {peer.label}", f["sdk"] * 1e6, f["api"] * 1e6, f["guest"] * 1e6, "µs"),
+                    sdk_row(f"throughput, {calls.CONCURRENT} callers, {peer.label}", f["sdk_tput"], f["api_tput"],
+                            None, "calls/s"),
+                    sdk_row(f"throughput, {peer.label}: SDK {calls.CONCURRENT} callers / one guest's call-tool",
+                            f["sdk_tput"], None, f["guest_tput"], "calls/s"),
                 ]  # fmt: skip
             plain_seq, _ = calls.sdk_latency(plain_http.url)
             mock = calls.guest_latency(host, probe, "mock")
@@ -113,6 +150,8 @@ def main() -> int:
     finally:
         demo_http.stop()
         plain_http.stop()
+        if not isinstance(everything, str):
+            everything.stop()
     processes = start.measure()
     memory = json.loads(
         subprocess.run(

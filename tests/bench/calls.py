@@ -46,7 +46,9 @@ def median(values: list[float]) -> float:
     return statistics.median(values)
 
 
-def sdk_latency(target: Target, tool: str = "echo", arguments: dict[str, Any] = ECHO) -> tuple[float, float]:
+def sdk_latency(
+    target: Target, arguments: dict[str, Any] = ECHO, *, tool: str = "echo", rounds: int = ROUNDS
+) -> tuple[float, float]:
     """(seconds per sequential call, calls per second with CONCURRENT callers) with the raw SDK."""
 
     async def measure() -> tuple[float, float]:
@@ -55,13 +57,13 @@ def sdk_latency(target: Target, tool: str = "echo", arguments: dict[str, Any] = 
             for _ in range(10):
                 await client.call_tool(tool, arguments)
             sequential = []
-            for _ in range(ROUNDS):
+            for _ in range(rounds):
                 started = time.perf_counter()
                 for _ in range(CALLS):
                     await client.call_tool(tool, arguments)
                 sequential.append((time.perf_counter() - started) / CALLS)
             throughput = []
-            for _ in range(ROUNDS):
+            for _ in range(rounds):
 
                 async def caller() -> None:
                     for _ in range(PER_CALLER):
@@ -77,7 +79,9 @@ def sdk_latency(target: Target, tool: str = "echo", arguments: dict[str, Any] = 
     return anyio.run(measure)
 
 
-def host_latency(host: Host, tooling: str, tool: str = "echo", args: dict[str, Any] = ECHO) -> tuple[float, float]:
+def host_latency(
+    host: Host, tooling: str, args: dict[str, Any] = ECHO, *, tool: str = "echo", rounds: int = ROUNDS
+) -> tuple[float, float]:
     """The same through the host's Python API (GuestSession, one per thread)."""
     session = host.session("bench")
     rep = session.get(tooling)
@@ -85,13 +89,13 @@ def host_latency(host: Host, tooling: str, tool: str = "echo", args: dict[str, A
     for _ in range(10):
         session.call_tool_blocking(rep, tool, arguments)
     sequential = []
-    for _ in range(ROUNDS):
+    for _ in range(rounds):
         started = time.perf_counter()
         for _ in range(CALLS):
             session.call_tool_blocking(rep, tool, arguments)
         sequential.append((time.perf_counter() - started) / CALLS)
     throughput = []
-    for _ in range(ROUNDS):
+    for _ in range(rounds):
         sessions = [host.session(f"bench-{i}") for i in range(CONCURRENT)]
         reps = [s.get(tooling) for s in sessions]
 
@@ -113,13 +117,14 @@ def host_latency(host: Host, tooling: str, tool: str = "echo", args: dict[str, A
 
 
 def guest_latency(
-    host: Host, wasm: Path, tooling: str, *, asynchronous: bool = False, tool: str = "echo",
-    args: dict[str, Any] = ECHO,
+    host: Host, wasm: Path, tooling: str, args: dict[str, Any] = ECHO, *, asynchronous: bool = False,
+    tool: str = "echo", rounds: int = ROUNDS,
 ) -> float:  # fmt: skip
-    """Seconds per call measured inside a guest (median of ROUNDS runs of CALLS calls)."""
+    """Seconds per call measured inside a guest (median of `rounds` runs of CALLS calls)."""
     calls = ASYNC_CALLS if asynchronous else CALLS
     timed = {"op": "timed", "h": "t", "tool": tool, "args": json.dumps(args)}
-    return _in_guest(host, wasm, tooling, [{**timed, "n": 10}, {**timed, "n": calls, "async": asynchronous}]) / calls
+    steps = [{**timed, "n": 10}, {**timed, "n": calls, "async": asynchronous}]
+    return _in_guest(host, wasm, tooling, steps, rounds) / calls
 
 
 def guest_trivial_import(host: Host, wasm: Path, tooling: str, calls: int = 5000) -> float:
@@ -134,10 +139,10 @@ def guest_update_latency(host: Host, wasm: Path, tooling: str, uri: str, tool: s
     return _in_guest(host, wasm, tooling, [{"op": "timed_updates", "h": "t", "uri": uri, "tool": tool, "n": UPDATES}])
 
 
-def _in_guest(host: Host, wasm: Path, tooling: str, steps: list[dict[str, Any]]) -> float:
-    """The value of the last step, run in the probe guest after `get` of `tooling` (median of ROUNDS runs)."""
+def _in_guest(host: Host, wasm: Path, tooling: str, steps: list[dict[str, Any]], rounds: int = ROUNDS) -> float:
+    """The value of the last step, run in the probe guest after `get` of `tooling` (median of `rounds` runs)."""
     values = []
-    for _ in range(ROUNDS):
+    for _ in range(rounds):
         text = json.dumps({"steps": [{"op": "get", "tooling": tooling, "as": "t"}, *steps]})
         outcome = host.run(wasm, text, agent="bench", policy=host.policy("bench", allow=["*"]))
         assert outcome.status == "ok", outcome

@@ -7,14 +7,21 @@ started and stopped by the test)".
 from __future__ import annotations
 
 import base64
+import json
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Final
 
 import pytest
 
 from host import Host
+from host.toolings.mcp_connection import HTTP_IDLE_CONNECTIONS
 from tests.component.conftest import Server, err, ok, probe
+
+BURST_WITHIN: Final = 30.0
+"""Seconds the concurrent calls of the connection-pool test may take."""
 
 pytestmark = pytest.mark.component
 
@@ -65,3 +72,45 @@ def test_http_headers_from_the_config_reach_the_server(
     finally:
         server.stop()
     assert ok(results[1])["value"]["structuredContent"]["authorization"] == "Bearer s3cret"
+
+
+def established_connections_to(port: int) -> int:
+    """Connections to 127.0.0.1:`port` that clients on this machine hold open (ESTABLISHED), from /proc/net/tcp."""
+    remote = f"0100007F:{port:04X}"
+    lines = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    return sum(1 for line in lines if line.split()[2] == remote and line.split()[3] == "01")
+
+
+def test_after_a_burst_of_concurrent_calls_few_idle_http_connections_stay_open(
+    make_host: Callable[[str], Host],
+) -> None:
+    """Provenance: issue 11 (the host's HTTP speed): httpx keeps up to 20 idle connections and probes every
+    idle one with system calls each time a request starts and ends, so after a burst every later call
+    paid for all of them. After 2 * HTTP_IDLE_CONNECTIONS calls in flight at once (a barrier on the
+    server proves it), the next call leaves at most HTTP_IDLE_CONNECTIONS (+1 being released) open."""
+    burst = 2 * HTTP_IDLE_CONNECTIONS
+    server = Server([sys.executable, "-m", "tests.servers.observed", "--http", "0"])
+    try:
+        port = int(server.url.rsplit(":", 1)[1].split("/")[0])
+        host = make_host(f'[tooling.t]\nurl = "{server.url}"\n')
+        sessions = [host.session(f"caller-{i}") for i in range(burst)]
+        reps = [session.get("t") for session in sessions]
+        arrived: list[int] = []
+
+        def call(index: int) -> None:
+            args = json.dumps({"group": "burst", "count": burst})
+            outcome = sessions[index].call_tool_blocking(reps[index], "gather", args)
+            arrived.append(json.loads(outcome.value)["structuredContent"]["result"])
+
+        threads = [threading.Thread(target=call, args=(index,)) for index in range(burst)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(BURST_WITHIN)
+        assert not any(thread.is_alive() for thread in threads), "the calls never all arrived at once"
+        assert sorted(arrived) == [burst] * burst
+        sessions[0].call_tool_blocking(reps[0], "echo", '{"text": "after the burst"}')
+        assert established_connections_to(port) <= HTTP_IDLE_CONNECTIONS + 1
+        host.close()
+    finally:
+        server.stop()

@@ -6,6 +6,8 @@ Run over stdio with `python -m tests.servers.observed`, or over HTTP on 127.0.0.
 Tools:
 - `wait(seconds, steps)`: sleeps, reporting progress `steps` times; counts started, finished and
   cancelled calls (a cancelled call is one whose handler was cancelled by the client).
+- `gather(group, count)`: returns once `count` calls of the same `group` are in flight at once (a
+  barrier: proves calls overlap, and that each held its own HTTP connection).
 - `echo(text)`, `set(name, text)`: set changes resource `obs://NAME` and notifies its subscribers.
 - `churn(name, times)`: writes `obs://NAME` `times` times ("v1" ... "vN"), notifying after each.
 - `add_resource(name)`, `add_tool(name)`: change the lists and notify list subscribers.
@@ -68,6 +70,18 @@ def build() -> MCPServer:
             raise
         counts["finished"] += 1
         return f"waited {seconds:g} s"
+
+    groups: dict[str, tuple[list[int], anyio.Event]] = {}
+
+    @server.tool()
+    async def gather(group: str, count: int) -> int:
+        """Return once `count` calls of `group` are in flight at once; returns how many arrived."""
+        arrived, everyone = groups.setdefault(group, ([0], anyio.Event()))
+        arrived[0] += 1
+        if arrived[0] >= count:
+            everyone.set()
+        await everyone.wait()
+        return arrived[0]
 
     @server.tool()
     def echo(text: str) -> str:

@@ -168,6 +168,12 @@ class WitWorld(wit_world.WitWorld):
                                 seen["call"] = True
                     h.unsubscribe_resource(sub)
                     value = sorted(delays)[len(delays) // 2]
+                elif op == "timed_list_tools":
+                    # Seconds for `n` calls of `list-tools` (a request that runs on the host's loop).
+                    started = time.perf_counter()
+                    for _ in range(step["n"]):
+                        h.list_tools()
+                    value = time.perf_counter() - started
                 elif op == "timed_name":
                     # Seconds for `n` calls of the trivial import `tooling.name()`.
                     started = time.perf_counter()
