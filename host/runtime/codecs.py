@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from wasmtime import _ffi as ffi
 from wasmtime.component import Record, Variant
@@ -26,6 +26,7 @@ from wasmtime.component._types import (
     OptionType,
     RecordType,
     ResultType,
+    String,
     TupleType,
     ValType,
     VariantType,
@@ -73,6 +74,33 @@ class _Direct:
         self.classes = _classes(ty)
         self.lift: Callable[[CVal], Any] = ty.convert_from_c
         self.lower: Callable[[Any, Any, CValPointer], None] = ty.convert_to_c
+
+
+class _String:
+    """`string`: one C call each way (wasmtime-py's `String` makes three and reads `ptr.contents` twice)."""
+
+    def __init__(self) -> None:
+        self.classes: tuple[type, ...] = (str,)
+
+    def lift(self, c: CVal) -> Any:
+        vec = c.of.string
+        try:
+            return ctypes.string_at(vec.data, vec.size).decode("utf-8")
+        finally:
+            ffi.wasm_byte_vec_delete(ctypes.byref(vec))
+
+    def lower(self, store: Any, value: Any, ptr: CValPointer) -> None:
+        if not isinstance(value, str):
+            raise TypeError("expected string type")
+        data = value.encode("utf-8")
+        vec = ffi.wasm_byte_vec_t()
+        ffi.wasm_byte_vec_new(ctypes.byref(vec), len(data), ctypes.cast(ctypes.c_char_p(data), _BYTES))
+        contents = ptr.contents
+        contents.kind = ffi.WASMTIME_COMPONENT_STRING
+        contents.of.string = vec
+
+
+_BYTES: Final = ctypes.POINTER(ffi.wasm_byte_t)
 
 
 class _List:
@@ -295,6 +323,8 @@ def codec(ty: ValType) -> Codec:
         return _VariantLike("option", [_Case("none", None), _case("some", ty.payload)])
     if isinstance(ty, ResultType):
         return _VariantLike("result", [_case("ok", ty.ok), _case("err", ty.err)])
+    if isinstance(ty, String):
+        return _String()
     return _Direct(ty)
 
 
