@@ -23,6 +23,7 @@ guests: setup
 	$(BIN)/agent-host build tests/guests/probe
 	$(BIN)/agent-host build tests/guests/blunders
 	$(BIN)/agent-host build tests/guests/listener
+	$(BIN)/agent-host build tests/guests/idle
 
 demo: setup
 	$(BIN)/agent-host run guests/demo

@@ -39,3 +39,17 @@ def test_the_first_run_after_a_build_compiles_nothing(tmp_path: Path) -> None:
     assert first.returncode == 0, first.stderr
     assert first.stdout == "fine: x"
     assert "compiling" not in first.stderr
+
+
+def test_a_run_that_touches_no_mcp_tooling_imports_neither_mcp_nor_jsonschema() -> None:
+    """Issue 11 ("`agent-host run` of a cached guest that touches no MCP tooling ≤ 0.4 s"): importing
+    the MCP SDK costs ~0.5 s and jsonschema ~0.06 s; neither is needed when no tool is called."""
+    script = (
+        "import sys; from host.cli import main; code = main(['run', 'tests/guests/idle']);"
+        "print(code, sorted(m for m in ('mcp', 'jsonschema', 'httpx2') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "idle done" + "0 []\n"  # the answer (no newline when piped), then the check
