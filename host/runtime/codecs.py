@@ -67,6 +67,20 @@ def _clear(c: CVal) -> None:
     c.of.boolean = False
 
 
+def _fill(store: Any, data: Any, items: list[tuple[Codec, Any]]) -> None:
+    """Lower each (codec, value) of `items` into `data[0]`, `data[1]`...; when one fails, the slots
+    not filled are cleared (so the caller can delete the vector) and the error is raised."""
+    done = 0
+    try:
+        for codec_, value in items:
+            codec_.lower(store, value, ctypes.pointer(data[done]))
+            done += 1
+    except BaseException:
+        for j in range(done, len(items)):
+            _clear(data[j])
+        raise
+
+
 class _Direct:
     """A type whose own conversion asks no type question."""
 
@@ -127,14 +141,9 @@ class _List:
             raise TypeError("expected bytes value" if self._bytes else "expected list value")
         raw = ffi.wasmtime_component_vallist_t()
         ffi.wasmtime_component_vallist_new_uninit(raw, len(value))
-        done = 0
         try:
-            for item in value:
-                self._element.lower(store, item, ctypes.pointer(raw.data[done]))
-                done += 1
+            _fill(store, raw.data, [(self._element, item) for item in value])
         except BaseException:
-            for j in range(done, len(value)):
-                _clear(raw.data[j])
             ffi.wasmtime_component_vallist_delete(ctypes.byref(raw))
             raise
         ptr.contents.kind = ffi.WASMTIME_COMPONENT_LIST
@@ -204,14 +213,9 @@ class _Tuple:
             raise TypeError("tuple length mismatch")
         raw = ffi.wasmtime_component_valtuple_t()
         ffi.wasmtime_component_valtuple_new_uninit(raw, len(elements))
-        done = 0
         try:
-            for element, item in zip(elements, value, strict=True):
-                element.lower(store, item, ctypes.pointer(raw.data[done]))
-                done += 1
+            _fill(store, raw.data, list(zip(elements, value, strict=True)))
         except BaseException:
-            for j in range(done, len(elements)):
-                _clear(raw.data[j])
             ffi.wasmtime_component_valtuple_delete(ctypes.byref(raw))
             raise
         ptr.contents.kind = ffi.WASMTIME_COMPONENT_TUPLE

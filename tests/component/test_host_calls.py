@@ -160,3 +160,17 @@ def test_a_value_of_the_wrong_shape_is_refused_like_wasmtime_py_does(probe_wasm:
             codec.lower(None, Variant("neither", None), ctypes.pointer(raw))
         with pytest.raises(AttributeError):
             codec.lower(None, Variant("ok", Record()), ctypes.pointer(raw))  # a record without its fields
+
+
+def test_a_list_with_one_bad_element_is_refused_and_what_was_lowered_is_freed(probe_wasm: Path) -> None:
+    with Runtime(cache_dir()) as runtime:
+        component = runtime.load(probe_wasm)
+        func = dict(_functions(runtime, component))["tooling.[method]tooling.list-tools"]
+        assert isinstance(func.result, ResultType) and func.result.ok is not None
+        codec = codecs.codec(func.result)
+        tool = _samples(func.result.ok)[-1][0]  # a complete `tool` record
+        raw = ffi.wasmtime_component_val_t()
+        for _ in range(200):  # a double free or a leak of the lowered elements would show (crash, growth)
+            with pytest.raises(AttributeError):
+                codec.lower(None, [tool, tool, "not a tool"], ctypes.pointer(raw))
+        assert _lower_then_lift(codec.lower, func.result.convert_from_c, [tool]) == [tool]
