@@ -140,6 +140,12 @@ class Host:
             if outcome is not None:
                 return outcome
 
+    @property
+    def running_agents(self) -> list[str]:
+        """The agents of the guests running now (from any thread)."""
+        with self._lock:
+            return [guest.agent for guest in self._running if guest.running]
+
     def stop_all(self, reason: str, signum: int | None = None) -> None:
         """Stop every running guest and start no other (from any thread; the command line calls it on
         SIGINT/SIGTERM).

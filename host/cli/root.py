@@ -19,7 +19,7 @@ from typing import Final, NoReturn
 import click
 
 from host import __version__, status_codes
-from host.cli import bindings, build, cache, call, config, dev, new, run, tools, wit
+from host.cli import bindings, build, cache, call, config, dev, new, run, serve, tools, wit
 from host.cli.options import EPILOG, State, common_options
 from host.errors import ErrorCode, HostError, ToolingError
 from host.stopping import Interrupted
@@ -69,6 +69,7 @@ for _command in (
     bindings.command,
     tools.command,
     call.command,
+    serve.command,
     config.group,
     wit.command,
 ):

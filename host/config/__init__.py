@@ -38,6 +38,7 @@ from host.config.models import AgentConfig as AgentConfig
 from host.config.models import Config as Config
 from host.config.models import DirGrant as DirGrant
 from host.config.models import HostSettings as HostSettings
+from host.config.models import ServeSettings as ServeSettings
 from host.config.schema import json_schema as json_schema
 from host.config.schema import schema_text as schema_text
 from host.config.starter import starter_config_text as starter_config_text
@@ -82,6 +83,7 @@ __all__ = (
     "Config",
     "DirGrant",
     "HostSettings",
+    "ServeSettings",
     "HttpToolingConfig",
     "McpServerConfig",
     "McpToolingConfig",

@@ -66,6 +66,8 @@ class AgentConfig(Named):
 
     component: FilePath | None = None
     """A guest folder (built on demand) or a .wasm file (relative to the config file)."""
+    description: str | None = None
+    """What the agent does, for people and for MCP clients (`agent-host serve` offers it as a tool)."""
     input: str | None = None
     """The input of its `run`."""
     toolings: tuple[str, ...] = ()
@@ -152,6 +154,15 @@ class HostSettings(Placed):
         return self
 
 
+class ServeSettings(Placed):
+    """The `[serve]` table: what `agent-host serve` offers to MCP clients."""
+
+    agents: tuple[AgentName, ...] | None = None
+    """The agents offered as tools (each `[agents.NAME]` with a `component`); absent: every such agent."""
+    max_concurrent: Count = 8
+    """Agent calls that run at once; more wait for one to end."""
+
+
 class Config(Table):
     """A whole, validated configuration: the model of the file."""
 
@@ -161,6 +172,8 @@ class Config(Table):
     """The named toolings: a guest reaches one with tooling.get("NAME")."""
     agents: Mapping[AgentName, AgentConfig] = {}
     """The named agents: run one with `agent-host run --agent NAME`."""
+    serve: ServeSettings = Field(default_factory=ServeSettings, validate_default=True)
+    """What `agent-host serve` offers to MCP clients."""
 
     _source: Path | None = PrivateAttr(default=None)
 
@@ -194,6 +207,26 @@ class Config(Table):
     def _name_agents(cls, agents: Mapping[str, AgentConfig], info: ValidationInfo) -> dict[str, AgentConfig]:
         where = source_of(info).where()
         return {name: agent.named(name, f"{where} [agents.{name}]") for name, agent in agents.items()}
+
+    @field_validator("serve")
+    @classmethod
+    def _place_serve(cls, serve: ServeSettings, info: ValidationInfo) -> ServeSettings:
+        return serve.placed(f"{source_of(info).where()} [serve]")
+
+    @model_validator(mode="after")
+    def _served_agents_exist(self) -> Self:
+        problems = []
+        for index, name in enumerate(self.serve.agents or ()):
+            agent = self.agents.get(name)
+            if agent is None:
+                hint = f"add an [agents.{name}] table or remove it; defined agents: {_names(self.agents)}"
+                problems.append(At(("serve", "agents", index), f"names agent {name!r}, which is not defined", hint))
+            elif agent.component is None:
+                hint = f"give [agents.{name}] a `component` (a guest folder or a .wasm file)"
+                problems.append(At(("serve", "agents", index), f"agent {name!r} has no `component`", hint))
+        if problems:
+            fail("Config", problems)
+        return self
 
     @model_validator(mode="after")
     def _remember_source(self, info: ValidationInfo) -> Self:

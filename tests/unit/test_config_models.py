@@ -172,3 +172,22 @@ def test_the_config_package_imports_nothing_of_the_host_but_errors() -> None:
                 top = name.split(".")[0]
                 allowed = name.startswith(ALLOWED_IMPORTS) or top in sys.stdlib_module_names
                 assert allowed, f"{path.name} imports {name}"
+
+
+def test_serve_names_only_agents_it_can_serve() -> None:
+    """Issue 12: `[serve] agents` must name agents with a `component`; keys checked like every table."""
+    config = parse_config('[agents.a]\ncomponent = "a.wasm"\n[serve]\nagents = ["a"]\nmax_concurrent = 3\n', FILE, {})
+    assert (config.serve.agents, config.serve.max_concurrent) == (("a",), 3)
+    assert (default_config().serve.agents, default_config().serve.max_concurrent) == (None, 8)
+    typo = error_of("[serve]\nmax_concurent = 2\n")
+    assert (typo.message, typo.hint) == (
+        f"{FILE}: serve.max_concurent: unknown key",
+        "known keys here: agents, max_concurrent",
+    )
+    lines = str(error_of('[agents.a]\n[serve]\nagents = ["a", "b"]\n')).splitlines()
+    assert lines == [
+        f"{FILE}: serve.agents[0]: agent 'a' has no `component`",
+        "  hint: give [agents.a] a `component` (a guest folder or a .wasm file)",
+        f"{FILE}: serve.agents[1]: names agent 'b', which is not defined",
+        "  hint: add an [agents.b] table or remove it; defined agents: a",
+    ]

@@ -1,0 +1,137 @@
+"""The agents `agent-host serve` offers, and their calls.
+
+`prepare` resolves each offered agent's component (building and compiling it once, before anything is
+served) and its policy, as `agent-host run --agent NAME` would. `AgentCalls.call` runs one call: a
+fresh guest of the agent's component with the call's input, at most `max_concurrent` at once (more
+wait their turn), stopped at once when the caller cancels. Its outcome is a `CallAnswer`: the
+guest's answer, or a failure naming what went wrong; a host error never escapes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import anyio
+import anyio.to_thread
+
+from host.app import Host
+from host.builder import resolve_component
+from host.config import AgentConfig, Config
+from host.errors import HostError, UsageError
+from host.policy import AgentPolicy
+from host.stopping import StopToken
+
+logger = logging.getLogger(__name__)
+
+INPUT_SCHEMA: Final[Mapping[str, Any]] = {
+    "type": "object",
+    "properties": {"input": {"type": "string", "description": "The agent's input: the string its `run` receives."}},
+    "additionalProperties": False,
+}
+"""The arguments of an agent's tool: `{"input": "..."}` (absent: the agent's configured `input`)."""
+
+
+@dataclass(frozen=True)
+class Offer:
+    """One agent offered as a tool."""
+
+    name: str
+    description: str
+    wasm: Path
+    settings: AgentConfig
+    policy: AgentPolicy
+
+
+@dataclass(frozen=True)
+class CallAnswer:
+    """What a call of an agent's tool ended with: the answer, or (`failed`) what went wrong."""
+
+    text: str
+    failed: bool = False
+
+    @property
+    def structured(self) -> dict[str, Any] | None:
+        """The answer as a JSON object, when it is one."""
+        if self.failed:
+            return None
+        try:
+            value = json.loads(self.text)
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+
+
+def offered(config: Config, names: Sequence[str] = ()) -> list[AgentConfig]:
+    """The agents to offer: `names` (the command line), else `[serve] agents`, else every agent with a
+    `component`, in name order. Raises `UsageError` for a name that is not such an agent."""
+    chosen = list(names) or list(config.serve.agents or ())
+    if not chosen:
+        return [agent for name, agent in sorted(config.agents.items()) if agent.component is not None]
+    agents = []
+    for name in dict.fromkeys(chosen):
+        agent = config.agents.get(name)
+        if agent is None or agent.component is None:
+            defined = ", ".join(sorted(n for n, a in config.agents.items() if a.component is not None)) or "(none)"
+            raise UsageError(
+                f"agent {name!r} cannot be served: "
+                + ("it is not defined" if agent is None else "its [agents] table has no `component`"),
+                hint=f"agents that can be served (an [agents.NAME] table with a `component`): {defined}",
+            )
+        agents.append(agent)
+    return agents
+
+
+def prepare(host: Host, agents: Sequence[AgentConfig], stop: StopToken | None = None) -> list[Offer]:
+    """Each agent's component built and compiled (once; cached), and its policy. Raises `HostError`
+    (`BuildError`, `ComponentError`, `Interrupted`) naming the agent that cannot be served."""
+    offers = []
+    for agent in agents:
+        assert agent.component is not None, "offered() keeps agents with a component"
+        wasm = resolve_component(agent.component, stop=stop)
+        host.runtime.load(wasm, stop)
+        description = agent.description or f"Run agent {agent.name}: the input is the string its `run` receives."
+        offers.append(Offer(agent.name, description, wasm, agent, host.policy(agent.name, agent)))
+    return offers
+
+
+class AgentCalls:
+    """Runs the calls of the offered agents (see the module docstring)."""
+
+    def __init__(self, host: Host, offers: Sequence[Offer], max_concurrent: int) -> None:
+        self._host = host
+        self.offers = {offer.name: offer for offer in offers}
+        self._limiter = anyio.CapacityLimiter(max_concurrent)
+
+    async def call(self, name: str, arguments: Mapping[str, Any]) -> CallAnswer:
+        """Run agent `name` with `arguments` (`{"input": str}`) in a fresh guest and answer."""
+        offer = self.offers.get(name)
+        if offer is None:
+            return CallAnswer(f"not-found: no agent {name!r} is served; served: {', '.join(self.offers)}", True)
+        unexpected = sorted(set(arguments) - {"input"})
+        given = arguments.get("input", offer.settings.input or "")
+        if unexpected or not isinstance(given, str):
+            return CallAnswer(
+                f'invalid-arguments: agent {name!r} takes {{"input": string}}'
+                + (f"; unexpected: {', '.join(unexpected)}" if unexpected else "; `input` must be a string"),
+                True,
+            )
+        async with self._limiter:
+            try:
+                guest = self._host.start(offer.wasm, given, agent=name, policy=offer.policy)
+            except HostError as exc:
+                return CallAnswer(f"unavailable: agent {name!r} cannot start: {exc}", True)
+            try:
+                outcome = await anyio.to_thread.run_sync(guest.join, abandon_on_cancel=True)
+            except anyio.get_cancelled_exc_class():
+                guest.stop("the client cancelled the call")
+                raise
+        assert outcome is not None, "join() without a timeout waits for the outcome"
+        if outcome.status == "ok":
+            return CallAnswer(outcome.text)
+        what = "failed" if outcome.status == "error" else "was stopped"
+        return CallAnswer(f"agent {name} {what}: {outcome.text}", True)

@@ -1,0 +1,45 @@
+"""The MCP server of `agent-host serve`: one tool per offered agent, over stdio.
+
+Built on the SDK's low-level `Server` (both protocol eras, as the SDK serves them). `tools/list`
+gives each agent as a tool taking `{"input": string}`; `tools/call` runs it (`agents.AgentCalls`):
+the answer is the result's text (and its `structuredContent` when it is a JSON object), a failure an
+`isError` result whose text names it. A client's cancellation stops the guest.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp import types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from host import __version__
+from host.serve.agents import INPUT_SCHEMA, AgentCalls
+
+
+def build_server(calls: AgentCalls) -> Server[Any]:
+    """The MCP server offering `calls`' agents."""
+
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        tools = [
+            types.Tool(name=offer.name, description=offer.description, input_schema=dict(INPUT_SCHEMA))
+            for offer in calls.offers.values()
+        ]
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        answer = await calls.call(params.name, params.arguments or {})
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=answer.text)],
+            structured_content=answer.structured,
+            is_error=answer.failed,
+        )
+
+    return Server("agent-host", version=__version__, on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    """Serve one client on this process's stdin/stdout until it closes them."""
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())

@@ -1,0 +1,196 @@
+"""`agent-host serve --stdio`: the configured agents as tools of an MCP server, used by the SDK's client.
+
+Provenance: issue 12, point 1 (each configured agent a tool; the guest's answer, as
+`structuredContent` too when it is JSON; a failure an `isError` result with its code and message;
+the client's cancellation stops the guest), point 4 (at most `max_concurrent` guests at once) and
+point 5 (the SDK `Client` against `agent-host serve` over stdio). In-process tests use the SDK's
+in-memory transport (`Client(server)`); one test runs the real command as a child process.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from host import Host
+from host.config import parse_config
+from host.serve.agents import AgentCalls, offered, prepare
+from host.serve.mcp_server import build_server
+from tests.component.conftest import PROBE, REPO
+from tests.processes import leaked
+
+pytestmark = pytest.mark.component
+
+IDLE = REPO / "tests" / "guests" / "idle"
+CONFIG = f"""
+[tooling.mock]
+kind = "mock"
+[[tooling.mock.tools]]
+name = "echo"
+repeat_last = true
+results = [{{ text = "hello" }}]
+
+[agents.idle]
+component = "{IDLE}"
+description = "Waits N milliseconds in its inbox, then answers."
+
+[agents.probe]
+component = "{PROBE}"
+toolings = ["mock"]
+
+[agents.lonely]
+input = "no component: not served"
+
+[serve]
+max_concurrent = 2
+"""
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[Host, AgentCalls]]:
+    config = parse_config(CONFIG, tmp_path / "agent-host.toml")
+    with Host(config) as host:
+        calls = AgentCalls(host, prepare(host, offered(config)), config.serve.max_concurrent)
+        yield host, calls
+
+
+def run(calls: AgentCalls, body: Any) -> Any:
+    async def main() -> Any:
+        async with Client(build_server(calls)) as client:
+            return await body(client)
+
+    return anyio.run(main)
+
+
+def test_every_agent_with_a_component_is_a_tool_taking_its_input(served: tuple[Host, AgentCalls]) -> None:
+    async def body(client: Client) -> Any:
+        return (await client.list_tools()).tools
+
+    tools = {tool.name: tool for tool in run(served[1], body)}
+    assert sorted(tools) == ["idle", "probe"]  # `lonely` has no component
+    assert tools["idle"].description == "Waits N milliseconds in its inbox, then answers."
+    assert tools["probe"].description is not None and "agent probe" in tools["probe"].description
+    assert tools["idle"].input_schema["properties"]["input"]["type"] == "string"
+
+
+def test_a_call_answers_with_the_guests_answer_structured_when_it_is_json(served: tuple[Host, AgentCalls]) -> None:
+    steps = {"steps": [{"op": "get", "tooling": "mock", "as": "t"}, {"op": "call_blocking", "h": "t", "tool": "echo"}]}
+
+    async def body(client: Client) -> Any:
+        return await client.call_tool("idle", {}), await client.call_tool("probe", {"input": json.dumps(steps)})
+
+    idle, probe = run(served[1], body)
+    assert (idle.is_error, idle.content[0].text, idle.structured_content) == (False, "idle done", None)
+    assert probe.is_error is False, probe.content[0].text
+    results = json.loads(probe.content[0].text)
+    assert results[1]["ok"]["value"]["content"][0]["text"] == "hello"  # the guest called the mock through its grant
+    assert probe.structured_content is None  # a JSON list, not an object
+
+
+def test_failures_are_error_results_naming_what_went_wrong(served: tuple[Host, AgentCalls]) -> None:
+    denied = {"steps": [{"op": "get", "tooling": "nope", "as": "t"}]}
+
+    async def body(client: Client) -> Any:
+        return (
+            await client.call_tool("idle", {"input": "not a number"}),
+            await client.call_tool("idle", {"input": 3}),
+            await client.call_tool("idle", {"text": "x"}),
+            await client.call_tool("nobody", {}),
+            await client.call_tool("probe", {"input": json.dumps(denied)}),
+        )
+
+    trapped, not_a_string, unexpected, unknown, probe = run(served[1], body)
+    assert trapped.is_error and trapped.content[0].text.startswith(
+        "agent idle was stopped: the guest raised ValueError"
+    )
+    assert not_a_string.is_error and not_a_string.content[0].text.startswith("invalid-arguments: agent 'idle' takes")
+    assert unexpected.is_error and "unexpected: text" in unexpected.content[0].text
+    assert unknown.is_error and unknown.content[0].text == "not-found: no agent 'nobody' is served; served: idle, probe"
+    assert probe.is_error is False  # the probe reports the refused `get` in its own answer
+    assert json.loads(probe.content[0].text)[0]["err"]["code"] == "not-found"
+
+
+def test_the_clients_cancellation_stops_the_guest(served: tuple[Host, AgentCalls]) -> None:
+    host, calls = served
+
+    async def body(client: Client) -> Any:
+        with anyio.move_on_after(1.0):
+            await client.call_tool("idle", {"input": "600000"})  # ten minutes in its inbox
+        return await client.call_tool("idle", {})
+
+    after = run(calls, body)
+    assert after.content[0].text == "idle done"
+    deadline = time.monotonic() + 60
+    while host.running_agents and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert host.running_agents == []  # stopped, not left waiting out its ten minutes
+
+
+def test_at_most_max_concurrent_guests_run_at_once(
+    served: tuple[Host, AgentCalls], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    host, calls = served
+    peak: list[int] = []
+    start = host.start
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        guest = start(*args, **kwargs)
+        peak.append(len(host.running_agents))
+        return guest
+
+    monkeypatch.setattr(host, "start", counting)
+
+    async def body(client: Client) -> Any:
+        answers: list[Any] = []
+
+        async def one() -> None:
+            answers.append(await client.call_tool("idle", {"input": "300"}))
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(6):
+                tg.start_soon(one)
+        return answers
+
+    answers = run(calls, body)
+    assert [a.content[0].text for a in answers] == ["idle done"] * 6
+    assert len(peak) == 6 and max(peak) <= 2  # [serve] max_concurrent = 2
+
+
+def test_serve_over_stdio_as_a_child_process_and_exit_when_the_client_leaves(tmp_path: Path) -> None:
+    config = tmp_path / "agent-host.toml"
+    config.write_text(CONFIG)
+    command = [sys.executable, "-m", "host", "serve", "--stdio", "--config", str(config), "--agent", "idle"]
+
+    async def main() -> Any:
+        async with Client(StdioServerParameters(command=command[0], args=command[1:], cwd=str(REPO))) as client:
+            names = [tool.name for tool in (await client.list_tools()).tools]
+            return names, await client.call_tool("idle", {"input": "10"})
+
+    names, answer = anyio.run(main)
+    assert names == ["idle"]
+    assert answer.content[0].text == "idle done"
+    left = leaked()
+    assert not left, f"the server left processes behind: {left}"
+
+
+def test_serve_names_an_agent_it_cannot_serve(tmp_path: Path) -> None:
+    config = tmp_path / "agent-host.toml"
+    config.write_text(CONFIG)
+    done = subprocess.run(
+        [sys.executable, "-m", "host", "serve", "--stdio", "--config", str(config), "--agent", "lonely"],
+        capture_output=True, text=True, timeout=120, check=False, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "agent 'lonely' cannot be served: its [agents] table has no `component`" in done.stderr
+    assert "agents that can be served (an [agents.NAME] table with a `component`): idle, probe" in done.stderr
+    assert done.stdout == ""
