@@ -194,3 +194,39 @@ def test_serve_names_an_agent_it_cannot_serve(tmp_path: Path) -> None:
     assert "agent 'lonely' cannot be served: its [agents] table has no `component`" in done.stderr
     assert "agents that can be served (an [agents.NAME] table with a `component`): idle, probe" in done.stderr
     assert done.stdout == ""
+
+
+def test_sigterm_with_a_call_in_flight_stops_its_guest_and_exits_143(tmp_path: Path) -> None:
+    """Point 4: SIGTERM ends the server with its guests stopped and no process left (the client here
+    speaks JSON-RPC itself, to hold the server's pid)."""
+    config = tmp_path / "agent-host.toml"
+    config.write_text(CONFIG)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "host", "serve", "--stdio", "--config", str(config), "--agent", "idle"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+    )  # fmt: skip
+    assert server.stdin is not None and server.stdout is not None
+
+    def send(message: dict[str, Any]) -> None:
+        assert server.stdin is not None
+        server.stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+        server.stdin.flush()
+
+    try:
+        client = {"name": "test", "version": "0"}
+        send({"id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                                          "clientInfo": client}})  # fmt: skip
+        assert json.loads(server.stdout.readline())["id"] == 1
+        send({"method": "notifications/initialized"})
+        send({"id": 2, "method": "tools/call", "params": {"name": "idle", "arguments": {"input": "600000"}}})
+        time.sleep(2)  # the call's guest is waiting in its inbox
+        server.terminate()
+        _, stderr = server.communicate(timeout=60)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    assert server.returncode == 143, stderr
+    assert "stopped: SIGTERM received" in stderr
+    left = leaked()
+    assert not left, f"the server left processes behind: {left}"
