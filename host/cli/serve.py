@@ -1,9 +1,10 @@
-"""`agent-host serve`: the configured agents as tools of an MCP server, over stdio.
+"""`agent-host serve`: the configured agents as tools of an MCP server, over streamable HTTP or stdio.
 
 Every offered agent's component is built and compiled before the server starts (progress on
-stderr); stdout then carries only the MCP protocol. Each call runs a fresh guest with the agent's
-grants and limits, as `agent-host run --agent NAME` does. The server ends when the client closes
-stdin (exit 0) or at SIGINT/SIGTERM (130/143), its guests stopped and no process left.
+stderr; with `--stdio`, stdout then carries only the MCP protocol). Each call runs a fresh guest
+with the agent's grants and limits, as `agent-host run --agent NAME` does. The server ends at
+SIGINT/SIGTERM (130/143), or when a stdio client closes stdin (0), its guests stopped and no
+process left.
 """
 
 from __future__ import annotations
@@ -15,35 +16,57 @@ from host.cli.options import EPILOG, State, common_options, complete_agents
 
 
 @click.command(
-    "serve", epilog=EPILOG, short_help="Offer the configured agents to MCP clients (over stdio).",
+    "serve", epilog=EPILOG, short_help="Offer the configured agents to MCP clients.",
     help=(
-        "Serve the configured agents as the tools of an MCP server on stdin/stdout: each agent (those of "
-        "[serve] agents, or every [agents.NAME] with a component) is a tool taking {\"input\": string}, "
-        "each call a fresh guest with the agent's grants and limits."
+        "Serve the configured agents as the tools of an MCP server, over streamable HTTP (default: "
+        "[serve] http, 127.0.0.1:8080, endpoint /mcp) or stdin/stdout: each agent (those of [serve] agents, "
+        "or every [agents.NAME] with a component) is a tool taking {\"input\": string}, each call a fresh "
+        "guest with the agent's grants and limits."
     ),
 )  # fmt: skip
-@click.option("--stdio", is_flag=True, required=True, help="Serve over stdin/stdout (the one transport so far).")
+@click.option("--stdio", is_flag=True, help="Serve over stdin/stdout instead of HTTP.")
+@click.option(
+    "--http", "address", metavar="HOST:PORT", help="Listen here instead of [serve] http (port 0: a free one)."
+)
 @click.option(
     "--agent", "agents", multiple=True, metavar="NAME", shell_complete=complete_agents,
     help="Offer this agent (repeatable; default: [serve] agents, else every agent with a component).",
 )  # fmt: skip
 @common_options
 @click.pass_obj
-def command(state: State, stdio: bool, agents: tuple[str, ...]) -> int:
+def command(state: State, stdio: bool, address: str | None, agents: tuple[str, ...]) -> int:
     import anyio
 
     from host.app import Host
     from host.cli.signals import signals
+    from host.config.models import LOOPBACK_HOSTS, split_bind
+    from host.errors import UsageError
     from host.serve.agents import AgentCalls, offered, prepare
+    from host.serve.http import serve_http
     from host.serve.mcp_server import build_server, serve_stdio
 
-    del stdio  # required: HTTP serving is not built yet
     config = state.load_config()
+    if stdio and address is not None:
+        raise UsageError("--stdio and --http exclude each other", hint="give one transport")
+    if address is not None:
+        try:
+            bind_host, _ = split_bind(address)
+        except ValueError as exc:
+            raise UsageError(f"--http: {exc}") from None
+        if bind_host not in LOOPBACK_HOSTS and not config.serve.tokens:
+            raise UsageError(
+                f"--http {address}: binding {bind_host} (beyond this machine) needs a token",
+                hint=f'set tokens = ["${{AGENT_HOST_TOKEN}}"] in [serve] of {config.describe_source()}',
+            )
     chosen = offered(config, agents)
     with signals(raise_at_once=True) as stopper:
         with Host(config, keep_logs=state.debug, stop=stopper.token) as host:
             stopper.host = host
             offers = prepare(host, chosen, stopper.token)
             calls = AgentCalls(host, offers, config.serve.max_concurrent)
-            anyio.run(serve_stdio, build_server(calls))
+            server = build_server(calls)
+            if stdio:
+                anyio.run(serve_stdio, server)
+            else:
+                anyio.run(serve_http, server, config.serve, address or config.serve.http)
     return stopper.exit_code if stopper.exit_code is not None else status_codes.SUCCESS

@@ -11,11 +11,11 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Self
+from typing import Final, Self
 
 from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
-from host.config.base import At, Named, Need, Placed, Table, fail, source_of
+from host.config.base import At, Named, Need, Placed, Table, fail, problem, source_of
 from host.config.defaults import (
     DEFAULT_CPU_TIME,
     DEFAULT_INBOX_SIZE,
@@ -154,13 +154,53 @@ class HostSettings(Placed):
         return self
 
 
+LOOPBACK_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "::1"})
+"""Hosts `agent-host serve` may bind without a token."""
+
+
+def split_bind(address: str) -> tuple[str, int]:
+    """`HOST:PORT` (an IPv6 host in brackets: `[::1]:8080`) as (host, port); `ValueError` otherwise."""
+    host, sep, port = address.rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"expected HOST:PORT such as 127.0.0.1:8080, got {address!r}")
+    return host, int(port)
+
+
 class ServeSettings(Placed):
-    """The `[serve]` table: what `agent-host serve` offers to MCP clients."""
+    """The `[serve]` table: what `agent-host serve` offers to MCP clients, and how."""
 
     agents: tuple[AgentName, ...] | None = None
     """The agents offered as tools (each `[agents.NAME]` with a `component`); absent: every such agent."""
     max_concurrent: Count = 8
     """Agent calls that run at once; more wait for one to end."""
+    http: str = "127.0.0.1:8080"
+    """Where `agent-host serve` listens for streamable HTTP: HOST:PORT (port 0: a free one)."""
+    tokens: tuple[str, ...] = ()
+    """Bearer tokens an HTTP client must present (use "${VAR}"); required to bind beyond loopback."""
+    max_body: Size = 1024 * 1024
+    """Largest HTTP request body accepted ("1MiB")."""
+
+    @field_validator("http")
+    @classmethod
+    def _is_host_port(cls, value: str) -> str:
+        try:
+            split_bind(value)
+        except ValueError as exc:
+            raise problem(str(exc), 'for example http = "127.0.0.1:8080"') from None
+        return value
+
+    @model_validator(mode="after")
+    def _tokens_beyond_loopback(self) -> Self:
+        host, _ = split_bind(self.http)
+        if host not in LOOPBACK_HOSTS and not self.tokens:
+            hint = 'set `tokens = ["${AGENT_HOST_TOKEN}"]` in [serve], or bind 127.0.0.1'
+            fail(
+                "ServeSettings", [At(("http",), f"binding {host} (beyond this machine) needs a token", hint, self.http)]
+            )
+        if any(not token for token in self.tokens):
+            fail("ServeSettings", [At(("tokens",), "an empty token", "give each token a value (or remove it)")])
+        return self
 
 
 class Config(Table):

@@ -1,15 +1,17 @@
-"""`agent-host serve --stdio`: the configured agents as tools of an MCP server, used by the SDK's client.
+"""`agent-host serve`: the configured agents as tools of an MCP server, used by the SDK's client.
 
 Provenance: issue 12, point 1 (each configured agent a tool; the guest's answer, as
 `structuredContent` too when it is JSON; a failure an `isError` result with its code and message;
 the client's cancellation stops the guest), point 4 (at most `max_concurrent` guests at once) and
-point 5 (the SDK `Client` against `agent-host serve` over stdio). In-process tests use the SDK's
-in-memory transport (`Client(server)`); one test runs the real command as a child process.
+point 3 (tokens, Host/Origin checks, body bound, loopback by default) and point 5 (the SDK `Client`
+against `agent-host serve` over stdio and streamable HTTP). In-process tests use the SDK's in-memory
+transport (`Client(server)`); the others run the real command as a child process.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
@@ -230,3 +233,90 @@ def test_sigterm_with_a_call_in_flight_stops_its_guest_and_exits_143(tmp_path: P
     assert "stopped: SIGTERM received" in stderr
     left = leaked()
     assert not left, f"the server left processes behind: {left}"
+
+
+class HttpServe:
+    """`agent-host serve --http 127.0.0.1:0` as a child process; `url` is its MCP endpoint."""
+
+    def __init__(self, config: Path, *extra: str, env: dict[str, str] | None = None) -> None:
+        command = [sys.executable, "-m", "host", "serve", "--http", "127.0.0.1:0", "--config", str(config), *extra]
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+            env={**os.environ, **(env or {})},
+        )  # fmt: skip
+        assert self.process.stderr is not None
+        for line in self.process.stderr:  # build and compile progress first, then the URL
+            if line.startswith("agent-host: serving MCP on "):
+                self.url = line.split()[-1]
+                self.base = self.url.removesuffix("/mcp")
+                return
+        raise AssertionError(f"serve did not start: exit {self.process.wait()}")
+
+    def stop(self) -> int:
+        self.process.terminate()
+        self.process.communicate(timeout=60)
+        return self.process.returncode
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}  # fmt: skip
+JSON_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+
+
+def test_serve_over_streamable_http_to_the_sdk_client_and_stop_on_sigterm(tmp_path: Path) -> None:
+    config = tmp_path / "agent-host.toml"
+    config.write_text(CONFIG)
+    served = HttpServe(config, "--agent", "idle")
+    try:
+
+        async def main() -> Any:
+            async with Client(served.url) as client:
+                names = [tool.name for tool in (await client.list_tools()).tools]
+                return names, await client.call_tool("idle", {"input": "10"})
+
+        names, answer = anyio.run(main)
+        assert names == ["idle"] and answer.content[0].text == "idle done"
+        assert httpx2.get(f"{served.base}/healthz").json() == {"status": "ok"}
+        foreign_host = httpx2.post(served.url, json=INITIALIZE, headers={**JSON_HEADERS, "host": "evil.example"})
+        assert foreign_host.status_code == 421  # DNS rebinding: a name that is not this machine's
+        foreign_origin = httpx2.post(
+            served.url, json=INITIALIZE, headers={**JSON_HEADERS, "origin": "http://evil.example"}
+        )
+        assert foreign_origin.status_code == 403
+        too_big = httpx2.post(served.url, content=b"[" + b"1," * 600_000 + b"1]", headers=JSON_HEADERS)
+        assert too_big.status_code == 413  # [serve] max_body: 1 MiB by default
+    finally:
+        code = served.stop()
+    assert code == 143
+    left = leaked()
+    assert not left, f"the server left processes behind: {left}"
+
+
+def test_with_tokens_every_request_but_healthz_needs_one(tmp_path: Path) -> None:
+    config = tmp_path / "agent-host.toml"
+    config.write_text(CONFIG + 'tokens = ["${SERVE_TOKEN}"]\n')
+    served = HttpServe(config, "--agent", "idle", env={"SERVE_TOKEN": "s3cret-token"})
+    try:
+        missing = httpx2.post(served.url, json=INITIALIZE, headers=JSON_HEADERS)
+        wrong = httpx2.post(served.url, json=INITIALIZE, headers={**JSON_HEADERS, "authorization": "Bearer nope"})
+        right = httpx2.post(
+            served.url, json=INITIALIZE, headers={**JSON_HEADERS, "authorization": "Bearer s3cret-token"}
+        )
+        health = httpx2.get(f"{served.base}/healthz")
+    finally:
+        served.stop()
+    assert (missing.status_code, wrong.status_code, right.status_code, health.status_code) == (401, 401, 200, 200)
+    assert missing.json()["error"]["code"] == "denied" and missing.headers["www-authenticate"] == "Bearer"
+
+
+def test_a_bind_beyond_loopback_needs_a_token(tmp_path: Path) -> None:
+    config = tmp_path / "agent-host.toml"
+    config.write_text(CONFIG)
+    done = subprocess.run(
+        [sys.executable, "-m", "host", "serve", "--http", "0.0.0.0:0", "--config", str(config)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "--http 0.0.0.0:0: binding 0.0.0.0 (beyond this machine) needs a token" in done.stderr

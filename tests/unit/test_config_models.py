@@ -191,3 +191,15 @@ def test_serve_names_only_agents_it_can_serve() -> None:
         f"{FILE}: serve.agents[1]: names agent 'b', which is not defined",
         "  hint: add an [agents.b] table or remove it; defined agents: a",
     ]
+
+
+def test_serve_binds_beyond_loopback_only_with_a_token() -> None:
+    assert parse_config("", FILE, {}).serve.http == "127.0.0.1:8080"
+    error = error_of('[serve]\nhttp = "0.0.0.0:8080"\n')
+    assert error.message == f"{FILE}: serve.http: binding 0.0.0.0 (beyond this machine) needs a token"
+    assert error.hint == 'set `tokens = ["${AGENT_HOST_TOKEN}"]` in [serve], or bind 127.0.0.1'
+    ok = parse_config('[serve]\nhttp = "[::]:9000"\ntokens = ["${T}"]\n', FILE, {"T": "x"})
+    assert (ok.serve.http, ok.serve.tokens) == ("[::]:9000", ("x",))
+    assert error_of('[serve]\nhttp = "8080"\n').message == (
+        f"{FILE}: serve.http: expected HOST:PORT such as 127.0.0.1:8080, got '8080'"
+    )
