@@ -68,5 +68,5 @@ def command(state: State, stdio: bool, address: str | None, agents: tuple[str, .
             if stdio:
                 anyio.run(serve_stdio, server)
             else:
-                anyio.run(serve_http, server, config.serve, address or config.serve.http)
+                anyio.run(serve_http, server, calls, config.serve, address or config.serve.http)
     return stopper.exit_code if stopper.exit_code is not None else status_codes.SUCCESS

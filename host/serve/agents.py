@@ -49,10 +49,15 @@ class Offer:
 
 @dataclass(frozen=True)
 class CallAnswer:
-    """What a call of an agent's tool ended with: the answer, or (`failed`) what went wrong."""
+    """What a call of an agent's tool ended with: the answer, or (`code` set) what went wrong; `code`
+    is a WIT `error-code` name (`invalid-arguments`, `not-found`, `unavailable`, `tool-failed`)."""
 
     text: str
-    failed: bool = False
+    code: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.code is not None
 
     @property
     def structured(self) -> dict[str, Any] | None:
@@ -111,20 +116,20 @@ class AgentCalls:
         """Run agent `name` with `arguments` (`{"input": str}`) in a fresh guest and answer."""
         offer = self.offers.get(name)
         if offer is None:
-            return CallAnswer(f"not-found: no agent {name!r} is served; served: {', '.join(self.offers)}", True)
+            return CallAnswer(f"not-found: no agent {name!r} is served; served: {', '.join(self.offers)}", "not-found")
         unexpected = sorted(set(arguments) - {"input"})
         given = arguments.get("input", offer.settings.input or "")
         if unexpected or not isinstance(given, str):
             return CallAnswer(
                 f'invalid-arguments: agent {name!r} takes {{"input": string}}'
                 + (f"; unexpected: {', '.join(unexpected)}" if unexpected else "; `input` must be a string"),
-                True,
+                "invalid-arguments",
             )
         async with self._limiter:
             try:
                 guest = self._host.start(offer.wasm, given, agent=name, policy=offer.policy)
             except HostError as exc:
-                return CallAnswer(f"unavailable: agent {name!r} cannot start: {exc}", True)
+                return CallAnswer(f"unavailable: agent {name!r} cannot start: {exc}", "unavailable")
             try:
                 outcome = await anyio.to_thread.run_sync(guest.join, abandon_on_cancel=True)
             except anyio.get_cancelled_exc_class():
@@ -134,4 +139,4 @@ class AgentCalls:
         if outcome.status == "ok":
             return CallAnswer(outcome.text)
         what = "failed" if outcome.status == "error" else "was stopped"
-        return CallAnswer(f"agent {name} {what}: {outcome.text}", True)
+        return CallAnswer(f"agent {name} {what}: {outcome.text}", "tool-failed")

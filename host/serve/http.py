@@ -1,4 +1,4 @@
-"""`agent-host serve` over streamable HTTP: the MCP endpoint `/mcp` and `GET /healthz`.
+"""`agent-host serve` over streamable HTTP: the MCP endpoint `/mcp`, the tool API, `GET /healthz`.
 
 Safe by default: it binds 127.0.0.1 unless told otherwise (`[serve] http`; a bind beyond loopback
 needs a token, which the config checks); with `[serve] tokens`, every request but `/healthz` must
@@ -26,6 +26,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from host.config import ServeSettings
 from host.config.models import LOOPBACK_HOSTS, split_bind
+from host.serve import tool_api
+from host.serve.agents import AgentCalls
 
 OPEN_PATHS: Final = frozenset({"/healthz"})
 """Paths served without a token."""
@@ -65,8 +67,9 @@ async def _healthz(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
 
-def build_app(server: Server[Any], settings: ServeSettings, bind_host: str) -> ASGIApp:
-    """The HTTP application: MCP at `/mcp`, `/healthz`, with the checks of the module docstring."""
+def build_app(server: Server[Any], calls: AgentCalls, settings: ServeSettings, bind_host: str) -> ASGIApp:
+    """The HTTP application: MCP at `/mcp`, the tool API (`tool_api`), `/healthz`, with the checks of
+    the module docstring."""
     loopback = bind_host in LOOPBACK_HOSTS
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
@@ -79,13 +82,17 @@ def build_app(server: Server[Any], settings: ServeSettings, bind_host: str) -> A
         host=bind_host,
         transport_security=security,
         max_request_body_size=settings.max_body,
-        custom_starlette_routes=[Route("/healthz", _healthz, methods=["GET"])],
+        custom_starlette_routes=[
+            Route("/healthz", _healthz, methods=["GET"]),
+            *tool_api.routes(calls, security, settings.max_body),
+        ],
     )
     return BearerTokens(app, settings.tokens) if settings.tokens else app
 
 
-async def serve_http(server: Server[Any], settings: ServeSettings, address: str) -> None:
-    """Serve `server` at `address` (HOST:PORT) until cancelled; the URL is printed on stderr first."""
+async def serve_http(server: Server[Any], calls: AgentCalls, settings: ServeSettings, address: str) -> None:
+    """Serve `server` (and `calls` through the tool API) at `address` (HOST:PORT) until cancelled; the
+    URL is printed on stderr first."""
     host, port = split_bind(address)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -93,7 +100,10 @@ async def serve_http(server: Server[Any], settings: ServeSettings, address: str)
     sock.bind((host, port))
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     config = uvicorn.Config(
-        build_app(server, settings, host), log_level="warning", lifespan="on", timeout_graceful_shutdown=SHUTDOWN_GRACE
+        build_app(server, calls, settings, host),
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=SHUTDOWN_GRACE,
     )
     sys.stderr.write(f"agent-host: serving MCP on http://{shown}:{sock.getsockname()[1]}/mcp\n")
     sys.stderr.flush()

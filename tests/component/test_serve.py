@@ -320,3 +320,40 @@ def test_a_bind_beyond_loopback_needs_a_token(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 2
     assert "--http 0.0.0.0:0: binding 0.0.0.0 (beyond this machine) needs a token" in done.stderr
+
+
+def test_the_http_tool_api_lists_and_runs_the_agents_with_a_status_per_error_code(tmp_path: Path) -> None:
+    """Point 2: GET /tools/list, POST /tools/{name}, /openapi.json; errors {error: {code, message}}."""
+    config = tmp_path / "agent-host.toml"
+    config.write_text(CONFIG + 'tokens = ["${SERVE_TOKEN}"]\n')
+    served = HttpServe(config, env={"SERVE_TOKEN": "tok"})
+    auth = {"authorization": "Bearer tok"}
+    try:
+        listing = httpx2.get(f"{served.base}/tools/list", headers=auth)
+        ok = httpx2.post(f"{served.base}/tools/idle", json={"input": "5"}, headers=auth)
+        steps = {"steps": [{"op": "get", "tooling": "mock", "as": "t"}]}
+        as_json = httpx2.post(f"{served.base}/tools/probe", json={"input": json.dumps(steps)}, headers=auth)
+        invalid = httpx2.post(f"{served.base}/tools/idle", json={"input": 5}, headers=auth)
+        not_object = httpx2.post(f"{served.base}/tools/idle", json=["x"], headers=auth)
+        unknown = httpx2.post(f"{served.base}/tools/nobody", json={}, headers=auth)
+        failed = httpx2.post(f"{served.base}/tools/idle", json={"input": "abc"}, headers=auth)
+        too_big = httpx2.post(f"{served.base}/tools/idle", json={"input": "x" * 1_200_000}, headers=auth)
+        no_token = httpx2.post(f"{served.base}/tools/idle", json={"input": ""})
+        foreign = httpx2.get(f"{served.base}/tools/list", headers={**auth, "host": "evil.example"})
+        openapi = httpx2.get(f"{served.base}/openapi.json", headers=auth)
+    finally:
+        served.stop()
+    assert listing.status_code == 200
+    tools = {tool["name"]: tool for tool in listing.json()["tools"]}
+    assert sorted(tools) == ["idle", "probe"]
+    assert tools["idle"]["parameters"]["properties"]["input"]["type"] == "string" and tools["idle"]["builtin"] is False
+    assert (ok.status_code, ok.json()) == (200, {"result": "idle done"})
+    assert as_json.status_code == 200 and as_json.json()["result"][0] == {"ok": True}  # JSON answers as JSON
+    assert (invalid.status_code, invalid.json()["error"]["code"]) == (400, "invalid-arguments")
+    assert (not_object.status_code, not_object.json()["error"]["code"]) == (400, "invalid-arguments")
+    assert (unknown.status_code, unknown.json()["error"]["code"]) == (404, "not-found")
+    assert (failed.status_code, failed.json()["error"]["code"]) == (500, "tool-failed")
+    assert "agent idle was stopped: the guest raised ValueError" in failed.json()["error"]["message"]
+    assert (too_big.status_code, too_big.json()["error"]["code"]) == (413, "limit-exceeded")
+    assert (no_token.status_code, foreign.status_code) == (401, 421)
+    assert openapi.status_code == 200 and set(openapi.json()["paths"]) == {"/tools/list", "/tools/idle", "/tools/probe"}

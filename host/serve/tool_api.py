@@ -1,0 +1,132 @@
+"""The HTTP tool API of `agent-host serve`, beside `/mcp` on the same server.
+
+`GET /tools/list` → `{"tools": [{"name", "description", "parameters", "builtin"}]}` (`parameters`: the
+JSON Schema of the arguments, as used for function calling); `POST /tools/{name}` with a JSON object
+body runs the tool: `200 {"result": VALUE}` (the agent's answer: its JSON value when the answer is
+JSON, else the string) or `{"error": {"code", "message"}}` with the status of `STATUS` for its
+WIT error code; `GET /openapi.json` describes both. The same checks as `/mcp` apply: the token
+(`http.BearerTokens`), the Host and Origin headers (the SDK's transport security) and `max_body`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Final
+
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from host import __version__
+from host.serve.agents import INPUT_SCHEMA, AgentCalls
+
+STATUS: Final[Mapping[str, int]] = {
+    "invalid-arguments": 400,
+    "denied": 403,
+    "not-found": 404,
+    "limit-exceeded": 413,
+    "tool-failed": 500,
+    "unavailable": 503,
+    "timeout": 504,
+}
+"""HTTP status of each WIT error code an answer can carry."""
+
+
+def error(code: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=STATUS[code])
+
+
+def routes(calls: AgentCalls, security: TransportSecuritySettings, max_body: int) -> list[Route]:
+    """The API's routes, for the server's Starlette application."""
+    guard = TransportSecurityMiddleware(security)
+
+    def listing() -> list[dict[str, Any]]:
+        return [
+            {"name": o.name, "description": o.description, "parameters": dict(INPUT_SCHEMA), "builtin": False}
+            for o in calls.offers.values()
+        ]
+
+    async def tools_list(request: Request) -> Response:
+        refused = await guard.validate_request(request)
+        return refused or JSONResponse({"tools": listing()})
+
+    async def tools_call(request: Request) -> Response:
+        refused = await guard.validate_request(request, is_post=True)
+        if refused is not None:
+            return refused
+        name = request.path_params["name"]
+        if name not in calls.offers:
+            return error("not-found", f"no tool {name!r}; tools: {', '.join(calls.offers) or '(none)'}")
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > max_body:
+                return error("limit-exceeded", f"the request body is larger than max_body ({max_body} bytes)")
+        try:
+            arguments = json.loads(body or b"{}")
+        except ValueError as exc:
+            return error("invalid-arguments", f"the body is not JSON: {exc}")
+        if not isinstance(arguments, dict):
+            return error("invalid-arguments", "the body must be a JSON object: the tool's arguments")
+        answer = await calls.call(name, arguments)
+        if answer.code is not None:
+            return error(answer.code, answer.text)
+        try:
+            result: Any = json.loads(answer.text)
+        except ValueError:
+            result = answer.text
+        return JSONResponse({"result": result})
+
+    async def openapi(request: Request) -> Response:
+        refused = await guard.validate_request(request)
+        return refused or JSONResponse(_openapi(listing()))
+
+    return [
+        Route("/tools/list", tools_list, methods=["GET"]),
+        Route("/tools/{name}", tools_call, methods=["POST"]),
+        Route("/openapi.json", openapi, methods=["GET"]),
+    ]
+
+
+def _openapi(tools: list[dict[str, Any]]) -> dict[str, Any]:
+    failure = {
+        "description": "The tool did not run or failed: {error: {code, message}}",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+    }
+    paths: dict[str, Any] = {
+        "/tools/list": {"get": {"summary": "The tools offered", "responses": {"200": {"description": "The tools"}}}}
+    }
+    for tool in tools:
+        paths[f"/tools/{tool['name']}"] = {
+            "post": {
+                "summary": tool["description"],
+                "operationId": tool["name"],
+                "requestBody": {"required": True, "content": {"application/json": {"schema": tool["parameters"]}}},
+                "responses": {
+                    "200": {"description": "The tool's result: {result: VALUE}"},
+                    **{str(status): failure for status in sorted(set(STATUS.values()))},
+                },
+            }
+        }
+    error_schema = {
+        "type": "object",
+        "properties": {
+            "error": {
+                "type": "object",
+                "properties": {"code": {"type": "string", "enum": sorted(STATUS)}, "message": {"type": "string"}},
+                "required": ["code", "message"],
+            }
+        },
+        "required": ["error"],
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "agent-host tool API", "version": __version__},
+        "paths": paths,
+        "components": {
+            "schemas": {"Error": error_schema},
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+    }
