@@ -34,8 +34,19 @@ STATUS: Final[Mapping[str, int]] = {
 """HTTP status of each WIT error code an answer can carry."""
 
 
-def error(code: str, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message}}, status_code=STATUS[code])
+REFUSAL_CODES: Final[Mapping[int, str]] = {400: "invalid-arguments", 403: "denied", 421: "denied"}
+"""The error code of each status the transport security answers with (bad Content-Type, Origin, Host)."""
+
+
+def error(code: str, message: str, status: int | None = None) -> JSONResponse:
+    body = {"error": {"code": code, "message": message}}
+    return JSONResponse(body, status_code=status if status is not None else STATUS[code])
+
+
+def _as_error(refused: Response) -> JSONResponse:
+    """The transport security's plain-text refusal, in the API's error format (same status)."""
+    message = bytes(refused.body).decode("utf-8", "replace")
+    return error(REFUSAL_CODES.get(refused.status_code, "denied"), message, refused.status_code)
 
 
 def routes(calls: AgentCalls, security: TransportSecuritySettings, max_body: int) -> list[Route]:
@@ -50,12 +61,12 @@ def routes(calls: AgentCalls, security: TransportSecuritySettings, max_body: int
 
     async def tools_list(request: Request) -> Response:
         refused = await guard.validate_request(request)
-        return refused or JSONResponse({"tools": listing()})
+        return _as_error(refused) if refused is not None else JSONResponse({"tools": listing()})
 
     async def tools_call(request: Request) -> Response:
         refused = await guard.validate_request(request, is_post=True)
         if refused is not None:
-            return refused
+            return _as_error(refused)
         name = request.path_params["name"]
         if name not in calls.offers:
             return error("not-found", f"no tool {name!r}; tools: {', '.join(calls.offers) or '(none)'}")
@@ -81,7 +92,7 @@ def routes(calls: AgentCalls, security: TransportSecuritySettings, max_body: int
 
     async def openapi(request: Request) -> Response:
         refused = await guard.validate_request(request)
-        return refused or JSONResponse(_openapi(listing()))
+        return _as_error(refused) if refused is not None else JSONResponse(_openapi(listing()))
 
     return [
         Route("/tools/list", tools_list, methods=["GET"]),

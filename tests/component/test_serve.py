@@ -340,6 +340,9 @@ def test_the_http_tool_api_lists_and_runs_the_agents_with_a_status_per_error_cod
         too_big = httpx2.post(f"{served.base}/tools/idle", json={"input": "x" * 1_200_000}, headers=auth)
         no_token = httpx2.post(f"{served.base}/tools/idle", json={"input": ""})
         foreign = httpx2.get(f"{served.base}/tools/list", headers={**auth, "host": "evil.example"})
+        not_json = httpx2.post(
+            f"{served.base}/tools/idle", content=b"x", headers={**auth, "content-type": "text/plain"}
+        )
         openapi = httpx2.get(f"{served.base}/openapi.json", headers=auth)
     finally:
         served.stop()
@@ -356,4 +359,6 @@ def test_the_http_tool_api_lists_and_runs_the_agents_with_a_status_per_error_cod
     assert "agent idle was stopped: the guest raised ValueError" in failed.json()["error"]["message"]
     assert (too_big.status_code, too_big.json()["error"]["code"]) == (413, "limit-exceeded")
     assert (no_token.status_code, foreign.status_code) == (401, 421)
+    assert foreign.json()["error"] == {"code": "denied", "message": "Invalid Host header"}
+    assert (not_json.status_code, not_json.json()["error"]["code"]) == (400, "invalid-arguments")
     assert openapi.status_code == 200 and set(openapi.json()["paths"]) == {"/tools/list", "/tools/idle", "/tools/probe"}
