@@ -63,7 +63,7 @@ def command(state: State, stdio: bool, address: str | None, agents: tuple[str, .
         with Host(config, keep_logs=state.debug, stop=stopper.token) as host:
             stopper.host = host
             offers = prepare(host, chosen, stopper.token)
-            calls = AgentCalls(host, offers, config.serve.max_concurrent)
+            calls = AgentCalls(host, offers, config.serve.max_concurrent, config.serve.queue)
             server = build_server(calls)
             if stdio:
                 anyio.run(serve_stdio, server)

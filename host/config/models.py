@@ -174,6 +174,8 @@ class ServeSettings(Placed):
     """The agents offered as tools (each `[agents.NAME]` with a `component`); absent: every such agent."""
     max_concurrent: Count = 8
     """Agent calls that run at once; more wait for one to end."""
+    queue: int = Field(default=64, ge=0, strict=True)
+    """Agent calls that may wait for a turn; more are refused (HTTP 429, `limit-exceeded`)."""
     http: str = "127.0.0.1:8080"
     """Where `agent-host serve` listens for streamable HTTP: HOST:PORT (port 0: a free one)."""
     tokens: tuple[str, ...] = ()

@@ -105,12 +105,16 @@ def prepare(host: Host, agents: Sequence[AgentConfig], stop: StopToken | None = 
 
 
 class AgentCalls:
-    """Runs the calls of the offered agents (see the module docstring)."""
+    """Runs the calls of the offered agents (see the module docstring), on one event loop: at most
+    `max_concurrent` at once, at most `queue` more waiting their turn, the others refused at once
+    with `limit-exceeded`."""
 
-    def __init__(self, host: Host, offers: Sequence[Offer], max_concurrent: int) -> None:
+    def __init__(self, host: Host, offers: Sequence[Offer], max_concurrent: int, queue: int = 64) -> None:
         self._host = host
         self.offers = {offer.name: offer for offer in offers}
         self._limiter = anyio.CapacityLimiter(max_concurrent)
+        self._queue = queue
+        self._waiting = 0
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> CallAnswer:
         """Run agent `name` with `arguments` (`{"input": str}`) in a fresh guest and answer."""
@@ -125,16 +129,35 @@ class AgentCalls:
                 + (f"; unexpected: {', '.join(unexpected)}" if unexpected else "; `input` must be a string"),
                 "invalid-arguments",
             )
-        async with self._limiter:
-            try:
-                guest = self._host.start(offer.wasm, given, agent=name, policy=offer.policy)
-            except HostError as exc:
-                return CallAnswer(f"unavailable: agent {name!r} cannot start: {exc}", "unavailable")
-            try:
-                outcome = await anyio.to_thread.run_sync(guest.join, abandon_on_cancel=True)
-            except anyio.get_cancelled_exc_class():
-                guest.stop("the client cancelled the call")
-                raise
+        if self._limiter.available_tokens == 0 and self._waiting >= self._queue:
+            return CallAnswer(
+                f"limit-exceeded: busy: {self._limiter.borrowed_tokens} calls run and {self._waiting} wait "
+                "(the server's max_concurrent and queue); try again later",
+                "limit-exceeded",
+            )
+        self._waiting += 1
+        waiting = True
+        try:
+            async with self._limiter:
+                self._waiting -= 1
+                waiting = False
+                return await self._run(offer, given)
+        finally:
+            if waiting:
+                self._waiting -= 1
+
+    async def _run(self, offer: Offer, given: str) -> CallAnswer:
+        """One guest of `offer` with input `given`, to its end (or stopped when the caller cancels)."""
+        name = offer.name
+        try:
+            guest = self._host.start(offer.wasm, given, agent=name, policy=offer.policy)
+        except HostError as exc:
+            return CallAnswer(f"unavailable: agent {name!r} cannot start: {exc}", "unavailable")
+        try:
+            outcome = await anyio.to_thread.run_sync(guest.join, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            guest.stop("the client cancelled the call")
+            raise
         assert outcome is not None, "join() without a timeout waits for the outcome"
         if outcome.status == "ok":
             return CallAnswer(outcome.text)

@@ -26,12 +26,13 @@ STATUS: Final[Mapping[str, int]] = {
     "invalid-arguments": 400,
     "denied": 403,
     "not-found": 404,
-    "limit-exceeded": 413,
+    "limit-exceeded": 429,
     "tool-failed": 500,
     "unavailable": 503,
     "timeout": 504,
 }
-"""HTTP status of each WIT error code an answer can carry."""
+"""HTTP status of each WIT error code an answer can carry (`limit-exceeded`: the server is busy; a body
+over `max_body` is `limit-exceeded` with 413)."""
 
 
 REFUSAL_CODES: Final[Mapping[int, str]] = {400: "invalid-arguments", 403: "denied", 421: "denied"}
@@ -74,7 +75,7 @@ def routes(calls: AgentCalls, security: TransportSecuritySettings, max_body: int
         async for chunk in request.stream():
             body += chunk
             if len(body) > max_body:
-                return error("limit-exceeded", f"the request body is larger than max_body ({max_body} bytes)")
+                return error("limit-exceeded", f"the request body is larger than max_body ({max_body} bytes)", 413)
         try:
             arguments = json.loads(body or b"{}")
         except ValueError as exc:
@@ -117,7 +118,7 @@ def _openapi(tools: list[dict[str, Any]]) -> dict[str, Any]:
                 "requestBody": {"required": True, "content": {"application/json": {"schema": tool["parameters"]}}},
                 "responses": {
                     "200": {"description": "The tool's result: {result: VALUE}"},
-                    **{str(status): failure for status in sorted(set(STATUS.values()))},
+                    **{str(status): failure for status in sorted({*STATUS.values(), 401, 413})},
                 },
             }
         }

@@ -362,3 +362,28 @@ def test_the_http_tool_api_lists_and_runs_the_agents_with_a_status_per_error_cod
     assert foreign.json()["error"] == {"code": "denied", "message": "Invalid Host header"}
     assert (not_json.status_code, not_json.json()["error"]["code"]) == (400, "invalid-arguments")
     assert openapi.status_code == 200 and set(openapi.json()["paths"]) == {"/tools/list", "/tools/idle", "/tools/probe"}
+
+
+def test_calls_beyond_max_concurrent_and_the_queue_are_refused_at_once(tmp_path: Path) -> None:
+    """Point 4: at most `max_concurrent` run, at most `queue` wait; the rest get `limit-exceeded` (429 over HTTP)."""
+    config = parse_config(CONFIG.replace("max_concurrent = 2", "max_concurrent = 1\nqueue = 1"), tmp_path / "a.toml")
+    with Host(config) as host:
+        calls = AgentCalls(host, prepare(host, offered(config, ["idle"])), 1, config.serve.queue)
+
+        async def body(client: Client) -> Any:
+            answers: list[Any] = []
+
+            async def one() -> None:
+                answers.append(await client.call_tool("idle", {"input": "1500"}))
+
+            async with anyio.create_task_group() as tg:
+                for _ in range(3):
+                    tg.start_soon(one)
+                    await anyio.sleep(0.2)  # in this order: one runs, one waits, one finds the queue full
+            return answers
+
+        answers = run(calls, body)
+    texts = sorted(answer.content[0].text for answer in answers)
+    assert texts[:2] == ["idle done", "idle done"]
+    assert texts[2].startswith("limit-exceeded: busy: 1 calls run and 1 wait")
+    assert [answer.is_error for answer in answers].count(True) == 1
