@@ -387,3 +387,66 @@ def test_calls_beyond_max_concurrent_and_the_queue_are_refused_at_once(tmp_path:
     assert texts[:2] == ["idle done", "idle done"]
     assert texts[2].startswith("limit-exceeded: busy: 1 calls run and 1 wait")
     assert [answer.is_error for answer in answers].count(True) == 1
+
+
+def test_fifty_concurrent_calls_over_http_all_answer(tmp_path: Path) -> None:
+    config = tmp_path / "agent-host.toml"
+    config.write_text(CONFIG.replace("max_concurrent = 2", "max_concurrent = 8"))
+    served = HttpServe(config, "--agent", "idle")
+    try:
+
+        async def main() -> list[Any]:
+            answers: list[Any] = []
+            async with Client(served.url) as client:
+
+                async def one(i: int) -> None:
+                    answers.append(await client.call_tool("idle", {"input": str(i % 5)}))
+
+                async with anyio.create_task_group() as tg:
+                    for i in range(50):
+                        tg.start_soon(one, i)
+            return answers
+
+        answers = anyio.run(main)
+    finally:
+        served.stop()
+    assert [answer.content[0].text for answer in answers] == ["idle done"] * 50
+
+
+def test_a_2025_era_client_lists_and_calls_over_stdio(tmp_path: Path) -> None:
+    """Both protocol eras: the SDK client above negotiates the newest; this one speaks 2025-06-18."""
+    config = tmp_path / "agent-host.toml"
+    config.write_text(CONFIG)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "host", "serve", "--stdio", "--config", str(config), "--agent", "idle"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+    )  # fmt: skip
+    assert server.stdin is not None and server.stdout is not None
+
+    def ask(message: dict[str, Any]) -> dict[str, Any]:
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write(json.dumps(message) + "\n")
+        server.stdin.flush()
+        if "id" not in message:
+            return {}
+        answer: dict[str, Any] = json.loads(server.stdout.readline())
+        assert answer["id"] == message["id"], answer
+        return answer
+
+    try:
+        initialized = ask(INITIALIZE)
+        ask({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        listed = ask({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        call = {"name": "idle", "arguments": {"input": ""}}
+        called = ask({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": call})
+        server.stdin.close()
+        server.stdin = None  # closed: communicate() must not flush it
+        _, stderr = server.communicate(timeout=60)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.communicate()
+    assert server.returncode == 0, stderr
+    assert initialized["result"]["protocolVersion"] == "2025-06-18"
+    assert [tool["name"] for tool in listed["result"]["tools"]] == ["idle"]
+    assert called["result"]["content"][0]["text"] == "idle done" and called["result"]["isError"] is False
