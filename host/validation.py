@@ -39,7 +39,11 @@ class ArgumentValidator:
         self._cache: OrderedDict[tuple[str, str, int], tuple[dict[str, Any], Any]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def check(self, tooling: str, tool: str, schema: dict[str, Any], arguments: dict[str, Any]) -> None:
+    def check(
+        self, tooling: str, tool: str, schema: dict[str, Any], arguments: dict[str, Any], *, subject: str | None = None
+    ) -> None:
+        """Raise `ToolingError(invalid-arguments)` when `arguments` do not match `schema`; the message
+        names `subject` (default: the tool of the tooling)."""
         validator = self._validator(tooling, tool, schema)
         if validator is None:
             return
@@ -54,7 +58,8 @@ class ArgumentValidator:
         more = f" (and {len(errors) - MAX_REPORTED} more)" if len(errors) > MAX_REPORTED else ""
         raise ToolingError(
             ErrorCode.INVALID_ARGUMENTS,
-            f"the arguments of tool {tool!r} of tooling {tooling!r} do not match its input schema: {described}{more}",
+            f"the arguments of {subject or f'tool {tool!r} of tooling {tooling!r}'} do not match its input schema: "
+            f"{described}{more}",
         )
 
     def _validator(self, tooling: str, tool: str, schema: dict[str, Any]) -> Any:

@@ -28,7 +28,7 @@ from host.config.defaults import (
     DEFAULT_RUN_TIMEOUT,
 )
 from host.config.toolings import ToolingConfig
-from host.config.types import AgentName, Capability, Count, FilePath, Folder, GuestPath, Seconds, Size
+from host.config.types import AgentName, Capability, Count, FilePath, Folder, GuestPath, Json, Seconds, Size
 
 _NEEDS_BOTH = "needs `host` (a folder on this machine) and `guest` (its path in the guest)"
 
@@ -68,6 +68,9 @@ class AgentConfig(Named):
     """A guest folder (built on demand) or a .wasm file (relative to the config file)."""
     description: str | None = None
     """What the agent does, for people and for MCP clients (`agent-host serve` offers it as a tool)."""
+    input_schema: Json | None = None
+    """JSON Schema of the object `agent-host serve` takes for this agent (it runs with that object as
+    JSON text); absent: `{"input": string}`."""
     input: str | None = None
     """The input of its `run`."""
     toolings: tuple[str, ...] = ()

@@ -22,9 +22,10 @@ import anyio.to_thread
 from host.app import Host
 from host.builder import resolve_component
 from host.config import AgentConfig, Config
-from host.errors import HostError, UsageError
+from host.errors import HostError, ToolingError, UsageError
 from host.policy import AgentPolicy
 from host.stopping import StopToken
+from host.validation import ArgumentValidator
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +46,11 @@ class Offer:
     wasm: Path
     settings: AgentConfig
     policy: AgentPolicy
+
+    @property
+    def input_schema(self) -> Mapping[str, Any]:
+        """The JSON Schema of the tool's arguments: the agent's `input_schema`, else `INPUT_SCHEMA`."""
+        return self.settings.input_schema if self.settings.input_schema is not None else INPUT_SCHEMA
 
 
 @dataclass(frozen=True)
@@ -115,20 +121,16 @@ class AgentCalls:
         self._limiter = anyio.CapacityLimiter(max_concurrent)
         self._queue = queue
         self._waiting = 0
+        self._validator = ArgumentValidator()
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> CallAnswer:
         """Run agent `name` with `arguments` (`{"input": str}`) in a fresh guest and answer."""
         offer = self.offers.get(name)
         if offer is None:
             return CallAnswer(f"not-found: no agent {name!r} is served; served: {', '.join(self.offers)}", "not-found")
-        unexpected = sorted(set(arguments) - {"input"})
-        given = arguments.get("input", offer.settings.input or "")
-        if unexpected or not isinstance(given, str):
-            return CallAnswer(
-                f'invalid-arguments: agent {name!r} takes {{"input": string}}'
-                + (f"; unexpected: {', '.join(unexpected)}" if unexpected else "; `input` must be a string"),
-                "invalid-arguments",
-            )
+        given = self._input(offer, arguments)
+        if isinstance(given, CallAnswer):
+            return given
         if self._limiter.available_tokens == 0 and self._waiting >= self._queue:
             return CallAnswer(
                 f"limit-exceeded: busy: {self._limiter.borrowed_tokens} calls run and {self._waiting} wait "
@@ -145,6 +147,29 @@ class AgentCalls:
         finally:
             if waiting:
                 self._waiting -= 1
+
+    def _input(self, offer: Offer, arguments: Mapping[str, Any]) -> str | CallAnswer:
+        """The guest's input for `arguments`: with an `input_schema`, the arguments (checked against
+        it) as JSON text; else `arguments["input"]` (absent: the agent's configured `input`). A
+        refusal is an `invalid-arguments` answer naming what is wrong."""
+        schema = offer.settings.input_schema
+        if schema is not None:
+            try:
+                self._validator.check(
+                    "serve", offer.name, dict(schema), dict(arguments), subject=f"agent {offer.name!r}"
+                )
+            except ToolingError as exc:
+                return CallAnswer(f"invalid-arguments: {exc.message}", "invalid-arguments")
+            return json.dumps(arguments, ensure_ascii=False)
+        unexpected = sorted(set(arguments) - {"input"})
+        given = arguments.get("input", offer.settings.input or "")
+        if unexpected or not isinstance(given, str):
+            return CallAnswer(
+                f'invalid-arguments: agent {offer.name!r} takes {{"input": string}}'
+                + (f"; unexpected: {', '.join(unexpected)}" if unexpected else "; `input` must be a string"),
+                "invalid-arguments",
+            )
+        return given
 
     async def _run(self, offer: Offer, given: str) -> CallAnswer:
         """One guest of `offer` with input `given`, to its end (or stopped when the caller cancels)."""

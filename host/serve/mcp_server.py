@@ -15,7 +15,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from host import __version__
-from host.serve.agents import INPUT_SCHEMA, AgentCalls
+from host.serve.agents import AgentCalls
 
 
 def build_server(calls: AgentCalls) -> Server[Any]:
@@ -23,7 +23,7 @@ def build_server(calls: AgentCalls) -> Server[Any]:
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         tools = [
-            types.Tool(name=offer.name, description=offer.description, input_schema=dict(INPUT_SCHEMA))
+            types.Tool(name=offer.name, description=offer.description, input_schema=dict(offer.input_schema))
             for offer in calls.offers.values()
         ]
         return types.ListToolsResult(tools=tools)

@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from host import __version__
-from host.serve.agents import INPUT_SCHEMA, AgentCalls
+from host.serve.agents import AgentCalls
 
 STATUS: Final[Mapping[str, int]] = {
     "invalid-arguments": 400,
@@ -56,7 +56,7 @@ def routes(calls: AgentCalls, security: TransportSecuritySettings, max_body: int
 
     def listing() -> list[dict[str, Any]]:
         return [
-            {"name": o.name, "description": o.description, "parameters": dict(INPUT_SCHEMA), "builtin": False}
+            {"name": o.name, "description": o.description, "parameters": dict(o.input_schema), "builtin": False}
             for o in calls.offers.values()
         ]
 

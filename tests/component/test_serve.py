@@ -450,3 +450,30 @@ def test_a_2025_era_client_lists_and_calls_over_stdio(tmp_path: Path) -> None:
     assert initialized["result"]["protocolVersion"] == "2025-06-18"
     assert [tool["name"] for tool in listed["result"]["tools"]] == ["idle"]
     assert called["result"]["content"][0]["text"] == "idle done" and called["result"]["isError"] is False
+
+
+def test_an_agent_with_an_input_schema_takes_that_object_checked_and_runs_with_its_json(tmp_path: Path) -> None:
+    """Point 1: "the input is ... a JSON object when the agent declares an input schema"."""
+    schema = (
+        'input_schema = { type = "object", properties = { steps = { type = "array" } }, required = ["steps"], '
+        "additionalProperties = false }\n"
+    )
+    text = CONFIG.replace('[agents.probe]\ncomponent = "', "[agents.probe]\n" + schema + 'component = "')
+    config = parse_config(text, tmp_path / "agent-host.toml")
+    with Host(config) as host:
+        calls = AgentCalls(host, prepare(host, offered(config, ["probe"])), 2)
+
+        async def body(client: Client) -> Any:
+            tools = (await client.list_tools()).tools
+            ran = await client.call_tool("probe", {"steps": [{"op": "get", "tooling": "mock", "as": "t"}]})
+            refused = await client.call_tool("probe", {"steps": "not a list"})
+            return tools, ran, refused
+
+        tools, ran, refused = run(calls, body)
+    assert tools[0].input_schema["required"] == ["steps"]
+    assert ran.is_error is False and json.loads(ran.content[0].text) == [{"ok": True}]
+    assert refused.is_error
+    assert refused.content[0].text == (
+        "invalid-arguments: the arguments of agent 'probe' do not match its input schema: at $.steps: "
+        "'not a list' is not of type 'array' (rule: type)"
+    )
