@@ -185,6 +185,8 @@ class ServeSettings(Placed):
     """Bearer tokens an HTTP client must present (use "${VAR}"); required to bind beyond loopback."""
     max_body: Size = 1024 * 1024
     """Largest HTTP request body accepted ("1MiB")."""
+    grace: Seconds = 10.0
+    """At SIGINT/SIGTERM, seconds HTTP calls in flight may take to finish before they are cancelled."""
 
     @field_validator("http")
     @classmethod

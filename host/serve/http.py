@@ -31,8 +31,6 @@ from host.serve.agents import AgentCalls
 
 OPEN_PATHS: Final = frozenset({"/healthz"})
 """Paths served without a token."""
-SHUTDOWN_GRACE: Final = 5
-"""Seconds open HTTP streams may take to close when the server stops."""
 
 
 class BearerTokens:
@@ -103,7 +101,7 @@ async def serve_http(server: Server[Any], calls: AgentCalls, settings: ServeSett
         build_app(server, calls, settings, host),
         log_level="warning",
         lifespan="on",
-        timeout_graceful_shutdown=SHUTDOWN_GRACE,
+        timeout_graceful_shutdown=max(1, round(settings.grace)),
     )
     sys.stderr.write(f"agent-host: serving MCP on http://{shown}:{sock.getsockname()[1]}/mcp\n")
     sys.stderr.flush()

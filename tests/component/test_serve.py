@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -477,3 +478,34 @@ def test_an_agent_with_an_input_schema_takes_that_object_checked_and_runs_with_i
         "invalid-arguments: the arguments of agent 'probe' do not match its input schema: at $.steps: "
         "'not a list' is not of type 'array' (rule: type)"
     )
+
+
+@pytest.mark.parametrize(("wait_ms", "finished"), [("1500", True), ("600000", False)])
+def test_sigterm_gives_http_calls_in_flight_the_grace_period_then_cancels_them(
+    tmp_path: Path, wait_ms: str, finished: bool
+) -> None:
+    """Point 4: stop accepting, let calls in flight finish within `[serve] grace`, cancel the rest, exit 143."""
+    config = tmp_path / "agent-host.toml"
+    config.write_text(CONFIG + "grace = 3\n")
+    served = HttpServe(config, "--agent", "idle")
+    answer: list[httpx2.Response | BaseException] = []
+
+    def call() -> None:
+        try:
+            answer.append(httpx2.post(f"{served.base}/tools/idle", json={"input": wait_ms}, timeout=120))
+        except httpx2.HTTPError as exc:
+            answer.append(exc)
+
+    caller = threading.Thread(target=call)
+    caller.start()
+    time.sleep(0.5)  # the call is running
+    code = served.stop()
+    caller.join(60)
+    assert code == 143
+    response = answer[0]
+    if finished:
+        assert isinstance(response, httpx2.Response) and response.json() == {"result": "idle done"}
+    else:  # cancelled at the end of the grace period: its guest stopped, not left waiting ten minutes
+        assert not isinstance(response, httpx2.Response) or response.status_code == 500
+    left = leaked()
+    assert not left, f"the server left processes behind: {left}"

@@ -182,7 +182,7 @@ def test_serve_names_only_agents_it_can_serve() -> None:
     typo = error_of("[serve]\nmax_concurent = 2\n")
     assert (typo.message, typo.hint) == (
         f"{FILE}: serve.max_concurent: unknown key",
-        "known keys here: agents, http, max_body, max_concurrent, queue, tokens",
+        "known keys here: agents, grace, http, max_body, max_concurrent, queue, tokens",
     )
     lines = str(error_of('[agents.a]\n[serve]\nagents = ["a", "b"]\n')).splitlines()
     assert lines == [
