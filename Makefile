@@ -40,6 +40,7 @@ test: lint
 bench: setup
 	$(BIN)/python -m tests.bench
 	$(BIN)/python -m tests.bench.edit_run
+	$(BIN)/python -m tests.bench.serve
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache
