@@ -76,6 +76,20 @@ def run(calls: AgentCalls, body: Any) -> Any:
     return anyio.run(main)
 
 
+async def at_once(client: Client, count: int, wait_ms: str, pause: float = 0.0) -> list[Any]:
+    """`count` calls of agent `idle` started together (`pause` seconds apart); their results."""
+    answers: list[Any] = []
+
+    async def one() -> None:
+        answers.append(await client.call_tool("idle", {"input": wait_ms}))
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(count):
+            tg.start_soon(one)
+            await anyio.sleep(pause)
+    return answers
+
+
 def test_every_agent_with_a_component_is_a_tool_taking_its_input(served: tuple[Host, AgentCalls]) -> None:
     async def body(client: Client) -> Any:
         return (await client.list_tools()).tools
@@ -154,18 +168,7 @@ def test_at_most_max_concurrent_guests_run_at_once(
 
     monkeypatch.setattr(host, "start", counting)
 
-    async def body(client: Client) -> Any:
-        answers: list[Any] = []
-
-        async def one() -> None:
-            answers.append(await client.call_tool("idle", {"input": "300"}))
-
-        async with anyio.create_task_group() as tg:
-            for _ in range(6):
-                tg.start_soon(one)
-        return answers
-
-    answers = run(calls, body)
+    answers = run(calls, lambda client: at_once(client, 6, "300"))
     assert [a.content[0].text for a in answers] == ["idle done"] * 6
     assert len(peak) == 6 and max(peak) <= 2  # [serve] max_concurrent = 2
 
@@ -200,37 +203,56 @@ def test_serve_names_an_agent_it_cannot_serve(tmp_path: Path) -> None:
     assert done.stdout == ""
 
 
+class RawStdio:
+    """`agent-host serve --stdio --agent idle` as a child process, spoken to in JSON-RPC lines (so the
+    test holds the server's pid and chooses the protocol era)."""
+
+    def __init__(self, config: Path) -> None:
+        command = [sys.executable, "-m", "host", "serve", "--stdio", "--config", str(config), "--agent", "idle"]
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO
+        )
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+        self.process.stdin.flush()
+
+    def ask(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Send a request and read its answer."""
+        assert self.process.stdout is not None
+        self.send(message)
+        answer: dict[str, Any] = json.loads(self.process.stdout.readline())
+        assert answer["id"] == message["id"], answer
+        return answer
+
+    def end(self, *, terminate: bool) -> str:
+        """Close stdin (or send SIGTERM) and wait for the exit; the server's stderr."""
+        assert self.process.stdin is not None
+        if terminate:
+            self.process.terminate()
+        else:
+            self.process.stdin.close()
+            self.process.stdin = None  # closed: communicate() must not flush it
+        try:
+            return self.process.communicate(timeout=60)[1]
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.communicate()
+
+
 def test_sigterm_with_a_call_in_flight_stops_its_guest_and_exits_143(tmp_path: Path) -> None:
-    """Point 4: SIGTERM ends the server with its guests stopped and no process left (the client here
-    speaks JSON-RPC itself, to hold the server's pid)."""
+    """Point 4: SIGTERM ends the server with its guests stopped and no process left."""
     config = tmp_path / "agent-host.toml"
     config.write_text(CONFIG)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "host", "serve", "--stdio", "--config", str(config), "--agent", "idle"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
-    )  # fmt: skip
-    assert server.stdin is not None and server.stdout is not None
-
-    def send(message: dict[str, Any]) -> None:
-        assert server.stdin is not None
-        server.stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
-        server.stdin.flush()
-
-    try:
-        client = {"name": "test", "version": "0"}
-        send({"id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                                                          "clientInfo": client}})  # fmt: skip
-        assert json.loads(server.stdout.readline())["id"] == 1
-        send({"method": "notifications/initialized"})
-        send({"id": 2, "method": "tools/call", "params": {"name": "idle", "arguments": {"input": "600000"}}})
-        time.sleep(2)  # the call's guest is waiting in its inbox
-        server.terminate()
-        _, stderr = server.communicate(timeout=60)
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
-    assert server.returncode == 143, stderr
+    server = RawStdio(config)
+    assert server.ask(INITIALIZE)["id"] == 1
+    server.send({"method": "notifications/initialized"})
+    server.send({"id": 2, "method": "tools/call", "params": {"name": "idle", "arguments": {"input": "600000"}}})
+    time.sleep(2)  # the call's guest is waiting in its inbox
+    stderr = server.end(terminate=True)
+    assert server.process.returncode == 143, stderr
     assert "stopped: SIGTERM received" in stderr
     left = leaked()
     assert not left, f"the server left processes behind: {left}"
@@ -371,19 +393,8 @@ def test_calls_beyond_max_concurrent_and_the_queue_are_refused_at_once(tmp_path:
     with Host(config) as host:
         calls = AgentCalls(host, prepare(host, offered(config, ["idle"])), 1, config.serve.queue)
 
-        async def body(client: Client) -> Any:
-            answers: list[Any] = []
-
-            async def one() -> None:
-                answers.append(await client.call_tool("idle", {"input": "1500"}))
-
-            async with anyio.create_task_group() as tg:
-                for _ in range(3):
-                    tg.start_soon(one)
-                    await anyio.sleep(0.2)  # in this order: one runs, one waits, one finds the queue full
-            return answers
-
-        answers = run(calls, body)
+        # 0.2 s apart, in this order: one runs, one waits, one finds the queue full
+        answers = run(calls, lambda client: at_once(client, 3, "1500", pause=0.2))
     texts = sorted(answer.content[0].text for answer in answers)
     assert texts[:2] == ["idle done", "idle done"]
     assert texts[2].startswith("limit-exceeded: busy: 1 calls run and 1 wait")
@@ -397,16 +408,8 @@ def test_fifty_concurrent_calls_over_http_all_answer(tmp_path: Path) -> None:
     try:
 
         async def main() -> list[Any]:
-            answers: list[Any] = []
             async with Client(served.url) as client:
-
-                async def one(i: int) -> None:
-                    answers.append(await client.call_tool("idle", {"input": str(i % 5)}))
-
-                async with anyio.create_task_group() as tg:
-                    for i in range(50):
-                        tg.start_soon(one, i)
-            return answers
+                return await at_once(client, 50, "3")
 
         answers = anyio.run(main)
     finally:
@@ -418,36 +421,13 @@ def test_a_2025_era_client_lists_and_calls_over_stdio(tmp_path: Path) -> None:
     """Both protocol eras: the SDK client above negotiates the newest; this one speaks 2025-06-18."""
     config = tmp_path / "agent-host.toml"
     config.write_text(CONFIG)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "host", "serve", "--stdio", "--config", str(config), "--agent", "idle"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
-    )  # fmt: skip
-    assert server.stdin is not None and server.stdout is not None
-
-    def ask(message: dict[str, Any]) -> dict[str, Any]:
-        assert server.stdin is not None and server.stdout is not None
-        server.stdin.write(json.dumps(message) + "\n")
-        server.stdin.flush()
-        if "id" not in message:
-            return {}
-        answer: dict[str, Any] = json.loads(server.stdout.readline())
-        assert answer["id"] == message["id"], answer
-        return answer
-
-    try:
-        initialized = ask(INITIALIZE)
-        ask({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        listed = ask({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-        call = {"name": "idle", "arguments": {"input": ""}}
-        called = ask({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": call})
-        server.stdin.close()
-        server.stdin = None  # closed: communicate() must not flush it
-        _, stderr = server.communicate(timeout=60)
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.communicate()
-    assert server.returncode == 0, stderr
+    server = RawStdio(config)
+    initialized = server.ask(INITIALIZE)
+    server.send({"method": "notifications/initialized"})
+    listed = server.ask({"id": 2, "method": "tools/list"})
+    called = server.ask({"id": 3, "method": "tools/call", "params": {"name": "idle", "arguments": {"input": ""}}})
+    stderr = server.end(terminate=False)
+    assert server.process.returncode == 0, stderr
     assert initialized["result"]["protocolVersion"] == "2025-06-18"
     assert [tool["name"] for tool in listed["result"]["tools"]] == ["idle"]
     assert called["result"]["content"][0]["text"] == "idle done" and called["result"]["isError"] is False
