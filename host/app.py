@@ -26,7 +26,7 @@ from host.paths import cache_dir
 from host.policy import AgentPolicy
 from host.runtime.engine import Runtime
 from host.runtime.guest import GuestThread, Outcome, start_guest
-from host.session import GuestSession
+from host.session import GuestSession, LogSink
 from host.stopping import StopToken
 from host.toolings import ToolingSet
 from host.validation import ArgumentValidator
@@ -83,7 +83,7 @@ class Host:
         """The grants and limits of `agent` (see `policy.AgentPolicy.resolve`)."""
         return AgentPolicy.resolve(self.config, agent, settings, allow)
 
-    def session(self, agent: str, policy: AgentPolicy | None = None) -> GuestSession:
+    def session(self, agent: str, policy: AgentPolicy | None = None, on_log: LogSink | None = None) -> GuestSession:
         """A session for agent `agent`; by default with every configured tooling granted (the
         command line's `tools` and `call` act for the person running the host)."""
         if policy is None:
@@ -92,7 +92,7 @@ class Host:
         inbox = Inbox(limits.inbox_size, limits.max_open_calls, limits.max_subscriptions)
         return GuestSession(
             agent, self.bridge, self.toolings, policy, inbox=inbox, max_wait=limits.recv_timeout, audit=self.audit,
-            validator=self.validator, approver=self.approver,
+            validator=self.validator, approver=self.approver, on_log=on_log,
         )  # fmt: skip
 
     def start(
@@ -103,9 +103,11 @@ class Host:
         agent: str = "guest",
         policy: AgentPolicy | None = None,
         output: TextIO | None = None,
+        on_log: LogSink | None = None,
     ) -> GuestThread:
         """Load (compiling once) and start the component in `wasm` on its own thread. The guest's
-        output lines go to `output` (default: `sys.stderr` as it is when the guest runs).
+        output lines go to `output` (default: `sys.stderr` as it is when the guest runs), its log
+        lines to the host's log and to `on_log`.
 
         Raises `ComponentError` when `wasm` cannot be loaded, `Interrupted` once `stop_all` was
         called (before or during the compile): no guest starts after a stop request."""
@@ -115,7 +117,8 @@ class Host:
         policy = policy if policy is not None else self.policy(agent)
         with self._lock:
             self.stop.check(what)
-            guest = start_guest(self.runtime, component, self.session(agent, policy), input_text, policy, output)
+            session = self.session(agent, policy, on_log)
+            guest = start_guest(self.runtime, component, session, input_text, policy, output)
             self._running = [g for g in self._running if g.running] + [guest]
         if self.stop.stopped:  # the request came while it was starting: it makes no call
             guest.stop(self.stop.reason or "stopped")

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import anyio.to_thread
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from host.app import Host
 from host.builder import resolve_component
@@ -110,6 +113,26 @@ def prepare(host: Host, agents: Sequence[AgentConfig], stop: StopToken | None = 
     return offers
 
 
+AsyncLogSink = Callable[[str, str], Awaitable[None]]
+"""Receives a guest's log lines (WIT level, message) on the server's loop."""
+
+LOG_BUFFER: Final = 1024
+"""Log lines of one call waiting to be forwarded; more are dropped (the host's own log keeps them)."""
+
+
+def _offer_line(stream: MemoryObjectSendStream[tuple[str, str]], line: tuple[str, str]) -> None:
+    try:
+        stream.send_nowait(line)
+    except (anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
+        pass  # full (the client reads slowly), or the call already ended
+
+
+async def _forward(pending: MemoryObjectReceiveStream[tuple[str, str]], on_log: AsyncLogSink) -> None:
+    async with pending:
+        async for level, message in pending:
+            await on_log(level, message)
+
+
 class AgentCalls:
     """Runs the calls of the offered agents (see the module docstring), on one event loop: at most
     `max_concurrent` at once, at most `queue` more waiting their turn, the others refused at once
@@ -123,8 +146,9 @@ class AgentCalls:
         self._waiting = 0
         self._validator = ArgumentValidator()
 
-    async def call(self, name: str, arguments: Mapping[str, Any]) -> CallAnswer:
-        """Run agent `name` with `arguments` (`{"input": str}`) in a fresh guest and answer."""
+    async def call(self, name: str, arguments: Mapping[str, Any], on_log: AsyncLogSink | None = None) -> CallAnswer:
+        """Run agent `name` with `arguments` in a fresh guest and answer; each log line of the guest
+        is passed to `on_log` while it runs (on this loop, in order)."""
         offer = self.offers.get(name)
         if offer is None:
             return CallAnswer(f"not-found: no agent {name!r} is served; served: {', '.join(self.offers)}", "not-found")
@@ -143,7 +167,7 @@ class AgentCalls:
             async with self._limiter:
                 self._waiting -= 1
                 waiting = False
-                return await self._run(offer, given)
+                return await self._run(offer, given, on_log)
         finally:
             if waiting:
                 self._waiting -= 1
@@ -171,18 +195,34 @@ class AgentCalls:
             )
         return given
 
-    async def _run(self, offer: Offer, given: str) -> CallAnswer:
+    async def _run(self, offer: Offer, given: str, on_log: AsyncLogSink | None) -> CallAnswer:
         """One guest of `offer` with input `given`, to its end (or stopped when the caller cancels)."""
         name = offer.name
+        lines, pending = anyio.create_memory_object_stream[tuple[str, str]](LOG_BUFFER)
+        token = anyio.lowlevel.current_token()
+
+        def sink(level: str, message: str) -> None:  # on the guest's thread
+            anyio.from_thread.run_sync(_offer_line, lines, (level, message), token=token)
+
         try:
-            guest = self._host.start(offer.wasm, given, agent=name, policy=offer.policy)
+            guest = self._host.start(
+                offer.wasm, given, agent=name, policy=offer.policy, on_log=sink if on_log else None
+            )
         except HostError as exc:
             return CallAnswer(f"unavailable: agent {name!r} cannot start: {exc}", "unavailable")
         try:
-            outcome = await anyio.to_thread.run_sync(guest.join, abandon_on_cancel=True)
+            async with anyio.create_task_group() as tg:
+                if on_log is not None:
+                    tg.start_soon(_forward, pending, on_log)
+                outcome = await anyio.to_thread.run_sync(guest.join, abandon_on_cancel=True)
+                lines.close()  # the guest ended: the forwarder delivers what is left, then ends
         except anyio.get_cancelled_exc_class():
             guest.stop("the client cancelled the call")
             raise
+        finally:
+            lines.close()
+            if on_log is None:
+                pending.close()
         assert outcome is not None, "join() without a timeout waits for the outcome"
         if outcome.status == "ok":
             return CallAnswer(outcome.text)

@@ -19,6 +19,7 @@ from host.session.facade import APPROVAL_TIMEOUT as APPROVAL_TIMEOUT
 from host.session.facade import CONNECT_GRACE as CONNECT_GRACE
 from host.session.facade import GuestSession as GuestSession
 from host.session.facade import Handle as Handle
+from host.session.facade import LogSink as LogSink
 from host.session.guest_log import LOG_LEVELS as LOG_LEVELS
 from host.session.guest_log import MAX_LOG_MESSAGE as MAX_LOG_MESSAGE
 from host.session.subscriptions import RELEASE_TIMEOUT as RELEASE_TIMEOUT
@@ -35,6 +36,7 @@ __all__ = (
     "CallOutcome",
     "GuestSession",
     "Handle",
+    "LogSink",
     "SubscriptionKind",
     "call_outcome",
     "parse_arguments",

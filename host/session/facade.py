@@ -10,6 +10,7 @@ the agent's policy is enforced before anything leaves the host, and every operat
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
@@ -31,9 +32,14 @@ from host.session.subscriptions import SUBSCRIBE, SubscriptionKind, Subscription
 from host.toolings import Tooling, ToolingSet
 from host.validation import ArgumentValidator
 
+logger = logging.getLogger(__name__)
+
 CONNECT_GRACE: Final = 2.0
 """Seconds added to a tooling's connect timeout for `get`, so the connection's own, more precise
 timeout message wins over the generic one."""
+
+LogSink = Callable[[str, str], None]
+"""Receives each guest log line (WIT level, message) on the guest's thread; must not block long."""
 
 APPROVAL_TIMEOUT: Final = 300.0
 """Seconds an approval may take (a person answering on the terminal) before the call is refused."""
@@ -62,9 +68,11 @@ class GuestSession:
         audit: AuditLog | None = None,
         validator: ArgumentValidator | None = None,
         approver: Approver | None = None,
+        on_log: LogSink | None = None,
     ) -> None:
         self.agent = agent
         self.policy = policy
+        self._on_log = on_log
         self.inbox = inbox if inbox is not None else Inbox()
         self.max_wait = max_wait
         self.last_error: ToolingError | None = None
@@ -248,4 +256,10 @@ class GuestSession:
     # -- log -------------------------------------------------------------------------------------
 
     def log(self, level: str, message: str) -> None:
+        """The guest's log line, into the host's log and to `on_log` (whose failures are only logged)."""
         guest_log.log(self.agent, level, message)
+        if self._on_log is not None:
+            try:
+                self._on_log(level, message)
+            except Exception:  # boundary: a failing sink must not fail the guest's log call
+                logger.debug("the log sink of agent %s failed", self.agent, exc_info=True)

@@ -489,3 +489,31 @@ def test_sigterm_gives_http_calls_in_flight_the_grace_period_then_cancels_them(
         assert not isinstance(response, httpx2.Response) or response.status_code == 500
     left = leaked()
     assert not left, f"the server left processes behind: {left}"
+
+
+def test_the_guests_log_lines_reach_the_client_as_log_notifications_and_progress(
+    served: tuple[Host, AgentCalls],
+) -> None:
+    """Point 1: guest log lines become MCP log notifications and progress reports while it runs."""
+    steps = {"steps": [{"op": "log", "level": "info", "message": "step one"},
+                       {"op": "log", "level": "warn", "message": "step two"}]}  # fmt: skip
+    logged: list[tuple[str, str | None, Any]] = []
+    reports: list[tuple[float, str | None]] = []
+
+    async def on_log(params: Any) -> None:
+        logged.append((params.level, params.logger, params.data))
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reports.append((progress, message))
+
+    async def main() -> Any:
+        async with Client(build_server(served[1]), logging_callback=on_log, log_level="debug") as client:
+            return await client.call_tool("probe", {"input": json.dumps(steps)}, progress_callback=on_progress)
+
+    result = anyio.run(main)
+    assert result.is_error is False
+    assert logged == [
+        ("info", "agent-host.agent.probe", "step one"),
+        ("warning", "agent-host.agent.probe", "step two"),
+    ]
+    assert reports == [(1, "step one"), (2, "step two")]
