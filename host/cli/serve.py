@@ -39,7 +39,7 @@ def command(state: State, stdio: bool, address: str | None, agents: tuple[str, .
 
     from host.app import Host
     from host.cli.signals import signals
-    from host.config.models import LOOPBACK_HOSTS, split_bind
+    from host.config.models import bind_problem
     from host.errors import UsageError
     from host.serve.agents import AgentCalls, offered, prepare
     from host.serve.http import serve_http
@@ -50,12 +50,12 @@ def command(state: State, stdio: bool, address: str | None, agents: tuple[str, .
         raise UsageError("--stdio and --http exclude each other", hint="give one transport")
     if address is not None:
         try:
-            bind_host, _ = split_bind(address)
+            problem = bind_problem(address, config.serve.tokens)
         except ValueError as exc:
             raise UsageError(f"--http: {exc}") from None
-        if bind_host not in LOOPBACK_HOSTS and not config.serve.tokens:
+        if problem is not None:
             raise UsageError(
-                f"--http {address}: binding {bind_host} (beyond this machine) needs a token",
+                f"--http {address}: {problem}",
                 hint=f'set tokens = ["${{AGENT_HOST_TOKEN}}"] in [serve] of {config.describe_source()}',
             )
     chosen = offered(config, agents)

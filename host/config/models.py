@@ -9,7 +9,7 @@ table's name and origin (`FILE [agents.NAME]`) come from its parent. `Config.sou
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Final, Self
 
@@ -170,6 +170,15 @@ def split_bind(address: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def bind_problem(address: str, tokens: Sequence[str]) -> str | None:
+    """Why `agent-host serve` may not listen at `address` (HOST:PORT) with `tokens`: a bind beyond
+    loopback needs a token. None when it may. Raises `ValueError` for an address that is not HOST:PORT."""
+    host, _ = split_bind(address)
+    if host not in LOOPBACK_HOSTS and not tokens:
+        return f"binding {host} (beyond this machine) needs a token"
+    return None
+
+
 class ServeSettings(Placed):
     """The `[serve]` table: what `agent-host serve` offers to MCP clients, and how."""
 
@@ -199,12 +208,10 @@ class ServeSettings(Placed):
 
     @model_validator(mode="after")
     def _tokens_beyond_loopback(self) -> Self:
-        host, _ = split_bind(self.http)
-        if host not in LOOPBACK_HOSTS and not self.tokens:
+        problem = bind_problem(self.http, self.tokens)
+        if problem is not None:
             hint = 'set `tokens = ["${AGENT_HOST_TOKEN}"]` in [serve], or bind 127.0.0.1'
-            fail(
-                "ServeSettings", [At(("http",), f"binding {host} (beyond this machine) needs a token", hint, self.http)]
-            )
+            fail("ServeSettings", [At(("http",), problem, hint, self.http)])
         if any(not token for token in self.tokens):
             fail("ServeSettings", [At(("tokens",), "an empty token", "give each token a value (or remove it)")])
         return self

@@ -204,25 +204,22 @@ class AgentCalls:
         def sink(level: str, message: str) -> None:  # on the guest's thread
             anyio.from_thread.run_sync(_offer_line, lines, (level, message), token=token)
 
-        try:
-            guest = self._host.start(
-                offer.wasm, given, agent=name, policy=offer.policy, on_log=sink if on_log else None
-            )
-        except HostError as exc:
-            return CallAnswer(f"unavailable: agent {name!r} cannot start: {exc}", "unavailable")
-        try:
-            async with anyio.create_task_group() as tg:
-                if on_log is not None:
-                    tg.start_soon(_forward, pending, on_log)
-                outcome = await anyio.to_thread.run_sync(guest.join, abandon_on_cancel=True)
-                lines.close()  # the guest ended: the forwarder delivers what is left, then ends
-        except anyio.get_cancelled_exc_class():
-            guest.stop("the client cancelled the call")
-            raise
-        finally:
-            lines.close()
-            if on_log is None:
-                pending.close()
+        with lines, pending:  # closed however the call ends (closing twice is harmless)
+            try:
+                guest = self._host.start(
+                    offer.wasm, given, agent=name, policy=offer.policy, on_log=sink if on_log else None
+                )
+            except HostError as exc:
+                return CallAnswer(f"unavailable: agent {name!r} cannot start: {exc}", "unavailable")
+            try:
+                async with anyio.create_task_group() as tg:
+                    if on_log is not None:
+                        tg.start_soon(_forward, pending, on_log)
+                    outcome = await anyio.to_thread.run_sync(guest.join, abandon_on_cancel=True)
+                    lines.close()  # the guest ended: the forwarder delivers what is left, then ends
+            except anyio.get_cancelled_exc_class():
+                guest.stop("the client cancelled the call")
+                raise
         assert outcome is not None, "join() without a timeout waits for the outcome"
         if outcome.status == "ok":
             return CallAnswer(outcome.text)
