@@ -150,6 +150,11 @@ class Inbox:
                     return None
                 self._arrived.wait(remaining)
 
+    @property
+    def closed(self) -> bool:
+        """Whether `close` was called."""
+        return self._closed
+
     def close(self) -> None:
         """Refuse everything from now on and wake a waiting `recv`."""
         with self._lock:

@@ -18,6 +18,7 @@ from click.shell_completion import CompletionItem
 from host.cli import logs
 
 if TYPE_CHECKING:
+    from host.approval import Approver
     from host.config import Config
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -128,3 +129,18 @@ allow_option: Final = click.option(
 
 module_option: Final = click.option("--module", metavar="NAME", help="Module defining WitWorld (default: app.py).")
 """`--module`, as `run` and `dev` take it."""
+
+approve_option: Final = click.option(
+    "--approve", type=click.Choice(["deny", "ask", "all"]), default="deny", show_default=True,
+    help="Calls needing approval (require_approval): deny, ask on the terminal, approve all.",
+)  # fmt: skip
+"""`--approve`, as `run` and `serve` take it (made an `Approver` by `approver`)."""
+
+
+def approver(choice: str) -> Approver:
+    """The approver of an `--approve` choice."""
+    from host.approval import ApproveAll, DenyAll, TerminalApprover
+
+    if choice == "ask":
+        return TerminalApprover()
+    return ApproveAll() if choice == "all" else DenyAll()

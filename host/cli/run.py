@@ -19,11 +19,20 @@ from typing import TYPE_CHECKING, Any, Final
 import click
 
 from host.cli import render
-from host.cli.options import EPILOG, State, allow_option, common_options, complete_agents, input_option, module_option
+from host.cli.options import (
+    EPILOG,
+    State,
+    allow_option,
+    approve_option,
+    approver,
+    common_options,
+    complete_agents,
+    input_option,
+    module_option,
+)
 from host.errors import HostError, UsageError
 
 if TYPE_CHECKING:
-    from host.approval import Approver
     from host.config import AgentConfig, Config
     from host.runtime.guest import Outcome
 
@@ -63,10 +72,7 @@ DETAIL_WIDTH: Final = 100
     "--json", "as_json", is_flag=True,
     help="Print the outcome as JSON: {agent, status, exit_code, duration, output} (a list for several agents).",
 )  # fmt: skip
-@click.option(
-    "--approve", type=click.Choice(["deny", "ask", "all"]), default="deny", show_default=True,
-    help="Calls needing approval (require_approval): deny, ask on the terminal, approve all.",
-)  # fmt: skip
+@approve_option
 @module_option
 @click.option(
     "--dev", is_flag=True,
@@ -130,7 +136,7 @@ def _run_one(state: State, config: Config, guest: _Guest, allow: Sequence[str], 
                 wasm = devmode.runner_component(stopper.token)
             else:
                 wasm = resolve_component(guest.spec, module=guest.module, stop=stopper.token)
-            with Host(config, keep_logs=state.debug, approver=_approver(approve), stop=stopper.token) as host:
+            with Host(config, keep_logs=state.debug, approver=approver(approve), stop=stopper.token) as host:
                 stopper.host = host
                 policy = host.policy(name, guest.agent, allow)
                 if guest.dev:
@@ -170,7 +176,7 @@ def _run_many(
         for run in prepared:
             if run.failure is not None and not isinstance(run.failure, Interrupted):
                 render.error(f"agent {run.name}: {run.failure}")
-        with Host(config, keep_logs=state.debug, approver=_approver(approve), stop=stopper.token) as host:
+        with Host(config, keep_logs=state.debug, approver=approver(approve), stop=stopper.token) as host:
             stopper.host = host
             finished = runs.run_all(host, prepared, allow)
     for run, done in zip(prepared, finished, strict=True):
@@ -209,11 +215,3 @@ def read_input(spec: str | None, agent: AgentConfig | None) -> str:
         except OSError as exc:
             raise UsageError(f"--input {spec}: cannot read: {exc.strerror or exc}") from None
     return spec
-
-
-def _approver(choice: str) -> Approver:
-    from host.approval import ApproveAll, DenyAll, TerminalApprover
-
-    if choice == "ask":
-        return TerminalApprover()
-    return ApproveAll() if choice == "all" else DenyAll()

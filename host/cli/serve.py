@@ -1,8 +1,10 @@
-"""`agent-host serve`: the configured agents as tools of an MCP server, over streamable HTTP or stdio.
+"""`agent-host serve`: the configured agents, and `[serve] toolings` through `[serve] grants`, as an
+MCP server over streamable HTTP or stdio (with the HTTP tool API beside MCP).
 
 Every offered agent's component is built and compiled before the server starts (progress on
 stderr; with `--stdio`, stdout then carries only the MCP protocol). Each call runs a fresh guest
-with the agent's grants and limits, as `agent-host run --agent NAME` does. The server ends at
+with the agent's grants and limits, as `agent-host run --agent NAME` does; a proxied tool is called
+as agent `serve`. Calls needing approval are decided by `--approve`. The server ends at
 SIGINT/SIGTERM (130/143), or when a stdio client closes stdin (0), its guests stopped and no
 process left.
 """
@@ -12,16 +14,17 @@ from __future__ import annotations
 import click
 
 from host import status_codes
-from host.cli.options import EPILOG, State, common_options, complete_agents
+from host.cli.options import EPILOG, State, approve_option, approver, common_options, complete_agents
 
 
 @click.command(
-    "serve", epilog=EPILOG, short_help="Offer the configured agents to MCP clients.",
+    "serve", epilog=EPILOG, short_help="Offer the configured agents (and toolings) to MCP clients.",
     help=(
         "Serve the configured agents as the tools of an MCP server, over streamable HTTP (default: "
-        "[serve] http, 127.0.0.1:8080, endpoint /mcp) or stdin/stdout: each agent (those of [serve] agents, "
-        "or every [agents.NAME] with a component) is a tool taking {\"input\": string}, each call a fresh "
-        "guest with the agent's grants and limits."
+        "[serve] http, 127.0.0.1:8080, endpoint /mcp, and the HTTP tool API /tools/list, /tools/NAME) or "
+        "stdin/stdout: each agent (those of [serve] agents, or every [agents.NAME] with a component) is a tool "
+        "taking {\"input\": string}, each call a fresh guest with the agent's grants and limits. The tools and "
+        "resources of [serve] toolings are offered too (as TOOLING.TOOL), under the policy of [serve] grants."
     ),
 )  # fmt: skip
 @click.option("--stdio", is_flag=True, help="Serve over stdin/stdout instead of HTTP.")
@@ -32,16 +35,17 @@ from host.cli.options import EPILOG, State, common_options, complete_agents
     "--agent", "agents", multiple=True, metavar="NAME", shell_complete=complete_agents,
     help="Offer this agent (repeatable; default: [serve] agents, else every agent with a component).",
 )  # fmt: skip
+@approve_option
 @common_options
 @click.pass_obj
-def command(state: State, stdio: bool, address: str | None, agents: tuple[str, ...]) -> int:
+def command(state: State, stdio: bool, address: str | None, agents: tuple[str, ...], approve: str) -> int:
     import anyio
 
     from host.app import Host
     from host.cli.signals import signals
     from host.config.models import bind_problem
     from host.errors import UsageError
-    from host.serve.agents import AgentCalls, offered, prepare
+    from host.serve.catalog import build_catalog
     from host.serve.http import serve_http
     from host.serve.mcp_server import build_server, serve_stdio
 
@@ -58,15 +62,13 @@ def command(state: State, stdio: bool, address: str | None, agents: tuple[str, .
                 f"--http {address}: {problem}",
                 hint=f'set tokens = ["${{AGENT_HOST_TOKEN}}"] in [serve] of {config.describe_source()}',
             )
-    chosen = offered(config, agents)
     with signals(raise_at_once=True) as stopper:
-        with Host(config, keep_logs=state.debug, stop=stopper.token) as host:
+        with Host(config, keep_logs=state.debug, approver=approver(approve), stop=stopper.token) as host:
             stopper.host = host
-            offers = prepare(host, chosen, stopper.token)
-            calls = AgentCalls(host, offers, config.serve.max_concurrent, config.serve.queue)
-            server = build_server(calls)
+            catalog = build_catalog(host, config, agents, stopper.token)
+            server = build_server(catalog)
             if stdio:
-                anyio.run(serve_stdio, server)
+                anyio.run(serve_stdio, server, catalog)
             else:
-                anyio.run(serve_http, server, calls, config.serve, address or config.serve.http)
+                anyio.run(serve_http, server, catalog, config.serve, address or config.serve.http)
     return stopper.exit_code if stopper.exit_code is not None else status_codes.SUCCESS

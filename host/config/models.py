@@ -179,11 +179,21 @@ def bind_problem(address: str, tokens: Sequence[str]) -> str | None:
     return None
 
 
+GRANT_KEYS: Final = frozenset({"toolings", "tools", "resources", "capabilities", "require_approval"})
+"""The keys of an `[agents.NAME]` table that `[serve] grants` takes (what a remote client may do)."""
+
+
 class ServeSettings(Placed):
     """The `[serve]` table: what `agent-host serve` offers to MCP clients, and how."""
 
     agents: tuple[AgentName, ...] | None = None
     """The agents offered as tools (each `[agents.NAME]` with a `component`); absent: every such agent."""
+    toolings: tuple[str, ...] = ()
+    """Toolings re-exported to clients through the policy of `grants`: their tools as `TOOLING.TOOL`,
+    their resources under their own URIs."""
+    grants: AgentConfig | None = None
+    """What a remote client may do with `toolings`, in the keys of an [agents.NAME] table (`toolings`,
+    `tools`, `resources`, `capabilities`, `require_approval`); `toolings` defaults to [serve] toolings."""
     max_concurrent: Count = 8
     """Agent calls that run at once; more wait for one to end."""
     queue: int = Field(default=64, ge=0, strict=True)
@@ -205,6 +215,43 @@ class ServeSettings(Placed):
         except ValueError as exc:
             raise problem(str(exc), 'for example http = "127.0.0.1:8080"') from None
         return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _grant_offered_toolings(cls, data: object) -> object:
+        """`grants.toolings` defaults to the offered toolings (before validation, so that allow-lists
+        in `grants` can name them)."""
+        if isinstance(data, dict) and isinstance(data.get("grants"), dict) and "toolings" not in data["grants"]:
+            return {**data, "grants": {**data["grants"], "toolings": data.get("toolings", ())}}
+        return data
+
+    @model_validator(mode="after")
+    def _toolings_offered_with_grants(self, info: ValidationInfo) -> Self:
+        defined = source_of(info).toolings
+        problems = []
+        for index, name in enumerate(self.toolings):
+            if "." in name:
+                hint = "its tools are offered as TOOLING.TOOL: rename the [tooling] table without '.'"
+                message = f"tooling {name!r} cannot be offered: its name has a '.'"
+                problems.append(At(("toolings", index), message, hint))
+            elif defined is not None and name not in defined:
+                undefined = _undefined(name, defined)
+                problems.append(At(("toolings", index), undefined.message, undefined.hint))
+            elif self.grants is not None and name not in self.grants.toolings:
+                hint = f'add "{name}" to [serve] grants.toolings (or leave `toolings` out of grants)'
+                problems.append(At(("toolings", index), f"tooling {name!r} is offered but not granted", hint))
+        if self.grants is not None:
+            for key in sorted(self.grants.model_fields_set - GRANT_KEYS):
+                hint = f"[serve] grants takes {', '.join(sorted(GRANT_KEYS))}: what a remote client may do"
+                problems.append(At(("grants", key), "not a grant (it configures a guest)", hint))
+        if problems:
+            fail("ServeSettings", problems)
+        return self
+
+    def client_grants(self) -> AgentConfig:
+        """The grants of the remote client (agent `serve`) as an agent table placed at `[serve] grants`."""
+        grants = self.grants if self.grants is not None else AgentConfig(toolings=self.toolings)
+        return grants.named("serve", f"{self.origin} grants")
 
     @model_validator(mode="after")
     def _tokens_beyond_loopback(self) -> Self:

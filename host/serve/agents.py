@@ -2,8 +2,8 @@
 
 `prepare` resolves each offered agent's component (building and compiling it once, before anything is
 served) and its policy, as `agent-host run --agent NAME` would. `AgentCalls.call` runs one call: a
-fresh guest of the agent's component with the call's input, at most `max_concurrent` at once (more
-wait their turn), stopped at once when the caller cancels. Its outcome is a `CallAnswer`: the
+fresh guest of the agent's component with the call's input, stopped at once when the caller
+cancels (how many run at once is the caller's business: `turns`). Its outcome is an `Answer`: the
 guest's answer, or a failure naming what went wrong; a host error never escapes.
 """
 
@@ -17,16 +17,15 @@ from pathlib import Path
 from typing import Any, Final
 
 import anyio
-import anyio.from_thread
-import anyio.lowlevel
 import anyio.to_thread
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from host.app import Host
 from host.builder import resolve_component
 from host.config import AgentConfig, Config
-from host.errors import HostError, ToolingError, UsageError
+from host.errors import ErrorCode, HostError, ToolingError, UsageError
 from host.policy import AgentPolicy
+from host.serve.answers import Answer, ServedTool
+from host.serve.feed import Feed
 from host.stopping import StopToken
 from host.validation import ArgumentValidator
 
@@ -54,30 +53,6 @@ class Offer:
     def input_schema(self) -> Mapping[str, Any]:
         """The JSON Schema of the tool's arguments: the agent's `input_schema`, else `INPUT_SCHEMA`."""
         return self.settings.input_schema if self.settings.input_schema is not None else INPUT_SCHEMA
-
-
-@dataclass(frozen=True)
-class CallAnswer:
-    """What a call of an agent's tool ended with: the answer, or (`code` set) what went wrong; `code`
-    is a WIT `error-code` name (`invalid-arguments`, `not-found`, `unavailable`, `tool-failed`)."""
-
-    text: str
-    code: str | None = None
-
-    @property
-    def failed(self) -> bool:
-        return self.code is not None
-
-    @property
-    def structured(self) -> dict[str, Any] | None:
-        """The answer as a JSON object, when it is one."""
-        if self.failed:
-            return None
-        try:
-            value = json.loads(self.text)
-        except ValueError:
-            return None
-        return value if isinstance(value, dict) else None
 
 
 def offered(config: Config, names: Sequence[str] = ()) -> list[AgentConfig]:
@@ -116,63 +91,40 @@ def prepare(host: Host, agents: Sequence[AgentConfig], stop: StopToken | None = 
 AsyncLogSink = Callable[[str, str], Awaitable[None]]
 """Receives a guest's log lines (WIT level, message) on the server's loop."""
 
+
+def _unpacked(on_log: AsyncLogSink) -> Callable[[tuple[str, str]], Awaitable[None]]:
+    async def deliver(line: tuple[str, str]) -> None:
+        await on_log(*line)
+
+    return deliver
+
+
 LOG_BUFFER: Final = 1024
 """Log lines of one call waiting to be forwarded; more are dropped (the host's own log keeps them)."""
 
 
-def _offer_line(stream: MemoryObjectSendStream[tuple[str, str]], line: tuple[str, str]) -> None:
-    try:
-        stream.send_nowait(line)
-    except (anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
-        pass  # full (the client reads slowly), or the call already ended
-
-
-async def _forward(pending: MemoryObjectReceiveStream[tuple[str, str]], on_log: AsyncLogSink) -> None:
-    async with pending:
-        async for level, message in pending:
-            await on_log(level, message)
-
-
 class AgentCalls:
-    """Runs the calls of the offered agents (see the module docstring), on one event loop: at most
-    `max_concurrent` at once, at most `queue` more waiting their turn, the others refused at once
-    with `limit-exceeded`."""
+    """Runs the calls of the offered agents (see the module docstring), on one event loop."""
 
-    def __init__(self, host: Host, offers: Sequence[Offer], max_concurrent: int, queue: int = 64) -> None:
+    def __init__(self, host: Host, offers: Sequence[Offer]) -> None:
         self._host = host
         self.offers = {offer.name: offer for offer in offers}
-        self._limiter = anyio.CapacityLimiter(max_concurrent)
-        self._queue = queue
-        self._waiting = 0
         self._validator = ArgumentValidator()
 
-    async def call(self, name: str, arguments: Mapping[str, Any], on_log: AsyncLogSink | None = None) -> CallAnswer:
-        """Run agent `name` with `arguments` in a fresh guest and answer; each log line of the guest
-        is passed to `on_log` while it runs (on this loop, in order)."""
-        offer = self.offers.get(name)
-        if offer is None:
-            return CallAnswer(f"not-found: no agent {name!r} is served; served: {', '.join(self.offers)}", "not-found")
-        given = self._input(offer, arguments)
-        if isinstance(given, CallAnswer):
-            return given
-        if self._limiter.available_tokens == 0 and self._waiting >= self._queue:
-            return CallAnswer(
-                f"limit-exceeded: busy: {self._limiter.borrowed_tokens} calls run and {self._waiting} wait "
-                "(the server's max_concurrent and queue); try again later",
-                "limit-exceeded",
-            )
-        self._waiting += 1
-        waiting = True
-        try:
-            async with self._limiter:
-                self._waiting -= 1
-                waiting = False
-                return await self._run(offer, given, on_log)
-        finally:
-            if waiting:
-                self._waiting -= 1
+    def tools(self) -> list[ServedTool]:
+        """The offered agents as tools."""
+        return [ServedTool(o.name, o.description, o.input_schema) for o in self.offers.values()]
 
-    def _input(self, offer: Offer, arguments: Mapping[str, Any]) -> str | CallAnswer:
+    async def call(self, name: str, arguments: Mapping[str, Any], on_log: AsyncLogSink | None = None) -> Answer:
+        """Run agent `name` (one of `offers`) with `arguments` in a fresh guest and answer; each log
+        line of the guest is passed to `on_log` while it runs (on this loop, in order)."""
+        offer = self.offers[name]
+        given = self._input(offer, arguments)
+        if isinstance(given, Answer):
+            return given
+        return await self._run(offer, given, on_log)
+
+    def _input(self, offer: Offer, arguments: Mapping[str, Any]) -> str | Answer:
         """The guest's input for `arguments`: with an `input_schema`, the arguments (checked against
         it) as JSON text; else `arguments["input"]` (absent: the agent's configured `input`). A
         refusal is an `invalid-arguments` answer naming what is wrong."""
@@ -183,38 +135,36 @@ class AgentCalls:
                     "serve", offer.name, dict(schema), dict(arguments), subject=f"agent {offer.name!r}"
                 )
             except ToolingError as exc:
-                return CallAnswer(f"invalid-arguments: {exc.message}", "invalid-arguments")
+                return Answer.failure(ErrorCode.INVALID_ARGUMENTS, f"invalid-arguments: {exc.message}")
             return json.dumps(arguments, ensure_ascii=False)
         unexpected = sorted(set(arguments) - {"input"})
         given = arguments.get("input", offer.settings.input or "")
         if unexpected or not isinstance(given, str):
-            return CallAnswer(
+            return Answer.failure(
+                ErrorCode.INVALID_ARGUMENTS,
                 f'invalid-arguments: agent {offer.name!r} takes {{"input": string}}'
                 + (f"; unexpected: {', '.join(unexpected)}" if unexpected else "; `input` must be a string"),
-                "invalid-arguments",
             )
         return given
 
-    async def _run(self, offer: Offer, given: str, on_log: AsyncLogSink | None) -> CallAnswer:
+    async def _run(self, offer: Offer, given: str, on_log: AsyncLogSink | None) -> Answer:
         """One guest of `offer` with input `given`, to its end (or stopped when the caller cancels)."""
         name = offer.name
-        lines, pending = anyio.create_memory_object_stream[tuple[str, str]](LOG_BUFFER)
-        token = anyio.lowlevel.current_token()
+        with Feed[tuple[str, str]](LOG_BUFFER) as lines:  # closed however the call ends
 
-        def sink(level: str, message: str) -> None:  # on the guest's thread
-            anyio.from_thread.run_sync(_offer_line, lines, (level, message), token=token)
+            def sink(level: str, message: str) -> None:  # on the guest's thread
+                lines.push((level, message))
 
-        with lines, pending:  # closed however the call ends (closing twice is harmless)
             try:
                 guest = self._host.start(
                     offer.wasm, given, agent=name, policy=offer.policy, on_log=sink if on_log else None
                 )
             except HostError as exc:
-                return CallAnswer(f"unavailable: agent {name!r} cannot start: {exc}", "unavailable")
+                return Answer.failure(ErrorCode.UNAVAILABLE, f"unavailable: agent {name!r} cannot start: {exc}")
             try:
                 async with anyio.create_task_group() as tg:
                     if on_log is not None:
-                        tg.start_soon(_forward, pending, on_log)
+                        tg.start_soon(lines.forward, _unpacked(on_log))
                     outcome = await anyio.to_thread.run_sync(guest.join, abandon_on_cancel=True)
                     lines.close()  # the guest ended: the forwarder delivers what is left, then ends
             except anyio.get_cancelled_exc_class():
@@ -222,6 +172,6 @@ class AgentCalls:
                 raise
         assert outcome is not None, "join() without a timeout waits for the outcome"
         if outcome.status == "ok":
-            return CallAnswer(outcome.text)
+            return Answer.of_text(outcome.text)
         what = "failed" if outcome.status == "error" else "was stopped"
-        return CallAnswer(f"agent {name} {what}: {outcome.text}", "tool-failed")
+        return Answer.failure(ErrorCode.TOOL_FAILED, f"agent {name} {what}: {outcome.text}")

@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from host.config import ServeSettings
 from host.config.models import LOOPBACK_HOSTS, split_bind
 from host.serve import tool_api
-from host.serve.agents import AgentCalls
+from host.serve.catalog import Catalog
 
 OPEN_PATHS: Final = frozenset({"/healthz"})
 """Paths served without a token."""
@@ -65,7 +65,7 @@ async def _healthz(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
 
-def build_app(server: Server[Any], calls: AgentCalls, settings: ServeSettings, bind_host: str) -> ASGIApp:
+def build_app(server: Server[Any], catalog: Catalog, settings: ServeSettings, bind_host: str) -> ASGIApp:
     """The HTTP application: MCP at `/mcp`, the tool API (`tool_api`), `/healthz`, with the checks of
     the module docstring."""
     loopback = bind_host in LOOPBACK_HOSTS
@@ -82,15 +82,15 @@ def build_app(server: Server[Any], calls: AgentCalls, settings: ServeSettings, b
         max_request_body_size=settings.max_body,
         custom_starlette_routes=[
             Route("/healthz", _healthz, methods=["GET"]),
-            *tool_api.routes(calls, security, settings.max_body),
+            *tool_api.routes(catalog, security, settings.max_body),
         ],
     )
     return BearerTokens(app, settings.tokens) if settings.tokens else app
 
 
-async def serve_http(server: Server[Any], calls: AgentCalls, settings: ServeSettings, address: str) -> None:
-    """Serve `server` (and `calls` through the tool API) at `address` (HOST:PORT) until cancelled; the
-    URL is printed on stderr first."""
+async def serve_http(server: Server[Any], catalog: Catalog, settings: ServeSettings, address: str) -> None:
+    """Serve `server` (and `catalog` through the tool API) at `address` (HOST:PORT) until cancelled;
+    the URL is printed on stderr first."""
     host, port = split_bind(address)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -98,11 +98,12 @@ async def serve_http(server: Server[Any], calls: AgentCalls, settings: ServeSett
     sock.bind((host, port))
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     config = uvicorn.Config(
-        build_app(server, calls, settings, host),
+        build_app(server, catalog, settings, host),
         log_level="warning",
         lifespan="on",
         timeout_graceful_shutdown=max(1, round(settings.grace)),
     )
     sys.stderr.write(f"agent-host: serving MCP on http://{shown}:{sock.getsockname()[1]}/mcp\n")
     sys.stderr.flush()
-    await uvicorn.Server(config).serve(sockets=[sock])
+    async with catalog.running():
+        await uvicorn.Server(config).serve(sockets=[sock])

@@ -1,11 +1,18 @@
-"""The MCP server of `agent-host serve`: one tool per offered agent, over stdio.
+"""The MCP server of `agent-host serve`: the catalog's tools and the proxied toolings' resources.
 
-Built on the SDK's low-level `Server` (both protocol eras, as the SDK serves them). `tools/list`
-gives each agent as a tool taking `{"input": string}`; `tools/call` runs it (`agents.AgentCalls`):
-the answer is the result's text (and its `structuredContent` when it is a JSON object), a failure an
-`isError` result whose text names it. While it runs, each guest log line is a `notifications/message`
-(logger `agent-host.agent.NAME`) and a progress report when the client asked for progress. A
-client's cancellation stops the guest.
+Built on the SDK's low-level `Server` (both protocol eras, as the SDK serves them). `tools/list` gives
+each offered agent (taking `{"input": string}` or its `input_schema`) and each proxied `TOOLING.TOOL`
+the grants let the client see; `tools/call` runs one (`catalog.Catalog.call`): an agent's answer is
+the result's text (and its `structuredContent` when it is a JSON object), a proxied tool's result
+comes as the tool gave it; a refusal or failure is an `isError` result whose text names its code.
+While an agent runs, each guest log line is a `notifications/message` (logger
+`agent-host.agent.NAME`) and a progress report when the client asked for progress; a proxied tool's
+progress is relayed as progress. A client's cancellation stops the guest, or the call upstream.
+
+With proxied toolings, `resources/list` and `resources/read` pass through the grants, and changes
+are relayed (`relay.Relay`): `resources/subscribe` (2025-11-25) and `subscriptions/listen`
+(2026-07-28). A refused resource request is a JSON-RPC error whose code is `ERROR_CODES[code]` and
+whose message starts with the WIT error code (`denied: ...`).
 """
 
 from __future__ import annotations
@@ -15,12 +22,15 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from mcp import types
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
-from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from host import __version__
-from host.serve.agents import AgentCalls
+from host.errors import ToolingError
+from host.model import Progress, ResourceData
+from host.serve.catalog import Catalog
 
 LOG_LEVELS: Final[Mapping[str, types.LoggingLevel]] = {
     "trace": "debug",
@@ -31,14 +41,65 @@ LOG_LEVELS: Final[Mapping[str, types.LoggingLevel]] = {
 }
 """The MCP level of each WIT log level."""
 
+ERROR_CODES: Final[Mapping[str, int]] = {
+    "not-found": -32002,
+    "invalid-arguments": types.INVALID_PARAMS,
+    "timeout": -32001,
+    "denied": -32003,
+    "limit-exceeded": -32004,
+    "unavailable": -32005,
+}
+"""The JSON-RPC error code of each WIT error code a resource request can fail with (-32002 is MCP's
+"resource not found", -32001 the SDK's timeout); any other is -32603 (internal error)."""
 
-def build_server(calls: AgentCalls) -> Server[Any]:
-    """The MCP server offering `calls`' agents."""
+CHANGES: Final = NotificationOptions(resources_changed=True, tools_changed=True)
+"""What a 2025-11-25 client is told it will be notified of (with proxied toolings)."""
+
+
+class _Server(Server[Any]):
+    """The SDK's server, telling 2025-11-25 clients at the handshake whatever the transport that it
+    notifies list changes (with proxied toolings; a 2026-07-28 client learns it from
+    `subscriptions/listen` being served)."""
+
+    notifies_changes = False
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        if notification_options is None and self.notifies_changes:
+            notification_options = CHANGES
+        return super().create_initialization_options(notification_options, experimental_capabilities, extensions)
+
+
+def _refused(error: ToolingError) -> MCPError:
+    return MCPError(ERROR_CODES.get(error.code.value, types.INTERNAL_ERROR), str(error))
+
+
+def _contents(data: ResourceData) -> types.TextResourceContents | types.BlobResourceContents:
+    if data.blob is not None:
+        return types.BlobResourceContents(uri=data.uri, mime_type=data.mime_type, blob=data.blob)
+    return types.TextResourceContents(uri=data.uri, mime_type=data.mime_type, text=data.text or "")
+
+
+def build_server(catalog: Catalog) -> Server[Any]:
+    """The MCP server offering `catalog` (enter `catalog.running()` around serving it)."""
+    relay = catalog.relay
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        if relay is not None:
+            relay.seen(ctx)
         tools = [
-            types.Tool(name=offer.name, description=offer.description, input_schema=dict(offer.input_schema))
-            for offer in calls.offers.values()
+            types.Tool(
+                name=tool.name,
+                description=tool.description,
+                input_schema=dict(tool.input_schema),
+                output_schema=dict(tool.output_schema) if tool.output_schema is not None else None,
+                annotations=types.ToolAnnotations.model_validate(tool.annotations) if tool.annotations else None,
+            )  # fmt: skip
+            for tool in await catalog.tools()
         ]
         return types.ListToolsResult(tools=tools)
 
@@ -55,17 +116,59 @@ def build_server(calls: AgentCalls) -> Server[Any]:
             await sending
             await ctx.session.report_progress(lines, None, message)  # a no-op unless the client asked
 
-        answer = await calls.call(params.name, params.arguments or {}, on_log)
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=answer.text)],
-            structured_content=answer.structured,
-            is_error=answer.failed,
-        )
+        async def on_progress(report: Progress) -> None:
+            await ctx.session.report_progress(report.progress, report.total, report.message)
 
-    return Server("agent-host", version=__version__, on_list_tools=list_tools, on_call_tool=call_tool)
+        answer = await catalog.call(params.name, params.arguments or {}, on_log, on_progress)
+        return types.CallToolResult.model_validate(answer.wire())
+
+    if relay is None:
+        return _Server("agent-host", version=__version__, on_list_tools=list_tools, on_call_tool=call_tool)
+    proxy = catalog.proxy
+    assert proxy is not None, "a relay comes with a proxy"
+
+    async def list_resources(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        relay.seen(ctx)
+        resources = [
+            types.Resource(uri=spec.uri, name=spec.name, description=spec.description, mime_type=spec.mime_type)
+            for spec in await proxy.resources()
+        ]
+        return types.ListResourcesResult(resources=resources)
+
+    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        try:
+            data = await proxy.read(str(params.uri))
+        except ToolingError as exc:
+            raise _refused(exc) from None
+        return types.ReadResourceResult(contents=[_contents(data)])
+
+    async def subscribe(ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        try:
+            await relay.subscribe(ctx, str(params.uri))
+        except ToolingError as exc:
+            raise _refused(exc) from None
+        return types.EmptyResult()
+
+    async def unsubscribe(ctx: Any, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        await relay.unsubscribe(ctx, str(params.uri))
+        return types.EmptyResult()
+
+    async def listen(ctx: Any, params: types.SubscriptionsListenRequestParams) -> types.SubscriptionsListenResult:
+        try:
+            return await relay.listen(ctx, params)
+        except ToolingError as exc:
+            raise _refused(exc) from None
+
+    server = _Server(
+        "agent-host", version=__version__, on_list_tools=list_tools, on_call_tool=call_tool,
+        on_list_resources=list_resources, on_read_resource=read_resource, on_subscribe_resource=subscribe,
+        on_unsubscribe_resource=unsubscribe, on_subscriptions_listen=listen,
+    )  # fmt: skip
+    server.notifies_changes = True
+    return server
 
 
-async def serve_stdio(server: Server[Any]) -> None:
+async def serve_stdio(server: Server[Any], catalog: Catalog) -> None:
     """Serve one client on this process's stdin/stdout until it closes them."""
-    async with stdio_server() as (read, write):
+    async with catalog.running(), stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())

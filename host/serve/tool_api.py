@@ -2,10 +2,11 @@
 
 `GET /tools/list` → `{"tools": [{"name", "description", "parameters", "builtin"}]}` (`parameters`: the
 JSON Schema of the arguments, as used for function calling); `POST /tools/{name}` with a JSON object
-body runs the tool: `200 {"result": VALUE}` (the agent's answer: its JSON value when the answer is
-JSON, else the string) or `{"error": {"code", "message"}}` with the status of `STATUS` for its
-WIT error code; `GET /openapi.json` describes both. The same checks as `/mcp` apply: the token
-(`http.BearerTokens`), the Host and Origin headers (the SDK's transport security) and `max_body`.
+body runs the tool: `200 {"result": VALUE}` (`answers.Answer.value`: the structured content, else the
+text as its JSON value when it is JSON, else the text) or `{"error": {"code", "message"}}` with the
+status of `STATUS` for its WIT error code; `GET /openapi.json` describes both. The same checks as
+`/mcp` apply: the token (`http.BearerTokens`), the Host and Origin headers (the SDK's transport
+security) and `max_body`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from host import __version__
-from host.serve.agents import AgentCalls
+from host.serve.catalog import Catalog
 
 STATUS: Final[Mapping[str, int]] = {
     "invalid-arguments": 400,
@@ -28,6 +29,9 @@ STATUS: Final[Mapping[str, int]] = {
     "not-found": 404,
     "limit-exceeded": 429,
     "tool-failed": 500,
+    "cancelled": 503,
+    "protocol": 502,
+    "internal": 500,
     "unavailable": 503,
     "timeout": 504,
 }
@@ -50,27 +54,33 @@ def _as_error(refused: Response) -> JSONResponse:
     return error(REFUSAL_CODES.get(refused.status_code, "denied"), message, refused.status_code)
 
 
-def routes(calls: AgentCalls, security: TransportSecuritySettings, max_body: int) -> list[Route]:
+def routes(catalog: Catalog, security: TransportSecuritySettings, max_body: int) -> list[Route]:
     """The API's routes, for the server's Starlette application."""
     guard = TransportSecurityMiddleware(security)
 
-    def listing() -> list[dict[str, Any]]:
+    async def listing() -> list[dict[str, Any]]:
+        tools = await catalog.tools()
         return [
-            {"name": o.name, "description": o.description, "parameters": dict(o.input_schema), "builtin": False}
-            for o in calls.offers.values()
+            {
+                "name": t.name,
+                "description": t.description or "",
+                "parameters": dict(t.input_schema),
+                "builtin": t.builtin,
+            }
+            for t in tools
         ]
 
     async def tools_list(request: Request) -> Response:
         refused = await guard.validate_request(request)
-        return _as_error(refused) if refused is not None else JSONResponse({"tools": listing()})
+        return _as_error(refused) if refused is not None else JSONResponse({"tools": await listing()})
 
     async def tools_call(request: Request) -> Response:
         refused = await guard.validate_request(request, is_post=True)
         if refused is not None:
             return _as_error(refused)
         name = request.path_params["name"]
-        if name not in calls.offers:
-            return error("not-found", f"no tool {name!r}; tools: {', '.join(calls.offers) or '(none)'}")
+        if not catalog.knows(name):
+            return error("not-found", f"no tool {name!r} is offered; offered: {catalog.names()}")
         body = bytearray()
         async for chunk in request.stream():
             body += chunk
@@ -82,18 +92,14 @@ def routes(calls: AgentCalls, security: TransportSecuritySettings, max_body: int
             return error("invalid-arguments", f"the body is not JSON: {exc}")
         if not isinstance(arguments, dict):
             return error("invalid-arguments", "the body must be a JSON object: the tool's arguments")
-        answer = await calls.call(name, arguments)
+        answer = await catalog.call(name, arguments)
         if answer.code is not None:
             return error(answer.code, answer.text)
-        try:
-            result: Any = json.loads(answer.text)
-        except ValueError:
-            result = answer.text
-        return JSONResponse({"result": result})
+        return JSONResponse({"result": answer.value})
 
     async def openapi(request: Request) -> Response:
         refused = await guard.validate_request(request)
-        return _as_error(refused) if refused is not None else JSONResponse(_openapi(listing()))
+        return _as_error(refused) if refused is not None else JSONResponse(_openapi(await listing()))
 
     return [
         Route("/tools/list", tools_list, methods=["GET"]),

@@ -28,7 +28,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from host import Host
 from host.config import parse_config
-from host.serve.agents import AgentCalls, offered, prepare
+from host.serve.catalog import Catalog, build_catalog
 from host.serve.mcp_server import build_server
 from tests.component.conftest import PROBE, REPO
 from tests.processes import leaked
@@ -61,16 +61,15 @@ max_concurrent = 2
 
 
 @pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[Host, AgentCalls]]:
+def served(tmp_path: Path) -> Iterator[tuple[Host, Catalog]]:
     config = parse_config(CONFIG, tmp_path / "agent-host.toml")
     with Host(config) as host:
-        calls = AgentCalls(host, prepare(host, offered(config)), config.serve.max_concurrent)
-        yield host, calls
+        yield host, build_catalog(host, config)
 
 
-def run(calls: AgentCalls, body: Any) -> Any:
+def run(catalog: Catalog, body: Any) -> Any:
     async def main() -> Any:
-        async with Client(build_server(calls)) as client:
+        async with catalog.running(), Client(build_server(catalog)) as client:
             return await body(client)
 
     return anyio.run(main)
@@ -90,7 +89,7 @@ async def at_once(client: Client, count: int, wait_ms: str, pause: float = 0.0) 
     return answers
 
 
-def test_every_agent_with_a_component_is_a_tool_taking_its_input(served: tuple[Host, AgentCalls]) -> None:
+def test_every_agent_with_a_component_is_a_tool_taking_its_input(served: tuple[Host, Catalog]) -> None:
     async def body(client: Client) -> Any:
         return (await client.list_tools()).tools
 
@@ -101,7 +100,7 @@ def test_every_agent_with_a_component_is_a_tool_taking_its_input(served: tuple[H
     assert tools["idle"].input_schema["properties"]["input"]["type"] == "string"
 
 
-def test_a_call_answers_with_the_guests_answer_structured_when_it_is_json(served: tuple[Host, AgentCalls]) -> None:
+def test_a_call_answers_with_the_guests_answer_structured_when_it_is_json(served: tuple[Host, Catalog]) -> None:
     steps = {"steps": [{"op": "get", "tooling": "mock", "as": "t"}, {"op": "call_blocking", "h": "t", "tool": "echo"}]}
 
     async def body(client: Client) -> Any:
@@ -115,7 +114,7 @@ def test_a_call_answers_with_the_guests_answer_structured_when_it_is_json(served
     assert probe.structured_content is None  # a JSON list, not an object
 
 
-def test_failures_are_error_results_naming_what_went_wrong(served: tuple[Host, AgentCalls]) -> None:
+def test_failures_are_error_results_naming_what_went_wrong(served: tuple[Host, Catalog]) -> None:
     denied = {"steps": [{"op": "get", "tooling": "nope", "as": "t"}]}
 
     async def body(client: Client) -> Any:
@@ -133,12 +132,12 @@ def test_failures_are_error_results_naming_what_went_wrong(served: tuple[Host, A
     )
     assert not_a_string.is_error and not_a_string.content[0].text.startswith("invalid-arguments: agent 'idle' takes")
     assert unexpected.is_error and "unexpected: text" in unexpected.content[0].text
-    assert unknown.is_error and unknown.content[0].text == "not-found: no agent 'nobody' is served; served: idle, probe"
+    assert unknown.is_error and unknown.content[0].text == "not-found: no tool 'nobody' is offered; offered: idle, probe"
     assert probe.is_error is False  # the probe reports the refused `get` in its own answer
     assert json.loads(probe.content[0].text)[0]["err"]["code"] == "not-found"
 
 
-def test_the_clients_cancellation_stops_the_guest(served: tuple[Host, AgentCalls]) -> None:
+def test_the_clients_cancellation_stops_the_guest(served: tuple[Host, Catalog]) -> None:
     host, calls = served
 
     async def body(client: Client) -> Any:
@@ -155,7 +154,7 @@ def test_the_clients_cancellation_stops_the_guest(served: tuple[Host, AgentCalls
 
 
 def test_at_most_max_concurrent_guests_run_at_once(
-    served: tuple[Host, AgentCalls], monkeypatch: pytest.MonkeyPatch
+    served: tuple[Host, Catalog], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     host, calls = served
     peak: list[int] = []
@@ -391,7 +390,7 @@ def test_calls_beyond_max_concurrent_and_the_queue_are_refused_at_once(tmp_path:
     """Point 4: at most `max_concurrent` run, at most `queue` wait; the rest get `limit-exceeded` (429 over HTTP)."""
     config = parse_config(CONFIG.replace("max_concurrent = 2", "max_concurrent = 1\nqueue = 1"), tmp_path / "a.toml")
     with Host(config) as host:
-        calls = AgentCalls(host, prepare(host, offered(config, ["idle"])), 1, config.serve.queue)
+        calls = build_catalog(host, config, ["idle"])
 
         # 0.2 s apart, in this order: one runs, one waits, one finds the queue full
         answers = run(calls, lambda client: at_once(client, 3, "1500", pause=0.2))
@@ -442,7 +441,7 @@ def test_an_agent_with_an_input_schema_takes_that_object_checked_and_runs_with_i
     text = CONFIG.replace('[agents.probe]\ncomponent = "', "[agents.probe]\n" + schema + 'component = "')
     config = parse_config(text, tmp_path / "agent-host.toml")
     with Host(config) as host:
-        calls = AgentCalls(host, prepare(host, offered(config, ["probe"])), 2)
+        calls = build_catalog(host, config, ["probe"])
 
         async def body(client: Client) -> Any:
             tools = (await client.list_tools()).tools
@@ -492,7 +491,7 @@ def test_sigterm_gives_http_calls_in_flight_the_grace_period_then_cancels_them(
 
 
 def test_the_guests_log_lines_reach_the_client_as_log_notifications_and_progress(
-    served: tuple[Host, AgentCalls],
+    served: tuple[Host, Catalog],
 ) -> None:
     """Point 1: guest log lines become MCP log notifications and progress reports while it runs."""
     steps = {"steps": [{"op": "log", "level": "info", "message": "step one"},

@@ -1,0 +1,103 @@
+"""What a call of an offered tool ends with (`Answer`), and a tool as offered (`ServedTool`).
+
+An `Answer` is in MCP's wire form (content blocks, optional structured content) whatever answered:
+an agent's guest or a proxied tool. A failure carries the WIT `error-code` name in `code` and its
+text in the content; a failed proxied call keeps the upstream result's own content.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from host.errors import ErrorCode, ToolingError
+from host.model import JsonObject
+
+
+@dataclass(frozen=True)
+class ServedTool:
+    """One tool offered to clients: an agent (`agent` set) or a proxied tool (`TOOLING.TOOL`)."""
+
+    name: str
+    description: str | None
+    input_schema: Mapping[str, Any]
+    output_schema: Mapping[str, Any] | None = None
+    annotations: Mapping[str, Any] | None = None
+    builtin: bool = False
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A finished call (see the module docstring)."""
+
+    content: tuple[JsonObject, ...]
+    structured: JsonObject | None = None
+    code: str | None = None
+    """The WIT `error-code` name when the call failed (`invalid-arguments`, `denied`, ...)."""
+
+    @property
+    def failed(self) -> bool:
+        return self.code is not None
+
+    @property
+    def text(self) -> str:
+        """The text of the text blocks, joined by newlines."""
+        return "\n".join(str(block.get("text", "")) for block in self.content if block.get("type") == "text")
+
+    @property
+    def value(self) -> Any:
+        """The result as one JSON value (the HTTP API's `result`): the structured content when there is
+        some; else the text, as its JSON value when it is JSON; else the content blocks."""
+        if self.structured is not None:
+            return self.structured
+        if any(block.get("type") != "text" for block in self.content):
+            return list(self.content)
+        try:
+            return json.loads(self.text)
+        except ValueError:
+            return self.text
+
+    def wire(self) -> JsonObject:
+        """The MCP `CallToolResult` of this answer, as JSON."""
+        value: JsonObject = {"content": list(self.content), "isError": self.failed}
+        if self.structured is not None:
+            value["structuredContent"] = self.structured
+        return value
+
+    @classmethod
+    def of_text(cls, text: str) -> Answer:
+        """A successful answer of one text block; structured too when the text is a JSON object."""
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = None
+        return cls(({"type": "text", "text": text},), parsed if isinstance(parsed, dict) else None)
+
+    @classmethod
+    def failure(cls, code: ErrorCode | str, text: str) -> Answer:
+        """A failed answer whose one text block is `text`."""
+        return cls(({"type": "text", "text": text},), code=str(code))
+
+    @classmethod
+    def of_result(cls, result: JsonObject) -> Answer:
+        """An upstream `CallToolResult` (as JSON) as it came."""
+        content = tuple(block for block in result.get("content", ()) if isinstance(block, dict))
+        structured = result.get("structuredContent")
+        failed = bool(result.get("isError"))
+        return cls(
+            content, structured if isinstance(structured, dict) else None, ErrorCode.TOOL_FAILED if failed else None
+        )
+
+    @classmethod
+    def of_error(cls, error: ToolingError) -> Answer:
+        """A refused or failed call: a `tool-failed` error keeps the upstream result it carries."""
+        if error.code is ErrorCode.TOOL_FAILED and error.data is not None:
+            try:
+                result = json.loads(error.data)
+            except ValueError:
+                result = None
+            if isinstance(result, dict) and result.get("content"):
+                return cls.of_result({**result, "isError": True})
+        return cls.failure(error.code, str(error))

@@ -1,0 +1,183 @@
+"""Toolings re-exported to clients (`[serve] toolings`), through the policy of agent `serve`.
+
+The remote client is an agent: every operation runs in a `GuestSession` of agent `serve` under the
+policy of `[serve] grants`, so grants, argument validation, capabilities, approvals, limits and the
+audit log apply exactly as to a guest. A tool is offered as `TOOLING.TOOL` (an offered tooling's name
+has no '.', so the first '.' splits it); a resource keeps its URI and belongs to the first offered
+tooling listing it. Each operation runs in a worker thread (a session blocks on the bridge loop), in
+a fresh session closed at its end: a call the client cancels is cancelled upstream. A tooling that
+cannot be reached is left out of lists (logged); its calls and reads answer `unavailable`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import closing
+from typing import Any, Final
+
+import anyio
+import anyio.to_thread
+
+from host.app import Host
+from host.errors import ErrorCode, ToolingError
+from host.model import CallOutcome, JsonObject, Progress, ResourceData, ResourceSpec
+from host.policy import AgentPolicy
+from host.serve.answers import Answer, ServedTool
+from host.serve.feed import Feed
+from host.session import GuestSession
+
+logger = logging.getLogger(__name__)
+
+CLIENT: Final = "serve"
+"""The agent a remote client acts as (in messages and the audit log)."""
+
+PROGRESS_BUFFER: Final = 256
+"""Progress reports of one call waiting to be forwarded; more are dropped."""
+
+AsyncProgressSink = Callable[[Progress], Awaitable[None]]
+
+
+class ToolingProxy:
+    """The offered toolings (see the module docstring). Its coroutines run on the server's loop."""
+
+    def __init__(self, host: Host, toolings: Sequence[str], policy: AgentPolicy) -> None:
+        self._host = host
+        self.toolings = tuple(toolings)
+        self.policy = policy
+        self._owners: dict[str, str] = {}
+        """Resource URI → the offered tooling it belongs to, as last listed."""
+
+    def session(self) -> GuestSession:
+        """A new session of agent `serve` (use it from one worker thread, then close it)."""
+        return self._host.session(CLIENT, self.policy)
+
+    def route(self, name: str) -> tuple[str, str] | None:
+        """(tooling, tool) of an offered tool name `TOOLING.TOOL`; None when `name` is not one."""
+        tooling, dot, tool = name.partition(".")
+        return (tooling, tool) if dot and tool and tooling in self.toolings else None
+
+    # -- tools -------------------------------------------------------------------------------------
+
+    async def tools(self) -> list[ServedTool]:
+        """The tools of the offered toolings that the grants let the client see, in tooling order."""
+        return await anyio.to_thread.run_sync(self._tools)
+
+    def _tools(self) -> list[ServedTool]:
+        served = []
+        with closing(self.session()) as session:
+            for tooling in self.toolings:
+                try:
+                    specs = session.list_tools(session.get(tooling))
+                except ToolingError as exc:
+                    logger.warning("the tools of tooling %s are not offered now: %s", tooling, exc)
+                    continue
+                served += [
+                    ServedTool(
+                        f"{tooling}.{spec.name}",
+                        spec.description,
+                        spec.input_schema,
+                        spec.output_schema,
+                        spec.annotations,
+                        spec.builtin,
+                    )  # fmt: skip
+                    for spec in specs
+                ]
+        return served
+
+    async def call(self, name: str, arguments: JsonObject, on_progress: AsyncProgressSink | None = None) -> Answer:
+        """Call the offered tool `name` (`route` gives it) with `arguments`; its progress reports go to
+        `on_progress` while it runs. A refusal or failure is an `Answer` with its code."""
+        route = self.route(name)
+        assert route is not None, "the caller routes only offered tool names here"
+        session = self.session()
+        text = json.dumps(arguments, ensure_ascii=False)
+        with Feed[Progress](PROGRESS_BUFFER) as reports:
+            report = reports.push if on_progress is not None else None
+            try:
+                async with anyio.create_task_group() as tg:
+                    if on_progress is not None:
+                        tg.start_soon(reports.forward, on_progress)
+                    answer = await anyio.to_thread.run_sync(
+                        _call, session, *route, text, report, abandon_on_cancel=True
+                    )
+                    reports.close()
+            except anyio.get_cancelled_exc_class():
+                session.interrupt("the client cancelled the call")  # the worker closes it: cancelled upstream
+                raise
+        return answer
+
+    # -- resources ---------------------------------------------------------------------------------
+
+    async def resources(self) -> list[ResourceSpec]:
+        """The resources of the offered toolings that the grants let the client see; a URI listed by
+        two toolings is the first one's."""
+        return await anyio.to_thread.run_sync(self._resources)
+
+    def _resources(self) -> list[ResourceSpec]:
+        with closing(self.session()) as session:
+            return self._list_resources(session)
+
+    def _list_resources(self, session: GuestSession) -> list[ResourceSpec]:
+        listed: dict[str, ResourceSpec] = {}
+        for tooling in self.toolings:
+            try:
+                specs = session.list_resources(session.get(tooling))
+            except ToolingError as exc:
+                logger.warning("the resources of tooling %s are not offered now: %s", tooling, exc)
+                continue
+            for spec in specs:
+                if listed.setdefault(spec.uri, spec) is spec:
+                    self._owners[spec.uri] = tooling
+        return list(listed.values())
+
+    async def read(self, uri: str) -> ResourceData:
+        """Resource `uri`. Raises `ToolingError` (`not-found`, `denied`, `limit-exceeded`, ...)."""
+        return await anyio.to_thread.run_sync(self._read, uri)
+
+    def _read(self, uri: str) -> ResourceData:
+        with closing(self.session()) as session:
+            return session.read_resource(session.get(self.owner(session, uri)), uri)
+
+    def owner(self, session: GuestSession, uri: str) -> str:
+        """The offered tooling resource `uri` belongs to (listing again when it is not known; with one
+        offered tooling, that one). Raises `ToolingError(not-found)`."""
+        if uri not in self._owners and len(self.toolings) != 1:
+            self._list_resources(session)
+        owner = self._owners.get(uri) or (self.toolings[0] if len(self.toolings) == 1 else None)
+        if owner is None:
+            raise ToolingError(
+                ErrorCode.NOT_FOUND,
+                f"no offered tooling lists resource {uri!r} (offered: {', '.join(self.toolings) or 'none'})",
+            )
+        return owner
+
+
+def _call(
+    session: GuestSession, tooling: str, tool: str, arguments: str, report: Callable[[Progress], None] | None
+) -> Answer:
+    """In a worker thread: one call through `session`, to its final envelope; the session is closed
+    at the end (cancelling the call upstream when it was interrupted)."""
+    try:
+        call_id = session.call_tool(session.get(tooling), tool, arguments)
+        while True:
+            envelope = session.recv(None)
+            if envelope is None:
+                if session.inbox.closed:
+                    return Answer.failure(ErrorCode.CANCELLED, "cancelled: the call was cancelled")
+                continue
+            if envelope.id != call_id:
+                continue
+            payload: Any = envelope.payload
+            if isinstance(payload, Progress):
+                if report is not None:
+                    report(payload)
+            elif isinstance(payload, CallOutcome):
+                return Answer.of_result(json.loads(payload.value))
+            elif isinstance(payload, ToolingError):
+                return Answer.of_error(payload)
+    except ToolingError as exc:
+        return Answer.of_error(exc)
+    finally:
+        session.close()

@@ -1,0 +1,232 @@
+"""Changes upstream, relayed to the MCP clients of both eras.
+
+One long-lived session of agent `serve` watches the offered toolings: their tool and resource lists
+(from the start, where the server can notify them) and each resource some client subscribed to (one
+subscription upstream per URI however many clients hold it, released when the last one leaves). A
+task on the server's loop pumps its inbox: a 2026-07-28 client gets what its `subscriptions/listen`
+stream asked for (the SDK's `ListenHandler`, fed by a `SubscriptionBus`); a 2025-11-25 client gets
+`notifications/resources/updated` for the URIs it subscribed to (`resources/subscribe`) and the
+list-changed notifications once it has made a request; its subscriptions end with its connection.
+The grants apply as to every operation of agent `serve`: subscribing to a resource outside them is
+refused (`denied`).
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Final
+
+import anyio
+import anyio.to_thread
+from mcp.server.connection import Connection
+from mcp.server.context import ServerRequestContext
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    ResourcesListChanged,
+    ResourceUpdated,
+    ServerEvent,
+    ToolsListChanged,
+)
+from mcp_types import SubscriptionsListenRequestParams, SubscriptionsListenResult
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from host.errors import ToolingError
+from host.model import Envelope
+from host.serve.proxy import ToolingProxy
+from host.session import GuestSession
+
+logger = logging.getLogger(__name__)
+
+PUMP_WAIT_MS: Final = 1000
+"""Longest wait of one inbox read of the pump (it ends at once when the relay stops)."""
+
+
+@dataclass
+class _Watched:
+    """One resource watched upstream for `holders` clients."""
+
+    rep: int
+    sub_id: str
+    holders: int
+
+
+def connection_of(ctx: ServerRequestContext[Any]) -> Connection:
+    """The client connection a request came on (the SDK keeps it on the request's session only)."""
+    connection: Connection = ctx.session._connection  # no public accessor in mcp 2.3
+    return connection
+
+
+class Relay:
+    """See the module docstring. Enter `running()` on the server's loop before serving."""
+
+    def __init__(self, proxy: ToolingProxy) -> None:
+        self._proxy = proxy
+        self.bus = InMemorySubscriptionBus()
+        self._listen = ListenHandler(self.bus)
+        self._session: GuestSession | None = None
+        self._one = anyio.CapacityLimiter(1)
+        """The session's operations: one at a time, in a worker thread."""
+        self._lock = anyio.Lock()
+        self._reps: dict[str, int] = {}
+        self._watched: dict[str, _Watched] = {}
+        self._uris: dict[str, str] = {}
+        """Subscription id → the URI it watches."""
+        self._legacy: weakref.WeakSet[Connection] = weakref.WeakSet()
+        self._legacy_uris: dict[str, weakref.WeakSet[Connection]] = {}
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Watch the toolings and relay their changes for the block; at its end every subscription
+        upstream is released."""
+        session = self._session = self._proxy.session()
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._watch_lists)
+                tg.start_soon(self._pump, session)
+                try:
+                    yield
+                finally:
+                    self._listen.close()
+                    session.interrupt("the server is stopping")
+                    tg.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(session.close, limiter=self._one)
+
+    # -- upstream ----------------------------------------------------------------------------------
+
+    def _rep(self, session: GuestSession, tooling: str) -> int:
+        if tooling not in self._reps:
+            self._reps[tooling] = session.get(tooling)
+        return self._reps[tooling]
+
+    async def _watch_lists(self) -> None:
+        await anyio.to_thread.run_sync(self._subscribe_lists, limiter=self._one)
+
+    def _subscribe_lists(self) -> None:
+        session = self._session
+        assert session is not None, "running() set it"
+        for tooling in self._proxy.toolings:
+            try:
+                rep = self._rep(session, tooling)
+                session.subscribe(rep, "tool-list")
+                session.subscribe(rep, "resource-list")
+            except ToolingError as exc:
+                logger.info("changes of tooling %s are not relayed: %s", tooling, exc)
+
+    async def acquire(self, uri: str) -> None:
+        """Watch resource `uri` upstream for one more client. Raises `ToolingError` (`denied`,
+        `not-found`, `unavailable` when the server cannot notify, `limit-exceeded`)."""
+        async with self._lock:
+            watched = self._watched.get(uri)
+            if watched is not None:
+                watched.holders += 1
+                return
+            rep, sub_id = await anyio.to_thread.run_sync(self._subscribe, uri, limiter=self._one)
+            self._watched[uri] = _Watched(rep, sub_id, 1)
+            self._uris[sub_id] = uri
+
+    def _subscribe(self, uri: str) -> tuple[int, str]:
+        session = self._session
+        assert session is not None, "running() set it"
+        rep = self._rep(session, self._proxy.owner(session, uri))
+        return rep, session.subscribe(rep, "resource", uri)
+
+    async def release(self, uri: str) -> None:
+        """One client less watches resource `uri`; the last one ends the subscription upstream."""
+        async with self._lock:
+            watched = self._watched.get(uri)
+            if watched is None:
+                return
+            watched.holders -= 1
+            if watched.holders > 0:
+                return
+            del self._watched[uri]
+            self._uris.pop(watched.sub_id, None)
+            session = self._session
+            assert session is not None, "running() set it"
+            unsubscribe = session.unsubscribe
+            await anyio.to_thread.run_sync(unsubscribe, watched.rep, "resource", watched.sub_id, limiter=self._one)
+
+    # -- downstream --------------------------------------------------------------------------------
+
+    async def _pump(self, session: GuestSession) -> None:
+        while not session.inbox.closed:
+            envelope = await anyio.to_thread.run_sync(session.recv, PUMP_WAIT_MS, abandon_on_cancel=True)
+            if envelope is not None:
+                await self._deliver(envelope)
+
+    async def _deliver(self, envelope: Envelope) -> None:
+        event: ServerEvent
+        if envelope.kind == "tool-list-updated":
+            event = ToolsListChanged()
+        elif envelope.kind == "resource-list-updated":
+            event = ResourcesListChanged()
+        elif envelope.kind == "resource-updated" and envelope.id in self._uris:
+            event = ResourceUpdated(uri=self._uris[envelope.id])
+        else:
+            return
+        await self.bus.publish(event)
+        for connection in self._recipients(event):
+            with anyio.move_on_after(5):
+                if isinstance(event, ToolsListChanged):
+                    await connection.send_tool_list_changed()
+                elif isinstance(event, ResourcesListChanged):
+                    await connection.send_resource_list_changed()
+                else:
+                    await connection.send_resource_updated(event.uri)
+
+    def _recipients(self, event: ServerEvent) -> Sequence[Connection]:
+        if isinstance(event, ResourceUpdated):
+            return list(self._legacy_uris.get(event.uri, ()))
+        return list(self._legacy)
+
+    # -- the clients' side ---------------------------------------------------------------------------
+
+    def seen(self, ctx: ServerRequestContext[Any]) -> None:
+        """A request came: a 2025-11-25 client's connection gets list changes from now on."""
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            self._legacy.add(connection_of(ctx))
+
+    async def subscribe(self, ctx: ServerRequestContext[Any], uri: str) -> None:
+        """`resources/subscribe` (2025-11-25): relay updates of `uri` to this client's connection
+        until it unsubscribes or goes away. Raises `ToolingError`."""
+        connection = connection_of(ctx)
+        holders = self._legacy_uris.setdefault(uri, weakref.WeakSet())
+        if connection in holders:
+            return
+        await self.acquire(uri)
+        holders.add(connection)
+        connection.exit_stack.push_async_callback(self.unsubscribe_connection, connection, uri)
+
+    async def unsubscribe(self, ctx: ServerRequestContext[Any], uri: str) -> None:
+        """`resources/unsubscribe` (2025-11-25)."""
+        await self.unsubscribe_connection(connection_of(ctx), uri)
+
+    async def unsubscribe_connection(self, connection: Connection, uri: str) -> None:
+        holders = self._legacy_uris.get(uri)
+        if holders is not None and connection in holders:
+            holders.discard(connection)
+            await self.release(uri)
+
+    async def listen(
+        self, ctx: ServerRequestContext[Any], params: SubscriptionsListenRequestParams
+    ) -> SubscriptionsListenResult:
+        """`subscriptions/listen` (2026-07-28): the resources it names are watched while it lasts.
+        Raises `ToolingError` for a resource that cannot be watched (nothing is then held)."""
+        uris = list(dict.fromkeys(params.notifications.resource_subscriptions or ()))
+        held: list[str] = []
+        try:
+            for uri in uris:
+                await self.acquire(uri)
+                held.append(uri)
+            return await self._listen(ctx, params)
+        finally:
+            with anyio.CancelScope(shield=True):
+                for uri in held:
+                    await self.release(uri)
