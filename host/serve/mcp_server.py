@@ -1,18 +1,13 @@
 """The MCP server of `agent-host serve`: the catalog's tools and the proxied toolings' resources.
 
 Built on the SDK's low-level `Server` (both protocol eras, as the SDK serves them). `tools/list` gives
-each offered agent (taking `{"input": string}` or its `input_schema`) and each proxied `TOOLING.TOOL`
-the grants let the client see; `tools/call` runs one (`catalog.Catalog.call`): an agent's answer is
-the result's text (and its `structuredContent` when it is a JSON object), a proxied tool's result
-comes as the tool gave it; a refusal or failure is an `isError` result whose text names its code.
-While an agent runs, each guest log line is a `notifications/message` (logger
-`agent-host.agent.NAME`) and a progress report when the client asked for progress; a proxied tool's
-progress is relayed as progress. A client's cancellation stops the guest, or the call upstream.
-
-With proxied toolings, `resources/list` and `resources/read` pass through the grants, and changes
-are relayed (`relay.Relay`): `resources/subscribe` (2025-11-25) and `subscriptions/listen`
-(2026-07-28). A refused resource request is a JSON-RPC error whose code is `ERROR_CODES[code]` and
-whose message starts with the WIT error code (`denied: ...`).
+the catalog's tools (`catalog.Catalog`); `tools/call` answers with the call's `Answer` as a
+`CallToolResult` (a refusal or failure: `isError`, its text naming the code). While an agent runs,
+each guest log line is a `notifications/message` (logger `agent-host.agent.NAME`) and a progress
+report; a proxied tool's progress is relayed. A client's cancellation stops the guest, or the call
+upstream. With proxied toolings, `resources/list` and `resources/read` pass through the grants and
+changes are relayed (`relay.Relay`: `resources/subscribe`, `subscriptions/listen`); a refused
+resource request is a JSON-RPC error coded by `ERROR_CODES`, its message starting with the WIT code.
 """
 
 from __future__ import annotations

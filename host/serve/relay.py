@@ -84,12 +84,15 @@ class Relay:
         """Watch the toolings and relay their changes for the block; at its end every subscription
         upstream is released."""
         session = self._session = self._proxy.session()
+        ended: BaseException | None = None
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._watch_lists)
                 tg.start_soon(self._pump, session)
                 try:
                     yield
+                except BaseException as exc:  # re-raised below, outside the task group: not wrapped in a group
+                    ended = exc
                 finally:
                     self._listen.close()
                     session.interrupt("the server is stopping")
@@ -97,6 +100,8 @@ class Relay:
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(session.close, limiter=self._one)
+        if ended is not None:
+            raise ended
 
     # -- upstream ----------------------------------------------------------------------------------
 

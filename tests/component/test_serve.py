@@ -11,7 +11,6 @@ transport (`Client(server)`); the others run the real command as a child process
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -31,6 +30,7 @@ from host.config import parse_config
 from host.serve.catalog import Catalog, build_catalog
 from host.serve.mcp_server import build_server
 from tests.component.conftest import PROBE, REPO
+from tests.component.serving import INITIALIZE, JSON_HEADERS, HttpServe, RawStdio
 from tests.processes import leaked
 
 pytestmark = pytest.mark.component
@@ -132,7 +132,8 @@ def test_failures_are_error_results_naming_what_went_wrong(served: tuple[Host, C
     )
     assert not_a_string.is_error and not_a_string.content[0].text.startswith("invalid-arguments: agent 'idle' takes")
     assert unexpected.is_error and "unexpected: text" in unexpected.content[0].text
-    assert unknown.is_error and unknown.content[0].text == "not-found: no tool 'nobody' is offered; offered: idle, probe"
+    assert unknown.is_error
+    assert unknown.content[0].text == "not-found: no tool 'nobody' is offered; offered: idle, probe"
     assert probe.is_error is False  # the probe reports the refused `get` in its own answer
     assert json.loads(probe.content[0].text)[0]["err"]["code"] == "not-found"
 
@@ -202,45 +203,6 @@ def test_serve_names_an_agent_it_cannot_serve(tmp_path: Path) -> None:
     assert done.stdout == ""
 
 
-class RawStdio:
-    """`agent-host serve --stdio --agent idle` as a child process, spoken to in JSON-RPC lines (so the
-    test holds the server's pid and chooses the protocol era)."""
-
-    def __init__(self, config: Path) -> None:
-        command = [sys.executable, "-m", "host", "serve", "--stdio", "--config", str(config), "--agent", "idle"]
-        self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO
-        )
-
-    def send(self, message: dict[str, Any]) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
-        self.process.stdin.flush()
-
-    def ask(self, message: dict[str, Any]) -> dict[str, Any]:
-        """Send a request and read its answer."""
-        assert self.process.stdout is not None
-        self.send(message)
-        answer: dict[str, Any] = json.loads(self.process.stdout.readline())
-        assert answer["id"] == message["id"], answer
-        return answer
-
-    def end(self, *, terminate: bool) -> str:
-        """Close stdin (or send SIGTERM) and wait for the exit; the server's stderr."""
-        assert self.process.stdin is not None
-        if terminate:
-            self.process.terminate()
-        else:
-            self.process.stdin.close()
-            self.process.stdin = None  # closed: communicate() must not flush it
-        try:
-            return self.process.communicate(timeout=60)[1]
-        finally:
-            if self.process.poll() is None:
-                self.process.kill()
-                self.process.communicate()
-
-
 def test_sigterm_with_a_call_in_flight_stops_its_guest_and_exits_143(tmp_path: Path) -> None:
     """Point 4: SIGTERM ends the server with its guests stopped and no process left."""
     config = tmp_path / "agent-host.toml"
@@ -255,36 +217,6 @@ def test_sigterm_with_a_call_in_flight_stops_its_guest_and_exits_143(tmp_path: P
     assert "stopped: SIGTERM received" in stderr
     left = leaked()
     assert not left, f"the server left processes behind: {left}"
-
-
-class HttpServe:
-    """`agent-host serve --http 127.0.0.1:0` as a child process; `url` is its MCP endpoint."""
-
-    def __init__(self, config: Path, *extra: str, env: dict[str, str] | None = None) -> None:
-        command = [sys.executable, "-m", "host", "serve", "--http", "127.0.0.1:0", "--config", str(config), *extra]
-        self.process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
-            env={**os.environ, **(env or {})},
-        )  # fmt: skip
-        assert self.process.stderr is not None
-        for line in self.process.stderr:  # build and compile progress first, then the URL
-            if line.startswith("agent-host: serving MCP on "):
-                self.url = line.split()[-1]
-                self.base = self.url.removesuffix("/mcp")
-                return
-        raise AssertionError(f"serve did not start: exit {self.process.wait()}")
-
-    def stop(self) -> int:
-        self.process.terminate()
-        self.process.communicate(timeout=60)
-        return self.process.returncode
-
-
-INITIALIZE = {
-    "jsonrpc": "2.0", "id": 1, "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
-}  # fmt: skip
-JSON_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 
 
 def test_serve_over_streamable_http_to_the_sdk_client_and_stop_on_sigterm(tmp_path: Path) -> None:

@@ -182,7 +182,7 @@ def test_serve_names_only_agents_it_can_serve() -> None:
     typo = error_of("[serve]\nmax_concurent = 2\n")
     assert (typo.message, typo.hint) == (
         f"{FILE}: serve.max_concurent: unknown key",
-        "known keys here: agents, grace, http, max_body, max_concurrent, queue, tokens",
+        "known keys here: agents, grace, grants, http, max_body, max_concurrent, queue, tokens, toolings",
     )
     lines = str(error_of('[agents.a]\n[serve]\nagents = ["a", "b"]\n')).splitlines()
     assert lines == [
@@ -203,3 +203,27 @@ def test_serve_binds_beyond_loopback_only_with_a_token() -> None:
     assert error_of('[serve]\nhttp = "8080"\n').message == (
         f"{FILE}: serve.http: expected HOST:PORT such as 127.0.0.1:8080, got '8080'"
     )
+
+
+def test_serve_toolings_are_defined_dotless_and_granted_and_grants_take_only_grant_keys() -> None:
+    """Issue 12: `[serve] toolings` re-exported under `[serve] grants` (the keys of an agent's grants)."""
+    tools = '[tooling.fs]\nkind = "mock"\n[tooling."a.b"]\nkind = "mock"\n[tooling.other]\nkind = "mock"\n'
+    config = parse_config(tools + '[serve]\ntoolings = ["fs"]\ngrants = { tools = { fs = ["read_*"] } }\n', FILE, {})
+    grants = config.serve.client_grants()
+    assert (grants.name, grants.toolings, dict(grants.tools)) == ("serve", ("fs",), {"fs": ("read_*",)})
+    assert grants.origin == f"{FILE} [serve] grants"
+    assert parse_config(tools + '[serve]\ntoolings = ["fs"]\n', FILE, {}).serve.client_grants().toolings == ("fs",)
+    lines = str(
+        error_of(tools + '[serve]\ntoolings = ["fs", "a.b", "nope"]\ngrants = { toolings = ["other"], env = {} }\n')
+    ).splitlines()
+    assert lines == [
+        f"{FILE}: serve.toolings[0]: tooling 'fs' is offered but not granted",
+        '  hint: add "fs" to [serve] grants.toolings (or leave `toolings` out of grants)',
+        f"{FILE}: serve.toolings[1]: tooling 'a.b' cannot be offered: its name has a '.'",
+        "  hint: its tools are offered as TOOLING.TOOL: rename the [tooling] table without '.'",
+        f"{FILE}: serve.toolings[2]: names tooling 'nope', which is not defined",
+        "  hint: add a [tooling.nope] table or remove it; defined: a.b, fs, other",
+        f"{FILE}: serve.grants.env: not a grant (it configures a guest)",
+        "  hint: [serve] grants takes capabilities, require_approval, resources, toolings, tools: what a remote "
+        "client may do",
+    ]
