@@ -30,7 +30,7 @@ from host.policy import AgentPolicy
 from host.runtime import thread_state, wit_values
 from host.runtime.engine import Runtime
 from host.runtime.output import Forwarder
-from host.runtime.run_guard import RunGuard
+from host.runtime.run_guard import RunGuard, TripKind
 from host.runtime.trap_reasons import innermost, trap_reason
 from host.session import GuestSession
 
@@ -60,6 +60,8 @@ class Outcome:
     """Most envelopes the guest's inbox held at once."""
     code: int | None = None
     """The exit code, when `status` is not one of a run's (`_EXIT_CODES`)."""
+    tripped: TripKind | None = None
+    """For a `trap` the host made: which limit, or a stop request (`run_guard.TripKind`)."""
 
     @property
     def exit_code(self) -> int:
@@ -167,6 +169,7 @@ def run_guest(
     out_path, err_path = workdir / "stdout", workdir / "stderr"
     forwarder = Forwarder(agent, [out_path, err_path], output or sys.stderr)
     store = Store(runtime.engine)
+    guard: RunGuard | None = None
     try:
         store.set_wasi(_wasi(policy, out_path, err_path))
         store.set_limits(memory_size=int(policy.limits.memory.value))
@@ -182,7 +185,8 @@ def run_guest(
         forwarder.stop()
         store.close()
         shutil.rmtree(workdir, ignore_errors=True)
-    return Outcome(agent, status, text, time.monotonic() - start, session.inbox.peak)
+    tripped = guard.tripped if guard is not None and status == "trap" else None
+    return Outcome(agent, status, text, time.monotonic() - start, session.inbox.peak, tripped=tripped)
 
 
 def _wasi(policy: AgentPolicy, out_path: Path, err_path: Path) -> WasiConfig:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import time
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from wasmtime import Store, WasmtimeError
 from wasmtime import _bindings as ffi  # the binding wasmtime-py does not wrap (see the module docstring)
@@ -26,6 +26,10 @@ logger = logging.getLogger(__name__)
 
 SLICE_TICKS: Final = 5
 """Epoch ticks between checks: 50 ms at the 10 ms tick; the precision of every time limit."""
+
+
+TripKind = Literal["stopped", "cpu_time", "wall_time"]
+"""Which check of a `RunGuard` stopped a run: a stop request, its CPU time, its wall-clock time."""
 
 _ENTRY = ffi._wasmtime_store_epoch_deadline_callback.argtypes
 _CALLBACK_TYPE: Any = _ENTRY[1]
@@ -55,6 +59,9 @@ class RunGuard:
         self.cpu_used = 0.0
         """Seconds of CPU time used so far: wall time between slices minus the time spent in the host."""
         self.reason: str | None = None
+        """Why the run was made to trap, for a person; None while it runs on."""
+        self.tripped: TripKind | None = None
+        """Which of the guard's checks made it trap (`stopped`, `cpu_time`, `wall_time`)."""
         """Why the guard stopped the guest, once it did."""
         self._stop_reason: str | None = None
         self._callback = _CALLBACK_TYPE(self._on_deadline)
@@ -76,13 +83,15 @@ class RunGuard:
         """Stop the guest at its next slice (from any thread, as the shutdown on SIGINT/SIGTERM does)."""
         self._stop_reason = reason
 
-    def _verdict(self, now: float) -> str | None:
+    def _verdict(self, now: float) -> tuple[TripKind, str] | None:
         if self._stop_reason is not None:
-            return f"stopped by the host: {self._stop_reason}"
+            return "stopped", f"stopped by the host: {self._stop_reason}"
         if self.cpu_used > self._cpu_time.value:
-            return f"CPU time limit: run used more than {self._cpu_time.value:g} s of CPU ({self._cpu_time.key})"
+            cpu = self._cpu_time
+            return "cpu_time", f"CPU time limit: run used more than {cpu.value:g} s of CPU ({cpu.key})"
         if now - self.started > self._wall_time.value:
-            return f"time limit: run did not finish within {self._wall_time.value:g} s ({self._wall_time.key})"
+            wall = self._wall_time
+            return "wall_time", f"time limit: run did not finish within {wall.value:g} s ({wall.key})"
         return None
 
     def _on_deadline(self, context: Any, data: Any, delta: Any, kind: Any) -> int:
@@ -99,8 +108,8 @@ class RunGuard:
                 delta[0] = SLICE_TICKS
                 kind[0] = _CONTINUE
                 return 0
-            self.reason = verdict
-            message = f"agent-host: {verdict}"
+            self.tripped, self.reason = verdict
+            message = f"agent-host: {self.reason}"
         except BaseException as exc:  # boundary: nothing may unwind into wasmtime's C frames
             self.reason = f"host error in the time guard: {exc!r}"
             message = f"agent-host: {self.reason}"

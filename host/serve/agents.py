@@ -99,6 +99,9 @@ def _unpacked(on_log: AsyncLogSink) -> Callable[[tuple[str, str]], Awaitable[Non
     return deliver
 
 
+TRIPPED_CODES: Final[Mapping[str, ErrorCode]] = {"wall_time": ErrorCode.TIMEOUT}
+"""The error code of a guest the host stopped, by what stopped it (`tool-failed` for the others)."""
+
 LOG_BUFFER: Final = 1024
 """Log lines of one call waiting to be forwarded; more are dropped (the host's own log keeps them)."""
 
@@ -174,4 +177,5 @@ class AgentCalls:
         if outcome.status == "ok":
             return Answer.of_text(outcome.text)
         what = "failed" if outcome.status == "error" else "was stopped"
-        return Answer.failure(ErrorCode.TOOL_FAILED, f"agent {name} {what}: {outcome.text}")
+        code = TRIPPED_CODES.get(outcome.tripped or "", ErrorCode.TOOL_FAILED)
+        return Answer.failure(code, f"agent {name} {what}: {outcome.text}")

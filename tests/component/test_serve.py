@@ -27,6 +27,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from host import Host
 from host.config import parse_config
+from host.serve import tool_api
 from host.serve.catalog import Catalog, build_catalog
 from host.serve.mcp_server import build_server
 from tests.component.conftest import PROBE, REPO
@@ -448,3 +449,17 @@ def test_the_guests_log_lines_reach_the_client_as_log_notifications_and_progress
         ("warning", "agent-host.agent.probe", "step two"),
     ]
     assert reports == [(1, "step one"), (2, "step two")]
+
+
+def test_an_agent_past_its_time_limit_answers_timeout(tmp_path: Path) -> None:
+    """Point 2: 504 (timeout): an agent stopped by its wall-clock limit, as the run's guard tells it."""
+    text = CONFIG.replace("[serve]\n", f'[agents.spinner]\ncomponent = "{PROBE}"\ntimeout = 1\n\n[serve]\n')
+    config = parse_config(text, tmp_path / "agent-host.toml")
+    with Host(config) as host:
+        catalog = build_catalog(host, config, ["spinner"])
+        spin = json.dumps({"steps": [{"op": "loop"}]})
+        answer = anyio.run(catalog.call, "spinner", {"input": spin})
+        raised = anyio.run(catalog.call, "spinner", {"input": json.dumps({"steps": [{"op": "raise", "message": "x"}]})})
+    assert answer.code == "timeout" and "time limit: run did not finish within 1 s" in answer.text
+    assert tool_api.STATUS[answer.code] == 504
+    assert raised.code == "tool-failed"  # a trap of its own is the agent's failure
