@@ -6,7 +6,8 @@ audit log apply exactly as to a guest. A tool is offered as `TOOLING.TOOL` (an o
 has no '.', so the first '.' splits it); a resource keeps its URI and belongs to the first offered
 tooling listing it. Each operation runs in a worker thread (a session blocks on the bridge loop), in
 a fresh session closed at its end: a call the client cancels is cancelled upstream. A tooling that
-cannot be reached is left out of lists (logged); its calls and reads answer `unavailable`.
+cannot be reached is left out of lists (logged); its calls and reads answer `unavailable`. A tool
+listing is kept while the relay watches the tooling's tool list, until it changes.
 """
 
 from __future__ import annotations
@@ -48,6 +49,22 @@ class ToolingProxy:
         self.policy = policy
         self._owners: dict[str, str] = {}
         """Resource URI → the offered tooling it belongs to, as last listed."""
+        self._listed: dict[str, list[ServedTool]] = {}
+        """Tooling → its offered tools, kept while the relay watches its tool list."""
+        self._watched: set[str] = set()
+        self._generation: dict[str, int] = {}
+        """Tooling → a counter bumped by every change: a listing begun before one is not kept."""
+
+    def watching(self, tooling: str) -> None:
+        """From any thread: changes of `tooling`'s tool list are relayed from now on (`changed` is
+        called for each), so its listing may be kept until the next change."""
+        self._watched.add(tooling)
+        self.changed(tooling)
+
+    def changed(self, tooling: str) -> None:
+        """From any thread: `tooling`'s tool list changed (or may have): list it again next time."""
+        self._generation[tooling] = self._generation.get(tooling, 0) + 1
+        self._listed.pop(tooling, None)
 
     def session(self) -> GuestSession:
         """A new session of agent `serve` (use it from one worker thread, then close it)."""
@@ -65,26 +82,35 @@ class ToolingProxy:
         return await anyio.to_thread.run_sync(self._tools)
 
     def _tools(self) -> list[ServedTool]:
-        served = []
-        with closing(self.session()) as session:
+        served: list[ServedTool] = []
+        session: GuestSession | None = None
+        try:
             for tooling in self.toolings:
-                try:
-                    specs = session.list_tools(session.get(tooling))
-                except ToolingError as exc:
-                    logger.warning("the tools of tooling %s are not offered now: %s", tooling, exc)
-                    continue
-                served += [
-                    ServedTool(
-                        f"{tooling}.{spec.name}",
-                        spec.description,
-                        spec.input_schema,
-                        spec.output_schema,
-                        spec.annotations,
-                        spec.builtin,
-                    )  # fmt: skip
-                    for spec in specs
-                ]
+                kept = self._listed.get(tooling)
+                if kept is None:
+                    session = session or self.session()
+                    kept = self._list_tools(session, tooling)
+                served += kept
+        finally:
+            if session is not None:
+                session.close()
         return served
+
+    def _list_tools(self, session: GuestSession, tooling: str) -> list[ServedTool]:
+        """`tooling`'s tools as offered (asked through `session`), kept while its list is watched."""
+        generation = self._generation.get(tooling, 0)
+        try:
+            specs = session.list_tools(session.get(tooling))
+        except ToolingError as exc:
+            logger.warning("the tools of tooling %s are not offered now: %s", tooling, exc)
+            return []
+        tools = [
+            ServedTool(f"{tooling}.{s.name}", s.description, s.input_schema, s.output_schema, s.annotations, s.builtin)
+            for s in specs
+        ]
+        if tooling in self._watched and self._generation.get(tooling, 0) == generation:
+            self._listed[tooling] = tools
+        return tools
 
     async def call(self, name: str, arguments: JsonObject, on_progress: AsyncProgressSink | None = None) -> Answer:
         """Call the offered tool `name` (`route` gives it) with `arguments`; its progress reports go to

@@ -76,6 +76,8 @@ class Relay:
         self._watched: dict[str, _Watched] = {}
         self._uris: dict[str, str] = {}
         """Subscription id → the URI it watches."""
+        self._tool_lists: dict[str, str] = {}
+        """Subscription id → the tooling whose tool list it watches."""
         self._legacy: weakref.WeakSet[Connection] = weakref.WeakSet()
         self._legacy_uris: dict[str, weakref.WeakSet[Connection]] = {}
 
@@ -119,7 +121,8 @@ class Relay:
         for tooling in self._proxy.toolings:
             try:
                 rep = self._rep(session, tooling)
-                session.subscribe(rep, "tool-list")
+                self._tool_lists[session.subscribe(rep, "tool-list")] = tooling
+                self._proxy.watching(tooling)
                 session.subscribe(rep, "resource-list")
             except ToolingError as exc:
                 logger.info("changes of tooling %s are not relayed: %s", tooling, exc)
@@ -169,6 +172,7 @@ class Relay:
     async def _deliver(self, envelope: Envelope) -> None:
         event: ServerEvent
         if envelope.kind == "tool-list-updated":
+            self._proxy.changed(self._tool_lists.get(envelope.id, ""))
             event = ToolsListChanged()
         elif envelope.kind == "resource-list-updated":
             event = ResourcesListChanged()

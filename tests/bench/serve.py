@@ -1,10 +1,11 @@
 """`make bench`, serving: calls per second through `agent-host serve`, beside the SDK calling the tool directly.
 
-An agent (the probe guest) whose every call makes one `echo` call on the bundled demo server over
-stdio, served over streamable HTTP; `CONCURRENT` connected MCP clients call it at once. The
-reference is the SDK calling the same `echo` on the demo server over streamable HTTP with the same
-clients, in the same run: the difference is what serving costs (a fresh guest per call, the host's
-checks, the second hop).
+Two tools served over streamable HTTP, `CONCURRENT` connected MCP clients calling at once: an agent
+(the probe guest) whose every call makes one `echo` call on the bundled demo server over HTTP, and
+that `echo` itself re-exported as `demo.echo` (`[serve] toolings`, through the policy of agent
+`serve`). The reference is the SDK calling the same `echo` on the demo server over streamable HTTP
+with the same clients, in the same run: the difference is what serving costs (for the agent a fresh
+guest per call; for both the host's checks and a second hop).
 Medians of `ROUNDS` rounds. Run alone: `python -m tests.bench.serve`.
 """
 
@@ -58,33 +59,36 @@ async def _rate(url: str, tool: str, arguments: dict[str, str]) -> float:
 
 
 def measure() -> dict[str, float]:
-    """`sdk`: the SDK calling `echo` directly; `agent`: the agent tool through `agent-host serve`."""
+    """`sdk`: the SDK calling `echo` directly; `agent`: the agent tool and `proxied`: `demo.echo`, both
+    through `agent-host serve`."""
     python = sys.executable
     build_guest(PROBE)
     demo = Server([python, "-m", "host.demo_server", "--http", "0"])
     try:
         sdk = anyio.run(_rate, demo.url, "echo", {"text": "hello"})
+        with tempfile.TemporaryDirectory(prefix="agent-host-bench-") as scratch:
+            config = Path(scratch) / "agent-host.toml"
+            config.write_text(
+                f'[tooling.demo]\nurl = "{demo.url}"\n'
+                f'[agents.probe]\ncomponent = "{PROBE}"\ntoolings = ["demo"]\n'
+                f'[serve]\nmax_concurrent = {CONCURRENT}\ntoolings = ["demo"]\n'
+            )
+            server = subprocess.Popen(
+                [python, "-m", "host", "serve", "--http", "127.0.0.1:0", "--config", str(config)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            try:
+                assert server.stderr is not None
+                lines = server.stderr
+                url = next(line.split()[-1] for line in lines if line.startswith("agent-host: serving MCP on "))
+                agent = anyio.run(_rate, url, "probe", {"input": STEPS})
+                proxied = anyio.run(_rate, url, "demo.echo", {"text": "hello"})
+            finally:
+                server.terminate()
+                server.communicate(timeout=60)
     finally:
         demo.stop()
-    with tempfile.TemporaryDirectory(prefix="agent-host-bench-") as scratch:
-        config = Path(scratch) / "agent-host.toml"
-        config.write_text(
-            f'[tooling.demo]\ncommand = "{python}"\nargs = ["-m", "host.demo_server"]\n'
-            f'[agents.probe]\ncomponent = "{PROBE}"\ntoolings = ["demo"]\n'
-            f"[serve]\nmax_concurrent = {CONCURRENT}\n"
-        )
-        server = subprocess.Popen(
-            [python, "-m", "host", "serve", "--http", "127.0.0.1:0", "--config", str(config)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        try:
-            assert server.stderr is not None
-            url = next(line.split()[-1] for line in server.stderr if line.startswith("agent-host: serving MCP on "))
-            agent = anyio.run(_rate, url, "probe", {"input": STEPS})
-        finally:
-            server.terminate()
-            server.communicate(timeout=60)
-    return {"sdk": sdk, "agent": agent}
+    return {"sdk": sdk, "agent": agent, "proxied": proxied}
 
 
 def main() -> int:
@@ -95,6 +99,10 @@ def main() -> int:
     print(
         f"| `agent-host serve`: an agent making one `echo` call per call, {CONCURRENT} clients over HTTP "
         f"| {figures['agent']:,.0f} | {figures['agent'] / figures['sdk']:.2f}x |"
+    )
+    print(
+        f"| `agent-host serve`: `demo.echo` re-exported (`[serve] toolings`), {CONCURRENT} clients over HTTP "
+        f"| {figures['proxied']:,.0f} | {figures['proxied'] / figures['sdk']:.2f}x |"
     )
     return 0
 

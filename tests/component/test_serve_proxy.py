@@ -38,7 +38,7 @@ pytestmark = pytest.mark.component
 
 GRANTS = (
     '[serve]\ntoolings = ["t"]\n'
-    'grants = { tools = { t = ["echo", "wait", "set", "add_tool", "big", "activity"] }, '
+    'grants = { tools = { t = ["echo", "wait", "set", "add_tool", "big", "activity", "fresh"] }, '
     'resources = { t = ["obs://a", "obs://new*"] }, capabilities = ["read_only", "network", "external_side_effect"] }\n'
 )
 CONFIG = OBSERVED_TOML + '[host]\naudit_log = "audit.jsonl"\nmax_result_bytes = 4096\n' + GRANTS
@@ -143,6 +143,7 @@ def test_a_2026_client_listens_to_resource_updates_and_list_changes(proxied: tup
     host, catalog = proxied
 
     async def body(client: Client) -> Any:
+        assert "t.fresh" not in [tool.name for tool in (await client.list_tools()).tools]  # listed, and kept
         events: list[Any] = []
         async with client.listen(resource_subscriptions=["obs://a"], tools_list_changed=True) as sub:
             await client.call_tool("t.set", {"name": "a", "text": "changed"})
@@ -158,9 +159,11 @@ def test_a_2026_client_listens_to_resource_updates_and_list_changes(proxied: tup
                     if isinstance(event, ToolsListChanged):
                         break
             watched = activity(host)["listens"]
-        return events, watched, (await client.read_resource("obs://a")).contents[0]
+            names = [tool.name for tool in (await client.list_tools()).tools]
+        return events, watched, (await client.read_resource("obs://a")).contents[0], names
 
-    events, watched, content = run(catalog, body)
+    events, watched, content, names = run(catalog, body)
+    assert "t.fresh" in names  # the kept listing was dropped at the change
     assert ResourceUpdated(uri="obs://a") in events and ToolsListChanged() in events
     assert ["obs://a"] in watched  # one subscription upstream, for the client's URI
     assert isinstance(content, types.TextResourceContents) and content.text == "changed"
