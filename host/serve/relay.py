@@ -35,7 +35,7 @@ from mcp.server.subscriptions import (
 from mcp_types import SubscriptionsListenRequestParams, SubscriptionsListenResult
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from host.errors import ToolingError
+from host.errors import ErrorCode, ToolingError
 from host.model import Envelope
 from host.serve.proxy import ToolingProxy
 from host.session import GuestSession
@@ -125,6 +125,8 @@ class Relay:
                 self._proxy.watching(tooling)
                 session.subscribe(rep, "resource-list")
             except ToolingError as exc:
+                if exc.code is ErrorCode.CANCELLED:  # the server is stopping
+                    return
                 logger.info("changes of tooling %s are not relayed: %s", tooling, exc)
 
     async def acquire(self, uri: str) -> None:

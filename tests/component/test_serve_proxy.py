@@ -193,14 +193,30 @@ def test_a_2025_client_subscribes_and_is_notified(proxied: tuple[Host, Catalog])
             with anyio.fail_after(20):
                 await updated.wait()
             await client.unsubscribe_resource("obs://a")
-        return client.server_capabilities, denied
+            released = eventually(host, lambda seen: all("obs://a" not in uris for uris in seen["listens"]))
+        return client.server_capabilities, denied, released
 
-    capabilities, denied = run(catalog, body, mode="legacy", message_handler=on_message)
+    capabilities, denied, released = run(catalog, body, mode="legacy", message_handler=on_message)
+    assert released is not None  # unsubscribed: released upstream
     assert capabilities.resources is not None and capabilities.resources.subscribe
     assert capabilities.tools is not None and capabilities.tools.list_changed
     assert any(isinstance(m, types.ResourceUpdatedNotification) and str(m.params.uri) == "obs://a" for m in received)
     assert denied is not None and denied.code == -32003
-    eventually(host, lambda seen: all("obs://a" not in uris for uris in seen["listens"]))
+
+
+def test_a_2025_clients_subscriptions_end_with_its_connection(proxied: tuple[Host, Catalog]) -> None:
+    host, catalog = proxied
+
+    async def main() -> None:
+        async with catalog.running():
+            async with Client(build_server(catalog), mode="legacy") as client:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", MCPDeprecationWarning)
+                    await client.subscribe_resource("obs://a")  # and leave without unsubscribing
+                eventually(host, lambda seen: ["obs://a"] in seen["listens"])
+            eventually(host, lambda seen: all("obs://a" not in uris for uris in seen["listens"]))  # still serving
+
+    anyio.run(main)
 
 
 def test_the_http_api_and_mcp_over_http_call_proxied_tools(tmp_path: Path) -> None:
