@@ -45,6 +45,7 @@ class Tool(Protocol):
     - `prepare(ctx)`, sync or async (nothing): runs once, before the tool is first listed or called;
       if it raises, the tool is not offered (and the reason is logged).
     - `is_builtin` (False): marks tools shipped with the host, for listings.
+    - `output_schema` (None): JSON Schema of the structured result (see `BaseTool.output_schema`).
 
     Subclass `BaseTool` to get the defaults of every optional part, or satisfy the protocol with any
     object: the host wraps such an object with `as_tool`, which supplies the same defaults.
@@ -95,6 +96,9 @@ class BaseTool(abc.ABC):
     parameters_schema: dict[str, Any]
     is_builtin: bool = False
     """Marks tools shipped with the host, for listings."""
+    output_schema: dict[str, Any] | None = None
+    """JSON Schema of the structured result (a dict result as itself, any other value as
+    `{"result": value}`); a result that breaks it reaches the guest as `protocol`."""
 
     @abc.abstractmethod
     def execute(self, params: dict[str, Any], ctx: ToolContext) -> Any:
@@ -129,7 +133,7 @@ class _ProtocolTool(BaseTool):
 
     The one place where optional parts are looked up by name: the object's own methods replace the
     defaults (so an async `prepare` stays async); `capabilities` may be a method or a plain
-    collection, `is_async` and `is_builtin` plain attributes.
+    collection, `is_async`, `is_builtin` and `output_schema` plain attributes.
     """
 
     def __init__(self, tool: Tool) -> None:
@@ -138,6 +142,7 @@ class _ProtocolTool(BaseTool):
         self.description = tool.description
         self.parameters_schema = tool.parameters_schema
         self.is_builtin = bool(getattr(tool, "is_builtin", False))
+        self.output_schema = getattr(tool, "output_schema", None)
         for optional in ("validate_arguments", "approval_arguments", "prepare"):
             method = getattr(tool, optional, None)
             if method is not None:

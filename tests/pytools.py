@@ -110,3 +110,15 @@ class Broken:
 
 
 registry = [word_count, slow, threaded, write_note, explode]
+
+
+class Shaped:
+    """Declares an output schema ({"n": integer}) and returns what `mode` says: good or wrong."""
+
+    name = "shaped"
+    description = "Returns a structured result that matches its output schema, or not."
+    parameters_schema: dict[str, Any] = {"type": "object", "properties": {"mode": {"type": "string"}}}
+    output_schema: dict[str, Any] = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+    def execute(self, params: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        return {"n": 1} if params.get("mode") == "good" else {"n": "one"}

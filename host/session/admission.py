@@ -7,9 +7,9 @@
 the arguments match its input schema (`invalid-arguments`, see `validation`), and the agent holds
 the capabilities the call needs (`denied`, see `capabilities`). `Admission.approve` is the next,
 separate step: a call needing a capability in `require_approval` is put to the approver (`decide`),
-one invocation at a time; a refusal is `denied` with the approver's reason.
-
-Tools and resources outside the agent's allow-lists are left out of lists (`visible_*`).
+one invocation at a time; a refusal is `denied` with the approver's reason. `check_result` is the
+last: structured content that breaks the tool's output schema is `protocol`. Tools and resources
+outside the agent's allow-lists are left out of lists (`visible_*`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from host.approval import ApprovalRequest, Decision
 from host.capabilities import needed
 from host.errors import ErrorCode, ToolingError
-from host.model import JsonObject, ResourceSpec, ToolSpec
+from host.model import CallResult, JsonObject, ResourceSpec, ToolSpec
 from host.policy import AgentPolicy
 from host.toolings import Tooling
 from host.validation import ArgumentValidator
@@ -81,6 +81,14 @@ class Admission:
             f"({', '.join(sorted(call.to_approve))} is in require_approval of {capabilities.source}) and was not "
             f"approved: {decision.reason}",
         )
+
+    def check_result(self, call: AdmittedCall, result: CallResult) -> None:
+        """Raise `ToolingError(protocol)` when a successful result's `structuredContent` does not
+        match the output schema the tool declares (see `validation`)."""
+        schema = call.spec.output_schema
+        if schema is not None and not result.is_error:
+            structured = result.value.get("structuredContent")
+            self._validator.check_output(call.tooling.name, call.name, schema, structured)
 
     def visible_tools(self, tooling: str, tools: list[ToolSpec]) -> list[ToolSpec]:
         """The tools of `tools` the agent may see."""

@@ -60,7 +60,17 @@ class _OpenCall:
 class OpenCalls:
     """One guest's asynchronous calls (see the module docstring). Used from the guest's thread."""
 
-    def __init__(self, agent: str, bridge: Bridge, inbox: Inbox, limits: Limits, audit: AuditTrail) -> None:
+    def __init__(
+        self,
+        agent: str,
+        bridge: Bridge,
+        inbox: Inbox,
+        limits: Limits,
+        audit: AuditTrail,
+        check: Callable[[AdmittedCall, CallResult], None] = lambda call, result: None,
+    ) -> None:
+        """`check` raises `ToolingError` for a result that must not reach the guest (`Admission.check_result`)."""
+        self._check = check
         self._agent = agent
         self._bridge = bridge
         self._inbox = inbox
@@ -127,6 +137,7 @@ class OpenCalls:
         recorded on its audit `span`."""
         if isinstance(result, CallResult):
             try:
+                self._check(call, result)
                 return "tool-result", shape(self._limits, call.name, call.arguments, result)
             except ToolingError as exc:
                 result = exc

@@ -84,7 +84,7 @@ class GuestSession:
         self._loop = LoopCalls(agent, bridge, self._deadline, self._interrupt)
         self._audit = AuditTrail(agent, audit)
         self._admission = Admission(agent, policy, validator if validator is not None else ArgumentValidator())
-        self._calls = OpenCalls(agent, bridge, self.inbox, policy.limits, self._audit)
+        self._calls = OpenCalls(agent, bridge, self.inbox, policy.limits, self._audit, self._admission.check_result)
         self._subscriptions = Subscriptions(agent, toolings, self.inbox, self._loop, self._admission, self._audit)
         self._handles: dict[int, Handle] = {}
         self._next_rep = 1
@@ -172,6 +172,7 @@ class GuestSession:
             if result is None:
                 run = functools.partial(tooling.call_tool, name, call.parsed, agent=self.agent)
                 result = self._loop.request(tooling, f"the call of tool {name!r}", run)
+            self._admission.check_result(call, result)
             return shape(self.policy.limits, name, arguments, result)
 
     def list_resources(self, rep: int) -> list[ResourceSpec]:

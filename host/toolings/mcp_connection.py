@@ -152,7 +152,7 @@ class McpConnection:
         mode = "legacy" if config.protocol == "2025-11-25" else "auto"
         if config.transport == "memory":
             server = Client(config.server, cache=None, message_handler=self._on_message, mode=mode)  # type: ignore[arg-type]
-            return await stack.enter_async_context(server)
+            return _results_checked_by_the_host(await stack.enter_async_context(server))
         transport: Transport
         if config.transport == "stdio":
             errlog: TextIO = stack.enter_context(self.stderr_path.open("a", encoding="utf-8"))
@@ -178,7 +178,7 @@ class McpConnection:
             message_handler=self._on_message,
             mode=mode,
         )
-        return await stack.enter_async_context(client)
+        return _results_checked_by_the_host(await stack.enter_async_context(client))
 
     def _stream_ended(self) -> None:
         self.lost("the server's output ended (did it exit?)")
@@ -257,3 +257,15 @@ class McpConnection:
             self._listen = None
         if old is not None:
             old.stop()
+
+
+async def _no_check(name: str, result: object) -> None:
+    return None
+
+
+def _results_checked_by_the_host(client: Client) -> Client:
+    """`client`, its session no longer checking `structuredContent` against output schemas: the
+    host checks every tooling kind's results itself (`session.admission.check_result`: `protocol`,
+    naming the path and rule), where the SDK would raise a bare `RuntimeError` out of `call_tool`."""
+    setattr(client.session, "validate_tool_result", _no_check)  # noqa: B010 - the SDK has no switch for it
+    return client

@@ -239,6 +239,7 @@ def _spec(tool: BaseTool) -> ToolSpec:
         name=tool.name,
         description=tool.description,
         input_schema=dict(tool.parameters_schema),
+        output_schema=dict(tool.output_schema) if tool.output_schema is not None else None,
         capabilities=frozenset(capabilities) if capabilities else None,
         builtin=tool.is_builtin,
     )

@@ -67,9 +67,9 @@ def test_several_failures_are_reported_most_relevant_first_and_counted() -> None
 def test_validators_are_cached_per_schema_object() -> None:
     validator = ArgumentValidator()
     validator.check("t", "tool", SCHEMA, {"a": 1})
-    first = validator._cache[("t", "tool", id(SCHEMA))][1]
+    first = validator._cache[("t", "tool", "input", id(SCHEMA))][1]
     validator.check("t", "tool", SCHEMA, {"a": 2})
-    assert validator._cache[("t", "tool", id(SCHEMA))][1] is first
+    assert validator._cache[("t", "tool", "input", id(SCHEMA))][1] is first
     other = dict(SCHEMA, required=[])
     validator.check("t", "tool", other, {})  # a re-listed tool brings a new schema object: a new validator
 
