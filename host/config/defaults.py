@@ -45,3 +45,6 @@ DEFAULT_MAX_SUBSCRIPTIONS: Final = 256
 
 DEFAULT_RECV_TIMEOUT: Final = 60.0
 """Seconds `inbox.recv` waits when the guest passes no timeout."""
+
+DEFAULT_MAX_CALL_TIME: Final = 600.0
+"""Seconds a tool call may take in all, however often it reports progress (`max_call_time`)."""

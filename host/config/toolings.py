@@ -18,7 +18,12 @@ from typing import Annotated, Any, ClassVar, Final, Literal
 from pydantic import ConfigDict, Discriminator, Field, Tag
 
 from host.config.base import TAG_ERROR, Named, Need
-from host.config.defaults import DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BACKOFF, DEFAULT_REQUEST_TIMEOUT
+from host.config.defaults import (
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_MAX_BACKOFF,
+    DEFAULT_MAX_CALL_TIME,
+    DEFAULT_REQUEST_TIMEOUT,
+)
 from host.config.mock import MockSpec
 from host.config.types import Capability, FilePath, HttpUrl, ModuleSpec, Seconds
 
@@ -35,7 +40,12 @@ class _Tooling(Named):
     """What every kind of tooling has."""
 
     timeout: Seconds = DEFAULT_REQUEST_TIMEOUT
-    """Seconds per request; the request is cancelled after it."""
+    """Seconds per request; the request is cancelled after it (for an asynchronous tool call: after
+    that long without progress, see `progress_resets_timeout`)."""
+    progress_resets_timeout: bool = Field(default=True, strict=True)
+    """Whether a progress report of an asynchronous tool call (`call-tool`) starts its `timeout` anew."""
+    max_call_time: Seconds = DEFAULT_MAX_CALL_TIME
+    """Seconds an asynchronous tool call may take in all, however often it reports progress."""
     capabilities: Mapping[str, tuple[Capability, ...]] = {}
     """Tool-name glob → the capabilities its calls need (first match wins); overrides what tools say."""
 

@@ -15,7 +15,6 @@ message its text, `data` the whole result as JSON); a value larger than `max_res
 from __future__ import annotations
 
 import concurrent.futures
-import functools
 import json
 import logging
 import uuid
@@ -30,7 +29,8 @@ from host.model import FINAL_KINDS, CallOutcome, CallResult, Envelope, Operation
 from host.policy import Limits
 from host.session.admission import AdmittedCall
 from host.session.audit import AuditTrail, Span
-from host.session.deadline import bounded, internal_error, request_hint
+from host.session.deadline import bounded_call, internal_error
+from host.toolings import ProgressFn
 
 logger = logging.getLogger(__name__)
 
@@ -120,8 +120,11 @@ class OpenCalls:
         with self._audit.span(Operation.CALL_TOOL, tooling.name, call.name, call.arguments) as span:
             result: CallResult | ToolingError
             try:
-                run = functools.partial(tooling.call_tool, call.name, call.parsed, progress, agent=self._agent)
-                result = await bounded(config.timeout, what, request_hint(config), run)
+
+                async def run(report: ProgressFn) -> CallResult:
+                    return await tooling.call_tool(call.name, call.parsed, report, agent=self._agent)
+
+                result = await bounded_call(config, what, run, progress)
             except ToolingError as exc:
                 result = exc
             except Exception as exc:  # boundary: a host bug must reach the guest as an `internal` envelope

@@ -1,7 +1,8 @@
 """Every bounded wait of a session, in one place, with one message when a bound is reached.
 
 `timed_out` is the one `timeout` error ("WHAT did not finish within N s and was cancelled (HINT)"),
-used by requests, connects, approvals, asynchronous calls (`bounded`, on the loop) and releases.
+used by requests, connects, approvals, asynchronous tool calls (`bounded_call`, on the loop: progress
+starts the timeout anew, under `max_call_time`) and releases.
 `Deadline` is the end of the run's wall-clock limit: a wait that would outlast it is shortened to
 it, and its hint names the limit's key. `LoopCalls` runs coroutines on the bridge loop from the
 guest's thread within those bounds, ended by the session's `Interrupt`, raising only `ToolingError`
@@ -10,17 +11,21 @@ guest's thread within those bounds, ended by the session's `Interrupt`, raising 
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 
 from host.bridge import Bridge, Interrupt, shutting_down
 from host.config import ToolingConfig
 from host.errors import ErrorCode, ToolingError
-from host.toolings import Tooling
+from host.toolings import ProgressFn, Tooling
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +52,47 @@ async def bounded(seconds: float, what: str, hint: str, fn: Callable[..., Awaita
     with anyio.move_on_after(seconds):
         return await fn(*args)
     raise timed_out(what, seconds, hint)
+
+
+async def bounded_call(
+    config: ToolingConfig, what: str, run: Callable[[ProgressFn], Awaitable[_T]], on_progress: ProgressFn | None = None
+) -> _T:
+    """On the loop: `await run(report)`, a tool call whose progress reports go through `report` to
+    `on_progress`. It is cancelled after the tooling's `timeout`, a time started anew by each report
+    when `progress_resets_timeout` (reports may come from any thread), and after `max_call_time` in
+    all. Raises `ToolingError(timeout)` naming the bound that ended it and its key."""
+    started = anyio.current_time()
+    hard = started + config.max_call_time
+    scope = anyio.CancelScope(deadline=min(started + config.timeout, hard))
+    loop_thread = threading.get_ident()
+    token = anyio.lowlevel.current_token()
+    reports = 0
+
+    def extend() -> None:
+        scope.deadline = min(anyio.current_time() + config.timeout, hard)
+
+    def report(progress: float, total: float | None, message: str | None) -> None:
+        nonlocal reports
+        reports += 1
+        if config.progress_resets_timeout and not scope.cancel_called:
+            if threading.get_ident() == loop_thread:
+                extend()
+            else:
+                with contextlib.suppress(RuntimeError):  # the loop is closing: nothing left to extend
+                    anyio.from_thread.run_sync(extend, token=token)
+        if on_progress is not None:
+            on_progress(progress, total, message)
+
+    with scope:
+        return await run(report)
+    if scope.deadline >= hard:
+        raise timed_out(what, config.max_call_time, f"raise `max_call_time` in {config.origin} to let it run longer")
+    if config.progress_resets_timeout and reports:
+        raise ToolingError(
+            ErrorCode.TIMEOUT,
+            f"{what} reported no progress for {config.timeout:g} s and was cancelled ({request_hint(config)})",
+        )
+    raise timed_out(what, config.timeout, request_hint(config))
 
 
 class Deadline:

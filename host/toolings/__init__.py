@@ -11,6 +11,7 @@ from host.model import ResourceData as ResourceData
 from host.model import ResourceSpec as ResourceSpec
 from host.model import ToolSpec as ToolSpec
 from host.toolings.base import ConfiguredTooling as ConfiguredTooling
+from host.toolings.base import ProgressFn as ProgressFn
 from host.toolings.base import Tooling as Tooling
 from host.toolings.toolset import KINDS as KINDS
 from host.toolings.toolset import ToolingSet as ToolingSet
@@ -21,6 +22,7 @@ __all__ = (
     "KINDS",
     "CallResult",
     "ConfiguredTooling",
+    "ProgressFn",
     "ResourceData",
     "ResourceSpec",
     "Sink",

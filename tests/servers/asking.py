@@ -9,6 +9,8 @@ Tools:
 - `shaped(mode)`: declares the output schema `{"n": integer}` (required) and returns structured
   content that is `good` ({"n": 1}), `wrong` ({"n": "one"}) or `none` (absent); `failed` is an
   `isError` result without structured content (allowed).
+- `stall(reports, interval, then)`: reports progress `reports` times, `interval` seconds apart, then
+  waits `then` seconds more and answers "done" (a call the client's timeout should keep alive, or not).
 """
 
 from __future__ import annotations
@@ -36,6 +38,14 @@ TOOLS: Final = [
         input_schema={"type": "object", "properties": {"mode": {"type": "string"}}, "required": ["mode"]},
         output_schema=SHAPE,
     ),
+    types.Tool(
+        name="stall",
+        description="Reports progress `reports` times, `interval` s apart, then waits `then` s and answers.",
+        input_schema={
+            "type": "object",
+            "properties": {"reports": {"type": "integer"}, "interval": {"type": "number"}, "then": {"type": "number"}},
+        },
+    ),
 ]
 
 
@@ -58,6 +68,12 @@ def build() -> Server[Any]:
             if mode == "failed":
                 return types.CallToolResult(content=_text("it failed"), is_error=True)
             return types.CallToolResult(content=_text("no structure"))
+        if params.name == "stall":
+            for step in range(1, int(arguments.get("reports", 1)) + 1):
+                await anyio.sleep(float(arguments.get("interval", 0.1)))
+                await ctx.session.report_progress(step, None, f"step {step}")
+            await anyio.sleep(float(arguments.get("then", 0)))
+            return types.CallToolResult(content=_text("done"))
         return types.CallToolResult(content=_text(f"unknown tool {params.name}"), is_error=True)
 
     return Server("asking", on_list_tools=list_tools, on_call_tool=call_tool)

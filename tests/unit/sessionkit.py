@@ -29,6 +29,7 @@ MOCK = """
 [tooling.m]
 kind = "mock"
 timeout = 0.5
+progress_resets_timeout = false  # the timeout tests count on 0.5 s for `slow`, which reports progress
 
 [[tooling.m.tools]]
 name = "echo"

@@ -67,7 +67,8 @@ def test_the_schema_describes_every_key_for_an_editor() -> None:
     assert tooling["command"]["description"] == "The program to start."
     assert tooling["timeout"] == {
         "default": 30.0,
-        "description": "Seconds per request; the request is cancelled after it.",
+        "description": "Seconds per request; the request is cancelled after it (for an asynchronous tool call: "
+        "after\nthat long without progress, see `progress_resets_timeout`).",
         "exclusiveMinimum": 0,
         "type": "number",
     }
