@@ -26,6 +26,7 @@ from host.paths import cache_dir
 from host.policy import AgentPolicy
 from host.runtime.engine import Runtime
 from host.runtime.guest import GuestThread, Outcome, start_guest
+from host.server_policy import PolicyAnswers
 from host.session import GuestSession, LogSink
 from host.stopping import StopToken
 from host.toolings import ToolingSet
@@ -65,7 +66,8 @@ class Host:
         )
         self.log_dir = Path(tempfile.mkdtemp(prefix="agent-host-logs-"))
         self.bridge = Bridge()
-        self.toolings = ToolingSet(config.toolings, nursery=self.bridge.nursery, log_dir=self.log_dir)
+        answers = PolicyAnswers(config, self.approver, self.validator, self.audit)
+        self.toolings = ToolingSet(config.toolings, nursery=self.bridge.nursery, log_dir=self.log_dir, requests=answers)
         self._runtime: Runtime | None = None
         self._running: list[GuestThread] = []
         self._lock = threading.RLock()

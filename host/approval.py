@@ -1,8 +1,9 @@
 """Approvals: asking before a call that needs a capability the agent's `require_approval` lists.
 
 An `Approver` decides one `ApprovalRequest` at a time; an approval covers that one invocation only,
-and the next call asks again. Approvers run on the bridge loop; blocking work (reading the
-terminal) runs in a worker thread.
+and the next call asks again. An approver that is also an `Answerer` answers servers' questions
+(`elicitation = "ask"`). Approvers run on the bridge loop; blocking work (reading the terminal)
+runs in a worker thread.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Final, Protocol
+from typing import Any, BinaryIO, Final, Protocol, runtime_checkable
 
 import anyio.to_thread
 
@@ -53,6 +54,29 @@ class Approver(Protocol):
     async def decide(self, request: ApprovalRequest) -> Decision: ...
 
 
+@dataclass(frozen=True)
+class ElicitationRequest:
+    """A server's question, put to a person (`elicitation = "ask"`): who asks, for which agent, the
+    message and the JSON Schema the answer must match."""
+
+    tooling: str
+    agent: str | None
+    message: str
+    schema: dict[str, Any]
+
+    def describe(self) -> str:
+        who = f" (during a call of agent {self.agent!r})" if self.agent else ""
+        return f"the server of tooling {self.tooling!r} asks{who}: {self.message}"
+
+
+@runtime_checkable
+class Answerer(Protocol):
+    """An approver that can also answer servers' questions: the content (a JSON object matching the
+    request's schema) to accept with, or None to decline."""
+
+    async def answer(self, request: ElicitationRequest) -> dict[str, Any] | None: ...
+
+
 class DenyAll:
     """The default: nothing is approved; the refusal says how to be asked instead."""
 
@@ -68,10 +92,24 @@ class ApproveAll:
 
 
 class CallbackApprover:
-    """`fn(request)` decides, returning a bool (sync or async): for embedding and for tests."""
+    """`fn(request)` decides, returning a bool (sync or async): for embedding and for tests; with
+    `answer`, `answer(request)` answers servers' questions (content, or None to decline)."""
 
-    def __init__(self, fn: Callable[[ApprovalRequest], bool | Awaitable[bool]]) -> None:
+    def __init__(
+        self,
+        fn: Callable[[ApprovalRequest], bool | Awaitable[bool]],
+        answer: Callable[[ElicitationRequest], dict[str, Any] | None | Awaitable[dict[str, Any] | None]] | None = None,
+    ) -> None:
         self._fn = fn
+        self._answer = answer
+
+    async def answer(self, request: ElicitationRequest) -> dict[str, Any] | None:
+        if self._answer is None:
+            return None
+        content = self._answer(request)
+        if inspect.isawaitable(content):
+            content = await content
+        return content
 
     async def decide(self, request: ApprovalRequest) -> Decision:
         answer = self._fn(request)
@@ -105,15 +143,41 @@ class TerminalApprover:
             return Decision(True, "approved on the terminal")
         return Decision(False, "refused on the terminal")
 
+    async def answer(self, request: ElicitationRequest) -> dict[str, Any] | None:
+        return await anyio.to_thread.run_sync(self._answer, request, abandon_on_cancel=True)
+
+    def _answer(self, request: ElicitationRequest) -> dict[str, Any] | None:
+        """The question and the schema on the terminal; a JSON object typed on one line accepts,
+        an empty line (or anything not a JSON object, or no terminal) declines."""
+        with self._lock:
+            try:
+                with open(self._terminal, "r+b", buffering=0) as tty:
+                    schema = json.dumps(request.schema, ensure_ascii=False)
+                    tty.write(
+                        f"\nagent-host: {request.describe()}\n  answer with a JSON object matching {schema}\n"
+                        "  (an empty line declines): ".encode()
+                    )
+                    line = _read_line(tty, JSON_ANSWER_LIMIT).strip()
+            except OSError:
+                return None
+        try:
+            content = json.loads(line) if line else None
+        except ValueError:
+            return None
+        return content if isinstance(content, dict) else None
+
 
 ANSWER_LIMIT: Final = 256
 """Bytes of an answer read from the terminal; the rest of a longer line is ignored."""
 
+JSON_ANSWER_LIMIT: Final = 64 * 1024
+"""Bytes of a JSON answer to a server's question read from the terminal."""
 
-def _read_line(tty: BinaryIO) -> str:
+
+def _read_line(tty: BinaryIO, limit: int = ANSWER_LIMIT) -> str:
     """One line typed on `tty` (without its end), read byte by byte so nothing past it is consumed."""
     line = bytearray()
-    while len(line) < ANSWER_LIMIT:
+    while len(line) < limit:
         byte = tty.read(1)
         if not byte or byte in (b"\n", b"\r"):
             break

@@ -122,3 +122,9 @@ class Shaped:
 
     def execute(self, params: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         return {"n": 1} if params.get("mode") == "good" else {"n": "one"}
+
+
+def sample(request: dict[str, Any]) -> dict[str, Any]:
+    """A sampling hook (`sampling = "tests.pytools:sample"`): answers with the prompt, upper-cased."""
+    prompt = request["messages"][0]["content"]["text"]
+    return {"role": "assistant", "content": {"type": "text", "text": prompt.upper()}, "model": "upper-1"}

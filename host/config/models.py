@@ -27,7 +27,7 @@ from host.config.defaults import (
     DEFAULT_RECV_TIMEOUT,
     DEFAULT_RUN_TIMEOUT,
 )
-from host.config.toolings import ToolingConfig
+from host.config.toolings import ElicitationMode, ToolingConfig
 from host.config.types import AgentName, Capability, Count, FilePath, Folder, GuestPath, Json, Seconds, Size
 
 _NEEDS_BOTH = "needs `host` (a folder on this machine) and `guest` (its path in the guest)"
@@ -93,13 +93,16 @@ class AgentConfig(Named):
     """The capabilities the agent holds; a call needing another is denied. Absent: not restricted."""
     require_approval: tuple[Capability, ...] = ()
     """Capabilities whose calls must be approved, one invocation at a time."""
+    elicitation: Mapping[str, ElicitationMode] = {}
+    """Per granted tooling, what its server's questions get during this agent's calls ("decline" or
+    "ask"), instead of the tooling's `elicitation`."""
 
     @model_validator(mode="after")
     def _grants_are_consistent(self, info: ValidationInfo) -> Self:
         defined = source_of(info).toolings
         named = dict.fromkeys((*self.toolings, *self.tools))
         problems = [_undefined(name, defined) for name in named if defined is not None and name not in defined]
-        allow_lists = (("tools", self.tools), ("resources", self.resources))
+        allow_lists = (("tools", self.tools), ("resources", self.resources), ("elicitation", self.elicitation))
         problems += [
             _not_granted(key, name) for key, lists in allow_lists for name in lists if name not in self.toolings
         ]
@@ -179,7 +182,7 @@ def bind_problem(address: str, tokens: Sequence[str]) -> str | None:
     return None
 
 
-GRANT_KEYS: Final = frozenset({"toolings", "tools", "resources", "capabilities", "require_approval"})
+GRANT_KEYS: Final = frozenset({"toolings", "tools", "resources", "capabilities", "require_approval", "elicitation"})
 """The keys of an `[agents.NAME]` table that `[serve] grants` takes (what a remote client may do)."""
 
 

@@ -30,6 +30,7 @@ from host.config.types import Capability, FilePath, HttpUrl, ModuleSpec, Seconds
 ToolingKind = Literal["mcp", "python", "mock"]
 Transport = Literal["stdio", "http"]
 Protocol = Literal["auto", "2025-11-25"]
+ElicitationMode = Literal["decline", "ask"]
 
 KINDS: Final = ("mcp", "python", "mock")
 _HTTP_ONLY: Final = '`url` and `headers` apply only to transport = "http"'
@@ -61,6 +62,12 @@ class _McpTooling(_Tooling):
     """MCP protocol era: "auto" (discover, fall back to the 2025 handshake) or "2025-11-25" (handshake only)."""
     max_backoff: Seconds = DEFAULT_MAX_BACKOFF
     """Cap, in seconds, of the exponential backoff between attempts to reach a failing server."""
+    elicitation: ElicitationMode = "decline"
+    """What the server's questions (form elicitation) get: "decline", or "ask" the host's approver
+    (the terminal with `--approve ask`); an agent may override it (`[agents.NAME] elicitation`)."""
+    sampling: Literal["decline"] | ModuleSpec = "decline"
+    """What the server's requests for model output (sampling) get: "decline" (an error), or the answer
+    of a Python function "module:function" (sync or async) taking the request and returning the result."""
 
 
 class StdioToolingConfig(_McpTooling):

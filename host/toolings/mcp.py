@@ -36,6 +36,8 @@ from host.toolings.mcp_errors import (
     request_error,
     stderr_hint,
 )
+from host.toolings.mcp_requests import ServerCallbacks, refused
+from host.toolings.server_requests import DeclineAll, ServerRequests
 
 logger = logging.getLogger(__name__)
 
@@ -51,8 +53,11 @@ class McpTooling(ConfiguredTooling):
     kind: ClassVar[str] = "mcp"
     _config: McpToolingConfig
 
-    def __init__(self, config: McpToolingConfig, *, nursery: TaskGroup, log_dir: Path) -> None:
+    def __init__(
+        self, config: McpToolingConfig, *, nursery: TaskGroup, log_dir: Path, requests: ServerRequests | None = None
+    ) -> None:
         super().__init__(config)
+        self._callbacks = ServerCallbacks(self.name, requests if requests is not None else DeclineAll())
         self._nursery = nursery
         self._log_dir = log_dir
         self._lock = anyio.Lock()
@@ -112,7 +117,7 @@ class McpTooling(ConfiguredTooling):
         if self._conn is not None:
             await self._conn.close()
         self._tools = None
-        conn = McpConnection(self._config, self._log_dir, self._on_message, self._on_lost)
+        conn = McpConnection(self._config, self._log_dir, self._on_message, self._on_lost, self._callbacks)
         self._nursery.start_soon(conn.own, name=f"mcp-owner-{self.name}")
         with anyio.move_on_after(self._config.connect_timeout):
             await conn.ready.wait()
@@ -214,7 +219,15 @@ class McpTooling(ConfiguredTooling):
             # no progress token when no one listens (a blocking call): the request is the SDK's own
             return await client.call_tool(name, arguments, progress_callback=report if sink is not None else None)
 
-        return mcp_wire.call_result(await self._request(Operation.CALL_TOOL, f"the call of tool {name!r}", call))
+        with self._callbacks.calling(agent) as during:
+            try:
+                answer = await self._request(Operation.CALL_TOOL, f"the call of tool {name!r}", call)
+            except ToolingError as exc:
+                raise refused(self.name, name, during, exc) from None
+        result = mcp_wire.call_result(answer)
+        if result.is_error and during.refused:
+            raise refused(self.name, name, during, ToolingError(ErrorCode.TOOL_FAILED, result.text() or "", None))
+        return result
 
     async def list_resources(self) -> list[ResourceSpec]:
         """Every resource (all pages, up to `mcp_wire.MAX_PAGES`)."""

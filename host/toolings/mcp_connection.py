@@ -34,6 +34,7 @@ from host.errors import ToolingError
 from host.toolings.base import WatchSet
 from host.toolings.mcp_errors import STDERR_TAIL, connect_error
 from host.toolings.mcp_listen import Listen
+from host.toolings.mcp_requests import ServerCallbacks
 from host.toolings.mcp_stream import offending_input, signal_end
 
 logger = logging.getLogger(__name__)
@@ -72,7 +73,16 @@ class McpConnection:
     with `CONNECTION_CLOSED` and a listen stream that drops report the loss with `lost`.
     """
 
-    def __init__(self, config: McpServerConfig, log_dir: Path, on_message: MessageHandlerFnT, on_lost: OnLost) -> None:
+    def __init__(
+        self,
+        config: McpServerConfig,
+        log_dir: Path,
+        on_message: MessageHandlerFnT,
+        on_lost: OnLost,
+        callbacks: ServerCallbacks | None = None,
+    ) -> None:
+        """`callbacks` answer the server's requests (elicitation, sampling, roots, logs); none: the SDK's defaults."""
+        self._options = callbacks.client_options() if callbacks is not None else {}
         self.config = config
         self.stderr_path = log_dir / f"{config.name}.stderr.log"
         self._on_message = on_message
@@ -151,7 +161,13 @@ class McpConnection:
         config = self.config
         mode = "legacy" if config.protocol == "2025-11-25" else "auto"
         if config.transport == "memory":
-            server = Client(config.server, cache=None, message_handler=self._on_message, mode=mode)  # type: ignore[arg-type]
+            server = Client(
+                config.server,  # type: ignore[arg-type]
+                cache=None,
+                message_handler=self._on_message,
+                mode=mode,
+                **self._options,
+            )
             return _results_checked_by_the_host(await stack.enter_async_context(server))
         transport: Transport
         if config.transport == "stdio":
@@ -177,6 +193,7 @@ class McpConnection:
             cache=None,
             message_handler=self._on_message,
             mode=mode,
+            **self._options,
         )
         return _results_checked_by_the_host(await stack.enter_async_context(client))
 

@@ -22,22 +22,24 @@ from anyio.abc import TaskGroup
 from host.config import HttpToolingConfig, MockToolingConfig, PythonToolingConfig, StdioToolingConfig, ToolingConfig
 from host.errors import ErrorCode, ToolingError
 from host.toolings.base import Tooling
+from host.toolings.server_requests import DeclineAll, ServerRequests
 from host.toolings.watchers import Watchers
 
 
 @dataclass(frozen=True)
 class Surroundings:
     """What the host process gives every tooling: the loop's long-lived task group (connection
-    owners, refresh tasks) and the folder for server logs."""
+    owners, refresh tasks), the folder for server logs, and who answers servers' requests."""
 
     nursery: TaskGroup
     log_dir: Path
+    requests: ServerRequests
 
 
 def _mcp(config: StdioToolingConfig | HttpToolingConfig, around: Surroundings) -> Tooling:
     from host.toolings.mcp import McpTooling  # lazily: imports the MCP SDK
 
-    return McpTooling(config, nursery=around.nursery, log_dir=around.log_dir)
+    return McpTooling(config, nursery=around.nursery, log_dir=around.log_dir, requests=around.requests)
 
 
 def _python(config: PythonToolingConfig, around: Surroundings) -> Tooling:
@@ -64,10 +66,18 @@ config's discriminated union guarantees that `kind` selects that model, hence `A
 class ToolingSet:
     """The configured toolings of one host process. Use only on the bridge loop."""
 
-    def __init__(self, configs: Mapping[str, ToolingConfig], *, nursery: TaskGroup, log_dir: Path) -> None:
+    def __init__(
+        self,
+        configs: Mapping[str, ToolingConfig],
+        *,
+        nursery: TaskGroup,
+        log_dir: Path,
+        requests: ServerRequests | None = None,
+    ) -> None:
+        """`requests` answers the servers' requests (default: `DeclineAll`)."""
         self._configs = dict(configs)
         self._nursery = nursery
-        self._surroundings = Surroundings(nursery, log_dir)
+        self._surroundings = Surroundings(nursery, log_dir, requests if requests is not None else DeclineAll())
         self._toolings: dict[str, Tooling] = {}
         self._watchers: dict[str, Watchers] = {}
 

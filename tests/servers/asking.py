@@ -9,6 +9,12 @@ Tools:
 - `shaped(mode)`: declares the output schema `{"n": integer}` (required) and returns structured
   content that is `good` ({"n": 1}), `wrong` ({"n": "one"}) or `none` (absent); `failed` is an
   `isError` result without structured content (allowed).
+- `ask(message)`: asks the client (form elicitation, `{"name": string}` required) and answers
+  "hello NAME", or fails (`isError`) when the answer is not accepted.
+- `sample(prompt)`: asks the client for model output and answers its text, or fails.
+- `roots()`: asks the client for its roots and answers their URIs as JSON.
+- `shout(text)`: sends `text` as a warning log message (logger `asking`) and answers "logged".
+  Each asks the 2025-11-25 way (a request to the client) or the 2026-07-28 way (`input_required`).
 - `stall(reports, interval, then)`: reports progress `reports` times, `interval` seconds apart, then
   waits `then` seconds more and answers "done" (a call the client's timeout should keep alive, or not).
 """
@@ -16,14 +22,18 @@ Tools:
 from __future__ import annotations
 
 import argparse
+import json
 import socket
 import sys
+import warnings
 from typing import Any, Final
 
 import anyio
 from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 SHAPE: Final[dict[str, Any]] = {
     "type": "object",
@@ -37,6 +47,10 @@ TOOLS: Final = [
         description="Returns structured content that matches its output schema, or not.",
         input_schema={"type": "object", "properties": {"mode": {"type": "string"}}, "required": ["mode"]},
         output_schema=SHAPE,
+    ),
+    *(
+        types.Tool(name=name, description=f"Asks the client ({name}).", input_schema={"type": "object"})
+        for name in ("ask", "sample", "roots", "shout")
     ),
     types.Tool(
         name="stall",
@@ -53,12 +67,86 @@ def _text(text: str) -> list[types.ContentBlock]:
     return [types.TextContent(type="text", text=text)]
 
 
+NAME_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}},
+    "required": ["name"],
+}
+
+
+def _request(
+    name: str, arguments: dict[str, Any]
+) -> types.ElicitRequest | types.CreateMessageRequest | types.ListRootsRequest:
+    """What tool `name` asks the client."""
+    if name == "ask":
+        form = types.ElicitRequestFormParams(
+            message=str(arguments.get("message", "Your name?")), requested_schema=NAME_SCHEMA
+        )
+        return types.ElicitRequest(params=form)
+    if name == "sample":
+        text = types.TextContent(type="text", text=str(arguments.get("prompt", "")))
+        sampling = types.CreateMessageRequestParams(
+            messages=[types.SamplingMessage(role="user", content=text)], max_tokens=50
+        )
+        return types.CreateMessageRequest(params=sampling)
+    return types.ListRootsRequest()
+
+
+def _answer(name: str, response: Any) -> types.CallToolResult:
+    """Tool `name`'s result from the client's `response` (an ErrorData-like failure: isError)."""
+    if name == "ask":
+        if isinstance(response, types.ElicitResult) and response.action == "accept" and response.content:
+            return types.CallToolResult(content=_text(f"hello {response.content.get('name')}"))
+        action = getattr(response, "action", "no answer")
+        return types.CallToolResult(content=_text(f"the question was not answered: {action}"), is_error=True)
+    if name == "sample":
+        if isinstance(response, types.CreateMessageResult) and isinstance(response.content, types.TextContent):
+            return types.CallToolResult(content=_text(response.content.text))
+        return types.CallToolResult(content=_text("no sample"), is_error=True)
+    roots = [str(root.uri) for root in response.roots] if isinstance(response, types.ListRootsResult) else []
+    return types.CallToolResult(content=_text(json.dumps(roots)))
+
+
+ASKS: Final = frozenset({"ask", "sample", "roots"})
+
+
+async def _asking(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult | types.InputRequiredResult:
+    """A tool that asks the client something: by request (2025-11-25) or `input_required` (2026-07-28)."""
+    request = _request(params.name, params.arguments or {})
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        if not params.input_responses:
+            return types.InputRequiredResult(input_requests={"q": request}, request_state="asked")
+        return _answer(params.name, params.input_responses.get("q"))
+    try:
+        if isinstance(request, types.ElicitRequest):
+            assert isinstance(request.params, types.ElicitRequestFormParams)
+            response: Any = await ctx.session.elicit_form(
+                request.params.message, request.params.requested_schema, ctx.request_id
+            )
+        elif isinstance(request, types.CreateMessageRequest):
+            response = await ctx.session.send_request(request, types.CreateMessageResult)
+        else:
+            response = await ctx.session.list_roots()
+    except MCPError as exc:
+        return types.CallToolResult(content=_text(f"the client refused: {exc}"), is_error=True)
+    return _answer(params.name, response)
+
+
 def build() -> Server[Any]:
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=TOOLS)
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
         arguments = params.arguments or {}
+        if params.name in ASKS:
+            return await _asking(ctx, params)
+        if params.name == "shout":
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await ctx.session.send_log_message("warning", str(arguments.get("text")), "asking", ctx.request_id)
+            return types.CallToolResult(content=_text("logged"))
         if params.name == "shaped":
             mode = arguments.get("mode")
             if mode == "good":

@@ -224,6 +224,6 @@ def test_serve_toolings_are_defined_dotless_and_granted_and_grants_take_only_gra
         f"{FILE}: serve.toolings[2]: names tooling 'nope', which is not defined",
         "  hint: add a [tooling.nope] table or remove it; defined: a.b, fs, other",
         f"{FILE}: serve.grants.env: not a grant (it configures a guest)",
-        "  hint: [serve] grants takes capabilities, require_approval, resources, toolings, tools: what a remote "
-        "client may do",
+        "  hint: [serve] grants takes capabilities, elicitation, require_approval, resources, toolings, tools: "
+        "what a remote client may do",
     ]

@@ -1,0 +1,71 @@
+"""What a tooling's server asks of the host (MCP server requests), as plain data and one protocol.
+
+A server may ask a question (form elicitation), ask for model output (sampling), list the roots it
+may work in, and send log messages. A tooling hands each to its `ServerRequests`, which answers by
+policy (the host's is `session.server_requests.PolicyAnswers`); `DeclineAll` answers when none is
+given. `caller` is the agent whose call the request came during, when the host can tell (None:
+another request of the connection). Answers never block the loop for long; a refusal is a
+`ToolingError`, which the tooling passes on to the server as an error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from host.errors import ErrorCode, ToolingError
+from host.model import JsonObject
+
+ElicitAction = Literal["accept", "decline", "cancel"]
+
+
+@dataclass(frozen=True)
+class Question:
+    """A server's form elicitation: its message and the JSON Schema of the answer's content."""
+
+    tooling: str
+    caller: str | None
+    message: str
+    schema: JsonObject
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The answer to a `Question`: `content` (matching its schema) only with `accept`."""
+
+    action: ElicitAction
+    content: JsonObject | None = None
+
+
+class ServerRequests(Protocol):
+    """Answers a tooling's server requests (see the module docstring); coroutines run on the loop."""
+
+    async def elicit(self, question: Question) -> Reply: ...
+
+    async def sample(self, tooling: str, caller: str | None, request: JsonObject) -> JsonObject:
+        """The `CreateMessageResult` (as JSON) for a sampling `request` (as JSON); raises `ToolingError`."""
+        ...
+
+    def roots(self, tooling: str) -> list[str]:
+        """The `file://` URIs of the folders the server may work in."""
+        ...
+
+    def log(self, tooling: str, level: str, logger: str | None, data: object) -> None:
+        """A log message of the server (`notifications/message`)."""
+        ...
+
+
+class DeclineAll:
+    """Declines every question and sampling request, offers no roots, ignores log messages."""
+
+    async def elicit(self, question: Question) -> Reply:
+        return Reply("decline")
+
+    async def sample(self, tooling: str, caller: str | None, request: JsonObject) -> JsonObject:
+        raise ToolingError(ErrorCode.DENIED, f"tooling {tooling!r}: this host answers no sampling requests")
+
+    def roots(self, tooling: str) -> list[str]:
+        return []
+
+    def log(self, tooling: str, level: str, logger: str | None, data: object) -> None:
+        return None

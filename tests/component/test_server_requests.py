@@ -1,0 +1,159 @@
+"""A server's requests are answered by policy: questions, sampling, roots, log messages.
+
+Provenance: issue 13, point 1 (elicitation `decline` by default or `ask` through the host's approver,
+validated against the requested schema, per tooling and overridden per agent; sampling declined
+with a clear error unless a `module:function` hook answers; roots are the agent's `dirs`, never the
+working directory; server log messages reach the host's log and the audit log; a call the server
+fails after a refusal is `denied` naming the request kind). The server is tests/servers/asking.py,
+which asks the 2025-11-25 way (requests) or the 2026-07-28 way (`input_required`), over stdio on
+both eras and over streamable HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from host import Host
+from host.approval import CallbackApprover, ElicitationRequest
+from host.config import parse_config
+from host.errors import ErrorCode, ToolingError
+from tests.component.conftest import REPO, Server
+
+pytestmark = pytest.mark.component
+
+STDIO = f'command = "${{AGENT_HOST_PYTHON}}"\nargs = ["-m", "tests.servers.asking"]\ncwd = "{REPO}"\n'
+
+
+@pytest.fixture(params=["stdio-2026", "stdio-2025", "http-2026", "http-2025"])
+def server(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The transport keys of tooling `t` (tests/servers/asking.py) in one era."""
+    era = 'protocol = "2025-11-25"\n' if request.param.endswith("2025") else ""
+    if request.param.startswith("http"):
+        process = Server([sys.executable, "-m", "tests.servers.asking", "--http", "0"])
+        try:
+            yield f'url = "{process.url}"\n' + era
+        finally:
+            process.stop()
+    else:
+        yield STDIO + era
+
+
+def call(host: Host, agent: str, tool: str, arguments: dict[str, Any] | None = None) -> str:
+    """Call `tool` of tooling `t` as `agent` would (its policy from the config); the result's text."""
+    settings = host.config.agents.get(agent)
+    session = host.session(agent, host.policy(agent, settings, allow=[] if settings else ["t"]))
+    try:
+        outcome = session.call_tool_blocking(session.get("t"), tool, json.dumps(arguments or {}))
+    finally:
+        session.close()
+    text: str = json.loads(outcome.value)["content"][0]["text"]
+    return text
+
+
+def audit(tmp_path: Path, operation: str) -> list[tuple[str, str]]:
+    lines = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    return [(line["agent"], line["outcome"]) for line in lines if line["operation"] == operation]
+
+
+def config(server: str, extra: str = "", agents: str = "") -> str:
+    return '[host]\naudit_log = "audit.jsonl"\n[tooling.t]\n' + server + extra + agents
+
+
+def test_questions_are_declined_by_default_and_the_failed_call_is_denied(server: str, tmp_path: Path) -> None:
+    asked: list[ElicitationRequest] = []
+
+    def answer(request: ElicitationRequest) -> dict[str, Any]:
+        asked.append(request)
+        return {"name": "x"}
+
+    approver = CallbackApprover(bool, answer)
+    with Host(parse_config(config(server), tmp_path / "agent-host.toml"), approver=approver) as host:
+        with pytest.raises(ToolingError) as caught:
+            call(host, "guest", "ask")
+    assert caught.value.code is ErrorCode.DENIED
+    assert caught.value.message.startswith(
+        "tooling 't': tool 'ask' failed after the server's elicitation request was refused (its `elicitation`"
+    )
+    assert asked == []  # declined by policy: no one was asked
+    assert audit(tmp_path, "server-elicitation") == [("guest", "decline")]
+
+
+def test_ask_puts_the_question_to_the_approver_and_checks_the_answer(server: str, tmp_path: Path) -> None:
+    asked: list[ElicitationRequest] = []
+    answers: Iterator[dict[str, Any]] = iter([{"name": "Ada"}, {"name": 3}])
+
+    def answer(request: ElicitationRequest) -> dict[str, Any] | None:
+        asked.append(request)
+        return next(answers)
+
+    text = config(server, 'elicitation = "ask"\n')
+    with Host(parse_config(text, tmp_path / "agent-host.toml"), approver=CallbackApprover(bool, answer)) as host:
+        hello = call(host, "guest", "ask", {"message": "Who are you?"})
+        with pytest.raises(ToolingError) as invalid:
+            call(host, "guest", "ask")  # answered {"name": 3}: does not match, so declined
+    assert hello == "hello Ada"
+    assert (asked[0].tooling, asked[0].agent, asked[0].message) == ("t", "guest", "Who are you?")
+    assert asked[0].schema["required"] == ["name"]
+    assert invalid.value.code is ErrorCode.DENIED
+    assert audit(tmp_path, "server-elicitation") == [("guest", "accept"), ("guest", "decline")]
+
+
+def test_an_agents_own_elicitation_setting_overrides_the_toolings(tmp_path: Path) -> None:
+    agents = '[agents.asker]\ntoolings = ["t"]\nelicitation = { t = "ask" }\n[agents.other]\ntoolings = ["t"]\n'
+    approver = CallbackApprover(bool, lambda request: {"name": request.agent})
+    with Host(parse_config(config(STDIO, agents=agents), tmp_path / "agent-host.toml"), approver=approver) as host:
+        asked = call(host, "asker", "ask")
+        with pytest.raises(ToolingError) as declined:
+            call(host, "other", "ask")
+    assert asked == "hello asker"
+    assert declined.value.code is ErrorCode.DENIED
+
+
+def test_sampling_is_refused_unless_a_hook_answers(server: str, tmp_path: Path) -> None:
+    with Host(parse_config(config(server), tmp_path / "agent-host.toml")) as host:
+        with pytest.raises(ToolingError) as refused:
+            call(host, "guest", "sample", {"prompt": "hi"})
+    assert refused.value.code is ErrorCode.DENIED
+    assert "failed after the server's sampling request was refused" in refused.value.message
+    hooked = config(server, 'sampling = "tests.pytools:sample"\n')
+    with Host(parse_config(hooked, tmp_path / "hooked.toml")) as host:
+        assert call(host, "guest", "sample", {"prompt": "hi there"}) == "HI THERE"
+
+
+def test_the_roots_offered_are_the_dirs_of_the_agents_granted_the_tooling(server: str, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    agents = f'[agents.reader]\ntoolings = ["t"]\ndirs = [{{ host = "{data}", guest = "/data" }}]\n'
+    with Host(parse_config(config(server, agents=agents), tmp_path / "agent-host.toml")) as host:
+        roots = json.loads(call(host, "reader", "roots"))
+    assert roots == [data.resolve().as_uri()]  # not the working directory
+
+
+def test_server_log_messages_reach_the_hosts_log_and_the_audit_log(
+    server: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="agent-host.server.t"):
+        with Host(parse_config(config(server), tmp_path / "agent-host.toml")) as host:
+            assert call(host, "guest", "shout", {"text": "disk almost full"}) == "logged"
+            for _ in range(100):  # the notification may trail the result a little
+                if any("disk almost full" in record.getMessage() for record in caplog.records):
+                    break
+                host.bridge.call(_pause, timeout=5, on_timeout=lambda: ToolingError(ErrorCode.TIMEOUT, "pause"))
+    assert any(
+        record.name == "agent-host.server.t" and record.getMessage() == "asking: disk almost full"
+        for record in caplog.records
+    )
+    assert ("-", "warning") in audit(tmp_path, "server-log")
+
+
+async def _pause() -> None:
+    import anyio
+
+    await anyio.sleep(0.02)
