@@ -21,6 +21,7 @@ from typing import Literal
 from host.config import DEFAULT_INBOX_SIZE, DEFAULT_MAX_OPEN_CALLS, DEFAULT_MAX_SUBSCRIPTIONS
 from host.errors import ErrorCode, ToolingError
 from host.model import FINAL_KINDS as FINAL_KINDS
+from host.model import Asked as Asked
 from host.model import Envelope as Envelope
 from host.model import EventKind as EventKind
 from host.model import Progress as Progress
@@ -177,9 +178,25 @@ class Inbox:
             if call is None or call.final_queued:
                 return
             if call.progress is not None and call.progress.live:
-                call.progress.payload = progress
+                if call.progress.kind == "progress":  # an undelivered question is never replaced
+                    call.progress.payload = progress
                 return
             call.progress = self._append(call_id, "progress", progress)
+
+    def push_question(self, call_id: str, question: Asked) -> bool:
+        """Queue the question of call `call_id` in the slot of its progress (an undelivered progress
+        envelope becomes the question, in its position: a call holds at most two envelopes still).
+        Returns False, queuing nothing, when the call is not open or its final envelope is queued."""
+        with self._lock:
+            call = self._calls.get(call_id)
+            if call is None or call.final_queued:
+                return False
+            if call.progress is not None and call.progress.live:
+                call.progress.kind = "elicitation"
+                call.progress.payload = question
+                return True
+            call.progress = self._append(call_id, "elicitation", question)
+            return True
 
     def push_final(self, call_id: str, kind: Literal["tool-result", "error"], payload: object) -> None:
         """Queue the final envelope of call `call_id`, at most once; it is never replaced. Discarded when
@@ -228,7 +245,7 @@ class Inbox:
             self._live -= 1
             if slot.kind in FINAL_KINDS:
                 self._calls.pop(slot.id, None)
-            elif slot.kind == "progress":
+            elif slot.kind in ("progress", "elicitation"):
                 call = self._calls.get(slot.id)
                 if call is not None and call.progress is slot:
                     call.progress = None

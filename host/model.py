@@ -46,6 +46,7 @@ class Operation(enum.StrEnum):
     UNSUBSCRIBE_RESOURCE = "unsubscribe-resource"
     UNSUBSCRIBE_RESOURCE_LIST = "unsubscribe-resource-list"
     UNSUBSCRIBE_TOOL_LIST = "unsubscribe-tool-list"
+    RESPOND = "respond"
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,15 @@ class CallOutcome:
 
 
 @dataclass(frozen=True)
+class Asked:
+    """A question a server asks during a call (the payload of an `elicitation` envelope)."""
+
+    message: str
+    schema: JsonObject
+    """JSON Schema of the answer's content."""
+
+
+@dataclass(frozen=True)
 class Progress:
     """A progress report of a call in flight."""
 
@@ -164,7 +174,7 @@ class Progress:
 
 
 EventKind = Literal[
-    "tool-result", "error", "progress", "resource-list-updated", "resource-updated", "tool-list-updated"
+    "tool-result", "error", "progress", "resource-list-updated", "resource-updated", "tool-list-updated", "elicitation"
 ]
 """The cases of the WIT `event` variant."""
 

@@ -1,9 +1,9 @@
 """`PolicyAnswers`: how this host answers its toolings' server requests (`toolings.server_requests`).
 
-A question (form elicitation) is declined unless the policy says `ask`: the tooling's `elicitation`,
-overridden by `[agents.NAME] elicitation` for questions during that agent's calls. `ask` puts it to
-the host's approver when it is an `Answerer` (the terminal with `--approve ask`, a callback); an
-answer that does not match the requested schema is declined. Sampling is refused unless the tooling
+A question (form elicitation) is declined unless the policy (the tooling's `elicitation`, overridden
+by `[agents.NAME] elicitation` during that agent's calls) says `ask`: to the host's approver when it
+is an `Answerer` (an answer not matching the requested schema is declined), or `guest`: to the guest
+whose asynchronous call it came during (`question.asker`; none: declined). Sampling is refused unless the tooling
 names a hook (`sampling = "module:function"`, imported once, sync or async). The roots offered are
 the host folders of the `dirs` of every agent granted the tooling, as `file://` URIs (never the
 working directory). Server log messages go to the host's log (logger `agent-host.server.TOOLING`).
@@ -71,14 +71,17 @@ class PolicyAnswers:
         return reply
 
     async def _elicit(self, question: Question) -> Reply:
-        if self.mode(question.tooling, question.caller) != "ask" or not isinstance(self._approver, Answerer):
+        mode = self.mode(question.tooling, question.caller)
+        if mode == "guest" and question.asker is not None:
+            return await question.asker.ask(question)
+        if mode != "ask" or not isinstance(self._approver, Answerer):
             return Reply("decline")
         request = ElicitationRequest(question.tooling, question.caller, question.message, dict(question.schema))
         content = await self._approver.answer(request)
         if content is None:
             return Reply("decline")
         try:
-            self._validator.check(question.tooling, "elicitation", dict(question.schema), content, subject="the answer")
+            self._validator.check_answer(question.tooling, dict(question.schema), content)
         except ToolingError as exc:
             logger.warning("tooling %s: the answer to its question was declined: %s", question.tooling, exc.message)
             return Reply("decline")

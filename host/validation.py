@@ -51,6 +51,16 @@ class ArgumentValidator:
                 f"schema: {described}",
             )
 
+    def check_answer(self, tooling: str, schema: dict[str, Any], content: dict[str, Any]) -> None:
+        """Raise `ToolingError(invalid-arguments)` when the answer `content` to a question of
+        `tooling`'s server does not match the schema it requested."""
+        described = self._violations(tooling, "elicitation", "requested", schema, content)
+        if described is not None:
+            raise ToolingError(
+                ErrorCode.INVALID_ARGUMENTS,
+                f"the answer to the question of tooling {tooling!r} does not match the requested schema: {described}",
+            )
+
     def check_output(self, tooling: str, tool: str, schema: dict[str, Any], structured: object) -> None:
         """Raise `ToolingError(protocol)` when a result's `structuredContent` (None: absent) does not
         match the tool's output schema: the server broke its own declaration."""

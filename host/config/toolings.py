@@ -30,7 +30,7 @@ from host.config.types import Capability, FilePath, HttpUrl, ModuleSpec, Seconds
 ToolingKind = Literal["mcp", "python", "mock"]
 Transport = Literal["stdio", "http"]
 Protocol = Literal["auto", "2025-11-25"]
-ElicitationMode = Literal["decline", "ask"]
+ElicitationMode = Literal["decline", "ask", "guest"]
 
 KINDS: Final = ("mcp", "python", "mock")
 _HTTP_ONLY: Final = '`url` and `headers` apply only to transport = "http"'
@@ -63,8 +63,9 @@ class _McpTooling(_Tooling):
     max_backoff: Seconds = DEFAULT_MAX_BACKOFF
     """Cap, in seconds, of the exponential backoff between attempts to reach a failing server."""
     elicitation: ElicitationMode = "decline"
-    """What the server's questions (form elicitation) get: "decline", or "ask" the host's approver
-    (the terminal with `--approve ask`); an agent may override it (`[agents.NAME] elicitation`)."""
+    """What the server's questions (form elicitation) get: "decline", "ask" the host's approver (the
+    terminal with `--approve ask`), or "guest" (an `elicitation` event for the guest whose call it came
+    during, answered with `respond`); an agent may override it (`[agents.NAME] elicitation`)."""
     sampling: Literal["decline"] | ModuleSpec = "decline"
     """What the server's requests for model output (sampling) get: "decline" (an error), or the answer
     of a Python function "module:function" (sync or async) taking the request and returning the result."""

@@ -25,7 +25,7 @@ from host.runtime.thread_state import host_function, session
 from host.session import SubscriptionKind
 
 PACKAGE: Final = "agent-host:guest"
-VERSION: Final = "0.1.0"
+VERSION: Final = "0.2.0"
 TOOLING_TYPE: Final = 0xA6E7
 """Host-side type id of the `tooling` resource."""
 
@@ -94,9 +94,16 @@ def _define_tooling(li: LinkerInstance) -> None:
         "unsubscribe-resource": unsubscribe_resource,
         "subscribe-tool-list": subscribe_tool_list,
         "unsubscribe-tool-list": unsubscribe_tool_list,
+        "respond": respond,
     }
     for method, fn in methods.items():
         add_func(li, f"[method]tooling.{method}", fn)
+
+
+@host_function
+def respond(store: StoreContext, handle: ResourceAny, call_id: str, action: str, content: str | None) -> Any:
+    rep = _rep(store, handle)
+    return _bare(lambda: session().respond(rep, call_id, action, content), _same)
 
 
 @host_function

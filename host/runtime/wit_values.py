@@ -16,7 +16,7 @@ from typing import Any
 from wasmtime.component import Record, Variant
 
 from host.errors import ToolingError
-from host.model import CallOutcome, Envelope, Progress, ResourceData, ResourceSpec, ToolSpec
+from host.model import Asked, CallOutcome, Envelope, Progress, ResourceData, ResourceSpec, ToolSpec
 
 
 def record(**fields: Any) -> Record:
@@ -99,6 +99,9 @@ def envelope(item: Envelope) -> Record:
     elif item.kind == "resource-updated":
         assert isinstance(payload, ResourceData)
         converted = resource_content(payload)
+    elif item.kind == "elicitation":
+        assert isinstance(payload, Asked)
+        converted = record(message=payload.message, requested_schema=json.dumps(payload.schema, ensure_ascii=False))
     elif item.kind == "resource-list-updated":
         assert isinstance(payload, list)
         converted = [resource_info(spec) for spec in payload]

@@ -49,7 +49,7 @@ class Admission:
     def __init__(self, agent: str, policy: AgentPolicy, validator: ArgumentValidator) -> None:
         self.agent = agent
         self.policy = policy
-        self._validator = validator
+        self.validator = validator
 
     def admit(self, tooling: Tooling, name: str, arguments: str, lookup: Callable[[str], ToolSpec]) -> AdmittedCall:
         """Check a call of tool `name` with `arguments` (JSON text); `lookup(name)` gives its spec."""
@@ -57,7 +57,7 @@ class Admission:
         self.policy.limits.check_argument_size(len(arguments.encode("utf-8")), f"the call of tool {name!r}")
         parsed = parse_arguments(arguments)
         spec = lookup(name)
-        self._validator.check(tooling.name, name, spec.input_schema, parsed)
+        self.validator.check(tooling.name, name, spec.input_schema, parsed)
         capabilities = self.policy.capabilities
         to_approve = frozenset[str]()
         if capabilities is not None:
@@ -88,7 +88,7 @@ class Admission:
         schema = call.spec.output_schema
         if schema is not None and not result.is_error:
             structured = result.value.get("structuredContent")
-            self._validator.check_output(call.tooling.name, call.name, schema, structured)
+            self.validator.check_output(call.tooling.name, call.name, schema, structured)
 
     def visible_tools(self, tooling: str, tools: list[ToolSpec]) -> list[ToolSpec]:
         """The tools of `tools` the agent may see."""

@@ -31,6 +31,7 @@ from host.session.admission import AdmittedCall
 from host.session.audit import AuditTrail, Span
 from host.session.deadline import bounded_call, internal_error
 from host.toolings import ProgressFn
+from host.toolings.server_requests import ASKER, Asker
 
 logger = logging.getLogger(__name__)
 
@@ -68,9 +69,12 @@ class OpenCalls:
         limits: Limits,
         audit: AuditTrail,
         check: Callable[[AdmittedCall, CallResult], None] = lambda call, result: None,
+        asker: Callable[[str], Asker] | None = None,
     ) -> None:
-        """`check` raises `ToolingError` for a result that must not reach the guest (`Admission.check_result`)."""
+        """`check` raises `ToolingError` for a result that must not reach the guest (`Admission.check_result`);
+        `asker(call_id)` puts the questions of the server during a call to the guest."""
         self._check = check
+        self._asker = asker
         self._agent = agent
         self._bridge = bridge
         self._inbox = inbox
@@ -109,6 +113,8 @@ class OpenCalls:
 
     async def _run(self, call: AdmittedCall, call_id: str) -> None:
         """On the loop: run one call and push exactly one final envelope (none when cancelled)."""
+        if self._asker is not None:
+            ASKER.set(self._asker(call_id))  # this task's own context: questions during the call reach the guest
         inbox = self._inbox
         tooling = call.tooling
 

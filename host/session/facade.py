@@ -28,6 +28,7 @@ from host.session.admission import Admission, AdmittedCall
 from host.session.audit import AuditTrail
 from host.session.calls import OpenCalls, shape
 from host.session.deadline import Deadline, LoopCalls
+from host.session.questions import GuestQuestions
 from host.session.subscriptions import SUBSCRIBE, SubscriptionKind, Subscriptions
 from host.toolings import Tooling, ToolingSet
 from host.validation import ArgumentValidator
@@ -40,6 +41,9 @@ timeout message wins over the generic one."""
 
 LogSink = Callable[[str, str], None]
 """Receives each guest log line (WIT level, message) on the guest's thread; must not block long."""
+
+RESPOND_TIMEOUT: Final = 10.0
+"""Seconds for handing an answer over to the question waiting on the loop."""
 
 APPROVAL_TIMEOUT: Final = 300.0
 """Seconds an approval may take (a person answering on the terminal) before the call is refused."""
@@ -84,7 +88,10 @@ class GuestSession:
         self._loop = LoopCalls(agent, bridge, self._deadline, self._interrupt)
         self._audit = AuditTrail(agent, audit)
         self._admission = Admission(agent, policy, validator if validator is not None else ArgumentValidator())
-        self._calls = OpenCalls(agent, bridge, self.inbox, policy.limits, self._audit, self._admission.check_result)
+        self._questions = GuestQuestions(self.inbox, self._admission.validator)
+        self._calls = OpenCalls(
+            agent, bridge, self.inbox, policy.limits, self._audit, self._admission.check_result, self._questions.asker
+        )
         self._subscriptions = Subscriptions(agent, toolings, self.inbox, self._loop, self._admission, self._audit)
         self._handles: dict[int, Handle] = {}
         self._next_rep = 1
@@ -241,6 +248,16 @@ class GuestSession:
     def unsubscribe(self, rep: int, kind: SubscriptionKind, sub_id: str) -> bool:
         self.handle(rep)
         return self._subscriptions.unsubscribe(kind, sub_id)
+
+    def respond(self, rep: int, call_id: str, action: str, content: str | None) -> None:
+        """Answer the open question of call `call_id` (see `questions`); raises `ToolingError`."""
+        tooling = self.handle(rep).tooling
+        with self._audit.span(Operation.RESPOND, tooling.name, call_id, content):
+            reply = self._questions.reply(call_id, action, content)
+            self._loop.run(
+                f"answering the question of call {call_id}", self._questions.answer, call_id, reply,
+                timeout=RESPOND_TIMEOUT, hint="the host's loop is busy",
+            )  # fmt: skip
 
     def recv(self, timeout_ms: int | None) -> Envelope | None:
         """The next envelope, waiting up to `timeout_ms` (None: `max_wait`) but not past the run's end."""

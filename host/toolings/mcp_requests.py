@@ -23,7 +23,7 @@ from mcp.client.session import ClientRequestContext
 from pydantic import ValidationError
 
 from host.errors import ErrorCode, ToolingError
-from host.toolings.server_requests import Question, ServerRequests
+from host.toolings.server_requests import ASKER, Asker, Question, ServerRequests
 
 logger = logging.getLogger(__name__)
 
@@ -33,9 +33,11 @@ SERVER_LOG_LEVEL: Final = "info"
 
 @dataclass(eq=False)
 class Call:
-    """A tool call in flight, and the server requests refused during it (by kind)."""
+    """A tool call in flight, the guest call it serves (`asker`, when there is one), and the server
+    requests refused during it (by kind)."""
 
     agent: str
+    asker: Asker | None = None
     refused: list[str] = field(default_factory=list)
 
 
@@ -53,7 +55,7 @@ class ServerCallbacks:
     @contextmanager
     def calling(self, agent: str) -> Iterator[Call]:
         """Mark the current task as running a call for `agent`, for the requests that come during it."""
-        call = Call(agent)
+        call = Call(agent, ASKER.get())
         token = _CALL.set(call)
         self._in_flight.add(call)
         try:
@@ -78,7 +80,7 @@ class ServerCallbacks:
             return types.ElicitResult(action="decline")
         schema = dict(params.requested_schema)
         reply = await self._requests.elicit(
-            Question(self._tooling, call.agent if call else None, params.message, schema)
+            Question(self._tooling, call.agent if call else None, params.message, schema, call.asker if call else None)
         )
         if reply.action != "accept" and call is not None:
             call.refused.append("elicitation")
@@ -122,7 +124,7 @@ class ServerCallbacks:
 
 
 REFUSAL_HINTS: Final = {
-    "elicitation": 'its `elicitation` (or the agent\'s `elicitation`) decides: "ask" puts questions to the approver',
+    "elicitation": 'its `elicitation` (or the agent\'s) decides: "ask" asks the approver, "guest" the guest',
     "URL elicitation": "URL-mode elicitation is always declined",
     "sampling": 'set `sampling = "module:function"` on the tooling to answer it',
 }

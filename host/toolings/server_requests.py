@@ -4,12 +4,14 @@ A server may ask a question (form elicitation), ask for model output (sampling),
 may work in, and send log messages. A tooling hands each to its `ServerRequests`, which answers by
 policy (the host's is `session.server_requests.PolicyAnswers`); `DeclineAll` answers when none is
 given. `caller` is the agent whose call the request came during, when the host can tell (None:
-another request of the connection). Answers never block the loop for long; a refusal is a
+another request of the connection); `ASKER`, set in the task of a guest's call, lets a question
+reach that guest. Answers never block the loop for long; a refusal is a
 `ToolingError`, which the tooling passes on to the server as an error.
 """
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -21,12 +23,14 @@ ElicitAction = Literal["accept", "decline", "cancel"]
 
 @dataclass(frozen=True)
 class Question:
-    """A server's form elicitation: its message and the JSON Schema of the answer's content."""
+    """A server's form elicitation: its message and the JSON Schema of the answer's content; `asker`
+    puts it to the guest whose call it came during (None: no guest can be asked)."""
 
     tooling: str
     caller: str | None
     message: str
     schema: JsonObject
+    asker: Asker | None = None
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,16 @@ class Reply:
 
     action: ElicitAction
     content: JsonObject | None = None
+
+
+class Asker(Protocol):
+    """Puts a question to the guest of a call (`elicitation = "guest"`) and waits for its answer."""
+
+    async def ask(self, question: Question) -> Reply: ...
+
+
+ASKER: ContextVar[Asker | None] = ContextVar("agent_host_asker", default=None)
+"""The guest call the current task runs, as an `Asker` (set around an asynchronous call)."""
 
 
 class ServerRequests(Protocol):

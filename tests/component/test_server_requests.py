@@ -24,7 +24,7 @@ from host import Host
 from host.approval import CallbackApprover, ElicitationRequest
 from host.config import parse_config
 from host.errors import ErrorCode, ToolingError
-from tests.component.conftest import REPO, Server
+from tests.component.conftest import REPO, Server, Steps, err, ok, probe
 
 pytestmark = pytest.mark.component
 
@@ -157,3 +157,53 @@ async def _pause() -> None:
     import anyio
 
     await anyio.sleep(0.02)
+
+
+def test_with_guest_the_question_reaches_the_guests_inbox_and_its_answer_the_server(
+    server: str, tmp_path: Path, probe_wasm: Path
+) -> None:
+    """`elicitation = "guest"`: an `elicitation` event under the call's id, answered with `respond`;
+    an answer that does not match the schema is refused and the question stays open."""
+    steps: Steps = [
+        {"op": "get", "tooling": "t", "as": "t"},
+        {"op": "call", "h": "t", "tool": "ask", "args": json.dumps({"message": "Your name?"})},
+        {"op": "recv", "timeout_ms": 30_000},
+        {"op": "respond", "h": "t", "id": {"ref": 1}, "action": "accept", "content": {"name": 3}},
+        {"op": "respond", "h": "t", "id": {"ref": 1}, "action": "accept", "content": {"name": "Ada"}},
+        {"op": "recv", "timeout_ms": 30_000},
+        {"op": "respond", "h": "t", "id": {"ref": 1}, "action": "decline"},
+    ]
+    with Host(parse_config(config(server, 'elicitation = "guest"\n'), tmp_path / "agent-host.toml")) as host:
+        results = probe(host, probe_wasm, steps)
+    call_id = ok(results[1])
+    asked = ok(results[2])
+    assert (asked["id"], asked["kind"]) == (call_id, "Elicitation")
+    assert asked["value"]["message"] == "Your name?" and asked["value"]["requested_schema"]["required"] == ["name"]
+    invalid = err(results[3])
+    assert invalid["code"] == "invalid-arguments"
+    assert "at $.name: 3 is not of type 'string' (rule: type)" in invalid["message"]
+    assert ok(results[4]) is True
+    final = ok(results[5])
+    assert (final["id"], final["kind"]) == (call_id, "ToolResult")
+    assert final["value"]["value"]["content"][0]["text"] == "hello Ada"
+    assert err(results[6])["code"] == "not-found"  # answered: no open question any more
+    assert audit(tmp_path, "respond") == [("probe", "invalid-arguments"), ("probe", "ok"), ("probe", "not-found")]
+
+
+def test_with_guest_a_declined_question_fails_the_call_as_denied_and_a_blocking_call_is_not_asked(
+    tmp_path: Path, probe_wasm: Path
+) -> None:
+    steps: Steps = [
+        {"op": "get", "tooling": "t", "as": "t"},
+        {"op": "call", "h": "t", "tool": "ask"},
+        {"op": "recv", "timeout_ms": 30_000},
+        {"op": "respond", "h": "t", "id": {"ref": 1}, "action": "decline"},
+        {"op": "recv", "timeout_ms": 30_000},
+        {"op": "call_blocking", "h": "t", "tool": "ask"},  # blocked in the host: it cannot be asked
+    ]
+    with Host(parse_config(config(STDIO, 'elicitation = "guest"\n'), tmp_path / "agent-host.toml")) as host:
+        results = probe(host, probe_wasm, steps)
+    final = ok(results[4])
+    assert final["kind"] == "Error" and final["value"]["code"] == "denied"
+    assert "elicitation request was refused" in final["value"]["message"]
+    assert err(results[5])["code"] == "denied"

@@ -90,5 +90,5 @@ def test_operations_are_named_as_the_wit_functions() -> None:
     assert [op.value for op in Operation] == [
         "get", "list-tools", "call-tool", "call-tool-blocking", "list-resources", "read-resource",
         "subscribe-resource", "subscribe-resource-list", "subscribe-tool-list",
-        "unsubscribe-resource", "unsubscribe-resource-list", "unsubscribe-tool-list",
+        "unsubscribe-resource", "unsubscribe-resource-list", "unsubscribe-tool-list", "respond",
     ]  # fmt: skip

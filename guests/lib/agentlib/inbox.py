@@ -112,6 +112,12 @@ class Call:
         """Cancel the call upstream; nothing for `id` arrives afterwards. Returns whether it was open."""
         return not _dropped(self.tooling) and self.tooling.cancel(self.id)
 
+    def respond(self, action: types.ElicitAction, content: dict[str, Any] | None = None) -> None:
+        """Answer the call's open question (an `elicitation` event): `types.ElicitAction.ACCEPT` with
+        `content` matching its requested schema, or `DECLINE` / `CANCEL` without. Raises `Err` (with a
+        `types.Error`: `not-found`, `invalid-arguments`) as `tooling.respond` does."""
+        self.tooling.respond(self.id, action, json.dumps(content) if content is not None else None)
+
     def __enter__(self) -> Call:
         return self
 

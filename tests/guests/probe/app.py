@@ -54,6 +54,8 @@ def _envelope(envelope) -> dict | None:
         payload = {"progress": value.progress, "total": value.total, "message": value.message}
     elif isinstance(value, types.ResourceContent):
         payload = _content(value)
+    elif isinstance(value, types.ElicitationRequest):
+        payload = {"message": value.message, "requested_schema": json.loads(value.requested_schema)}
     elif isinstance(value, list):
         payload = [_tool(v) if isinstance(v, types.Tool) else _resource(v) for v in value]
     else:
@@ -106,6 +108,11 @@ class WitWorld(wit_world.WitWorld):
                     value = h.is_open(arg(step, "id"))
                 elif op == "cancel":
                     value = h.cancel(arg(step, "id"))
+                elif op == "respond":
+                    action = getattr(types.ElicitAction, step["action"].upper())
+                    content = step.get("content")
+                    h.respond(arg(step, "id"), action, json.dumps(content) if content is not None else None)
+                    value = True
                 elif op == "subscribe_resource":
                     value = h.subscribe_resource(step["uri"])
                 elif op == "subscribe_resource_list":
