@@ -15,12 +15,11 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-import anyio
-
 from host.bridge import Bridge, Interrupt, shutting_down
 from host.config import ToolingConfig
 from host.errors import ErrorCode, ToolingError
 from host.toolings import Tooling
+from host.toolings.request_clock import request_timeout
 
 logger = logging.getLogger(__name__)
 
@@ -43,9 +42,14 @@ def internal_error(what: str, exc: BaseException) -> ToolingError:
 
 
 async def bounded(seconds: float, what: str, hint: str, fn: Callable[..., Awaitable[_T]], *args: Any) -> _T:
-    """On the loop: `await fn(*args)`, cancelled after `seconds` (then `timed_out` is raised)."""
-    with anyio.move_on_after(seconds):
+    """On the loop: `await fn(*args)`, cancelled after `seconds` (then `timed_out` is raised); a
+    tooling that hears from its server meanwhile (an MCP task being polled) renews the `seconds`
+    (`toolings.request_clock`), and then a timeout means its server went silent for that long."""
+    with request_timeout(seconds) as clock:
         return await fn(*args)
+    if clock.renewed:
+        silent = f"the server did not answer for {seconds:g} s"
+        raise ToolingError(ErrorCode.TIMEOUT, f"{what} was cancelled: {silent} ({hint})")
     raise timed_out(what, seconds, hint)
 
 
