@@ -26,6 +26,7 @@ from host.bridge import Bridge, Interrupt, shutting_down
 from host.config import ToolingConfig
 from host.errors import ErrorCode, ToolingError
 from host.toolings import ProgressFn, Tooling
+from host.toolings.request_clock import request_timeout
 
 logger = logging.getLogger(__name__)
 
@@ -48,9 +49,14 @@ def internal_error(what: str, exc: BaseException) -> ToolingError:
 
 
 async def bounded(seconds: float, what: str, hint: str, fn: Callable[..., Awaitable[_T]], *args: Any) -> _T:
-    """On the loop: `await fn(*args)`, cancelled after `seconds` (then `timed_out` is raised)."""
-    with anyio.move_on_after(seconds):
+    """On the loop: `await fn(*args)`, cancelled after `seconds` (then `timed_out` is raised); a
+    tooling that hears from its server meanwhile (an MCP task being polled) renews the `seconds`
+    (`toolings.request_clock`), and then a timeout means its server went silent for that long."""
+    with request_timeout(seconds) as clock:
         return await fn(*args)
+    if clock.renewed:
+        silent = f"the server did not answer for {seconds:g} s"
+        raise ToolingError(ErrorCode.TIMEOUT, f"{what} was cancelled: {silent} ({hint})")
     raise timed_out(what, seconds, hint)
 
 
@@ -59,34 +65,33 @@ async def bounded_call(
 ) -> _T:
     """On the loop: `await run(report)`, a tool call whose progress reports go through `report` to
     `on_progress`. It is cancelled after the tooling's `timeout`, a time started anew by each report
-    when `progress_resets_timeout` (reports may come from any thread), and after `max_call_time` in
-    all. Raises `ToolingError(timeout)` naming the bound that ended it and its key."""
-    started = anyio.current_time()
-    hard = started + config.max_call_time
-    scope = anyio.CancelScope(deadline=min(started + config.timeout, hard))
+    when `progress_resets_timeout` (reports may come from any thread) and by each answer of a server
+    running the call as a task (`toolings.request_clock`), and after `max_call_time` in all. Raises
+    `ToolingError(timeout)` naming the bound that ended it and its key."""
+    hard = anyio.current_time() + config.max_call_time
     loop_thread = threading.get_ident()
     token = anyio.lowlevel.current_token()
     reports = 0
+    with request_timeout(config.timeout, hard) as clock:
 
-    def extend() -> None:
-        scope.deadline = min(anyio.current_time() + config.timeout, hard)
+        def report(progress: float, total: float | None, message: str | None) -> None:
+            nonlocal reports
+            reports += 1
+            if config.progress_resets_timeout and not clock.scope.cancel_called:
+                if threading.get_ident() == loop_thread:
+                    clock.restart()
+                else:
+                    with contextlib.suppress(RuntimeError):  # the loop is closing: nothing left to extend
+                        anyio.from_thread.run_sync(clock.restart, token=token)
+            if on_progress is not None:
+                on_progress(progress, total, message)
 
-    def report(progress: float, total: float | None, message: str | None) -> None:
-        nonlocal reports
-        reports += 1
-        if config.progress_resets_timeout and not scope.cancel_called:
-            if threading.get_ident() == loop_thread:
-                extend()
-            else:
-                with contextlib.suppress(RuntimeError):  # the loop is closing: nothing left to extend
-                    anyio.from_thread.run_sync(extend, token=token)
-        if on_progress is not None:
-            on_progress(progress, total, message)
-
-    with scope:
         return await run(report)
-    if scope.deadline >= hard:
+    if clock.scope.deadline >= hard:
         raise timed_out(what, config.max_call_time, f"raise `max_call_time` in {config.origin} to let it run longer")
+    if clock.renewed:
+        silent = f"the server did not answer for {config.timeout:g} s"
+        raise ToolingError(ErrorCode.TIMEOUT, f"{what} was cancelled: {silent} ({request_hint(config)})")
     if config.progress_resets_timeout and reports:
         raise ToolingError(
             ErrorCode.TIMEOUT,

@@ -5,8 +5,8 @@ thread. Methods raise `ToolingError` for every expected failure (unreachable ser
 tool, protocol violation); any other exception is a host bug and reaches the guest as `internal`.
 
 Ordering and bounds: toolings do not enforce deadlines themselves. The caller (`session`) wraps
-every call in the tooling's request timeout, and cancelling the awaiting task cancels the upstream
-request. Lists are complete (all pages) and in the server's order.
+every call in the tooling's request timeout (a tooling may renew it: `request_clock`), and cancelling
+the awaiting task cancels the upstream request. Lists are complete (all pages) and in the server's order.
 
 This module imports neither wasmtime nor mcp.
 """

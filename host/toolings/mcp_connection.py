@@ -36,6 +36,7 @@ from host.toolings.mcp_errors import STDERR_TAIL, connect_error
 from host.toolings.mcp_listen import Listen
 from host.toolings.mcp_requests import ServerCallbacks
 from host.toolings.mcp_stream import offending_input, signal_end
+from host.toolings.mcp_tasks import TasksExtension
 
 logger = logging.getLogger(__name__)
 
@@ -160,12 +161,14 @@ class McpConnection:
         """
         config = self.config
         mode = "legacy" if config.protocol == "2025-11-25" else "auto"
+        tasks = [TasksExtension(config.name, cancel_within=config.timeout)]  # MCP Tasks: see mcp_tasks
         if config.transport == "memory":
             server = Client(
                 config.server,  # type: ignore[arg-type]
                 cache=None,
                 message_handler=self._on_message,
                 mode=mode,
+                extensions=tasks,
                 **self._options,
             )
             return _results_checked_by_the_host(await stack.enter_async_context(server))
@@ -193,6 +196,7 @@ class McpConnection:
             cache=None,
             message_handler=self._on_message,
             mode=mode,
+            extensions=tasks,
             **self._options,
         )
         return _results_checked_by_the_host(await stack.enter_async_context(client))
