@@ -63,10 +63,13 @@ class ElicitationRequest:
     agent: str | None
     message: str
     schema: dict[str, Any]
+    url: str | None = None
+    """URL mode: the page to open (out of band); answering with any object (`{}`) consents."""
 
     def describe(self) -> str:
         who = f" (during a call of agent {self.agent!r})" if self.agent else ""
-        return f"the server of tooling {self.tooling!r} asks{who}: {self.message}"
+        opens = f" (it asks you to open {self.url})" if self.url else ""
+        return f"the server of tooling {self.tooling!r} asks{who}: {self.message}{opens}"
 
 
 @runtime_checkable
@@ -153,13 +156,17 @@ class TerminalApprover:
             try:
                 with open(self._terminal, "r+b", buffering=0) as tty:
                     schema = json.dumps(request.schema, ensure_ascii=False)
-                    tty.write(
-                        f"\nagent-host: {request.describe()}\n  answer with a JSON object matching {schema}\n"
-                        "  (an empty line declines): ".encode()
+                    prompt = (
+                        "  open it and answer y when done (anything else declines): "
+                        if request.url
+                        else f"  answer with a JSON object matching {schema}\n  (an empty line declines): "
                     )
+                    tty.write(f"\nagent-host: {request.describe()}\n{prompt}".encode())
                     line = _read_line(tty, JSON_ANSWER_LIMIT).strip()
             except OSError:
                 return None
+        if request.url:
+            return {} if line.lower() in ("y", "yes") else None
         try:
             content = json.loads(line) if line else None
         except ValueError:

@@ -2,8 +2,9 @@
 
 A question (form elicitation) is declined unless the policy (the tooling's `elicitation`, overridden
 by `[agents.NAME] elicitation` during that agent's calls) says `ask`: to the host's approver when it
-is an `Answerer` (an answer not matching the requested schema is declined), or `guest`: to the guest
-whose asynchronous call it came during (`question.asker`; none: declined). Sampling is refused unless the tooling
+is an `Answerer` (an answer not matching the requested schema is declined; for a URL-mode question,
+whether to open the URL), or `guest`: to the guest whose asynchronous call it came during (none, or
+URL mode: declined). Sampling is refused unless the tooling
 names a hook (`sampling = "module:function"`, imported once, sync or async). The roots offered are
 the host folders of the `dirs` of every agent granted the tooling, as `file://` URIs (never the
 working directory). Server log messages go to the host's log (logger `agent-host.server.TOOLING`).
@@ -72,14 +73,18 @@ class PolicyAnswers:
 
     async def _elicit(self, question: Question) -> Reply:
         mode = self.mode(question.tooling, question.caller)
-        if mode == "guest" and question.asker is not None:
+        if mode == "guest" and question.asker is not None and question.url is None:
             return await question.asker.ask(question)
         if mode != "ask" or not isinstance(self._approver, Answerer):
             return Reply("decline")
-        request = ElicitationRequest(question.tooling, question.caller, question.message, dict(question.schema))
+        request = ElicitationRequest(
+            question.tooling, question.caller, question.message, dict(question.schema), question.url
+        )
         content = await self._approver.answer(request)
         if content is None:
             return Reply("decline")
+        if question.url is not None:
+            return Reply("accept")
         try:
             self._validator.check_answer(question.tooling, dict(question.schema), content)
         except ToolingError as exc:

@@ -6,7 +6,7 @@ agent a request came for is the one whose call runs in the current task (`callin
 each call): always so for 2026-07-28 `input_required` rounds, which run in the call's own task; a
 2025-11-25 request arrives on the connection's task and is the one call in flight's, if exactly
 one is. A call records the requests refused during it, so that a call the server then fails is
-told as `denied` naming the request kind (`refused`). URL-mode elicitation is declined.
+told as `denied` naming the request kind (`refused`).
 """
 
 from __future__ import annotations
@@ -74,17 +74,19 @@ class ServerCallbacks:
         self, context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult | types.ErrorData:
         call = self._current()
-        if not isinstance(params, types.ElicitRequestFormParams):
-            if call is not None:
-                call.refused.append("URL elicitation")
-            return types.ElicitResult(action="decline")
-        schema = dict(params.requested_schema)
-        reply = await self._requests.elicit(
-            Question(self._tooling, call.agent if call else None, params.message, schema, call.asker if call else None)
-        )
+        agent = call.agent if call else None
+        if isinstance(params, types.ElicitRequestFormParams):
+            kind = "elicitation"
+            asker = call.asker if call else None
+            question = Question(self._tooling, agent, params.message, dict(params.requested_schema), asker)
+        else:
+            kind = "URL elicitation"
+            question = Question(self._tooling, agent, params.message, {}, url=params.url)
+        reply = await self._requests.elicit(question)
         if reply.action != "accept" and call is not None:
-            call.refused.append("elicitation")
-        return types.ElicitResult(action=reply.action, content=reply.content)
+            call.refused.append(kind)
+        content = reply.content if question.url is None else None
+        return types.ElicitResult(action=reply.action, content=content)
 
     async def sample(
         self, context: ClientRequestContext, params: types.CreateMessageRequestParams
@@ -125,7 +127,7 @@ class ServerCallbacks:
 
 REFUSAL_HINTS: Final = {
     "elicitation": 'its `elicitation` (or the agent\'s) decides: "ask" asks the approver, "guest" the guest',
-    "URL elicitation": "URL-mode elicitation is always declined",
+    "URL elicitation": 'with "ask" the approver is asked to open the URL; otherwise it is declined',
     "sampling": 'set `sampling = "module:function"` on the tooling to answer it',
 }
 """What to change for each kind of server request the host refused, for the `denied` message."""

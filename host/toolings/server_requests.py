@@ -31,6 +31,9 @@ class Question:
     message: str
     schema: JsonObject
     asker: Asker | None = None
+    url: str | None = None
+    """URL mode: the page the server asks a person to open (then `schema` is empty, and an
+    accepting `Reply` carries no content); never put to a guest."""
 
 
 @dataclass(frozen=True)

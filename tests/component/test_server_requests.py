@@ -207,3 +207,32 @@ def test_with_guest_a_declined_question_fails_the_call_as_denied_and_a_blocking_
     assert final["kind"] == "Error" and final["value"]["code"] == "denied"
     assert "elicitation request was refused" in final["value"]["message"]
     assert err(results[5])["code"] == "denied"
+
+
+@pytest.mark.parametrize("mode", ["ask", "guest"])
+def test_a_url_question_goes_to_the_approver_with_ask_and_never_to_a_guest(
+    mode: str, tmp_path: Path, probe_wasm: Path
+) -> None:
+    asked: list[ElicitationRequest] = []
+
+    def answer(request: ElicitationRequest) -> dict[str, Any]:
+        asked.append(request)
+        return {}  # consent: the page was opened
+
+    steps: Steps = [
+        {"op": "get", "tooling": "t", "as": "t"},
+        {"op": "call", "h": "t", "tool": "open_url", "args": json.dumps({"url": "https://example.test/login"})},
+        {"op": "recv", "timeout_ms": 30_000},
+    ]
+    text = config(STDIO, f'elicitation = "{mode}"\n')
+    with Host(parse_config(text, tmp_path / "agent-host.toml"), approver=CallbackApprover(bool, answer)) as host:
+        final = ok(probe(host, probe_wasm, steps)[2])
+    if mode == "ask":
+        assert final["kind"] == "ToolResult" and final["value"]["value"]["content"][0]["text"] == "opened"
+        assert [(request.url, request.message) for request in asked] == [
+            ("https://example.test/login", "Log in, please")
+        ]
+    else:  # a URL is for a person: the guest is not asked, so it is declined
+        assert final["kind"] == "Error" and final["value"]["code"] == "denied"
+        assert "URL elicitation request was refused" in final["value"]["message"]
+        assert asked == []

@@ -13,6 +13,7 @@ Tools:
   "hello NAME", or fails (`isError`) when the answer is not accepted.
 - `sample(prompt)`: asks the client for model output and answers its text, or fails.
 - `roots()`: asks the client for its roots and answers their URIs as JSON.
+- `open_url(url)`: asks the client to open `url` (URL-mode elicitation); "opened" when accepted.
 - `shout(text)`: sends `text` as a warning log message (logger `asking`) and answers "logged".
   Each asks the 2025-11-25 way (a request to the client) or the 2026-07-28 way (`input_required`).
 - `stall(reports, interval, then)`: reports progress `reports` times, `interval` seconds apart, then
@@ -50,7 +51,7 @@ TOOLS: Final = [
     ),
     *(
         types.Tool(name=name, description=f"Asks the client ({name}).", input_schema={"type": "object"})
-        for name in ("ask", "sample", "roots", "shout")
+        for name in ("ask", "sample", "roots", "shout", "open_url")
     ),
     types.Tool(
         name="stall",
@@ -83,6 +84,10 @@ def _request(
             message=str(arguments.get("message", "Your name?")), requested_schema=NAME_SCHEMA
         )
         return types.ElicitRequest(params=form)
+    if name == "open_url":
+        url = str(arguments.get("url", "https://example.test/login"))
+        page = types.ElicitRequestURLParams(message="Log in, please", url=url, elicitation_id="login-1")
+        return types.ElicitRequest(params=page)
     if name == "sample":
         text = types.TextContent(type="text", text=str(arguments.get("prompt", "")))
         sampling = types.CreateMessageRequestParams(
@@ -94,6 +99,9 @@ def _request(
 
 def _answer(name: str, response: Any) -> types.CallToolResult:
     """Tool `name`'s result from the client's `response` (an ErrorData-like failure: isError)."""
+    if name == "open_url":
+        accepted = isinstance(response, types.ElicitResult) and response.action == "accept"
+        return types.CallToolResult(content=_text("opened" if accepted else "not opened"), is_error=not accepted)
     if name == "ask":
         if isinstance(response, types.ElicitResult) and response.action == "accept" and response.content:
             return types.CallToolResult(content=_text(f"hello {response.content.get('name')}"))
@@ -107,7 +115,7 @@ def _answer(name: str, response: Any) -> types.CallToolResult:
     return types.CallToolResult(content=_text(json.dumps(roots)))
 
 
-ASKS: Final = frozenset({"ask", "sample", "roots"})
+ASKS: Final = frozenset({"ask", "sample", "roots", "open_url"})
 
 
 async def _asking(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult | types.InputRequiredResult:
@@ -118,9 +126,12 @@ async def _asking(ctx: Any, params: types.CallToolRequestParams) -> types.CallTo
             return types.InputRequiredResult(input_requests={"q": request}, request_state="asked")
         return _answer(params.name, params.input_responses.get("q"))
     try:
-        if isinstance(request, types.ElicitRequest):
+        if isinstance(request, types.ElicitRequest) and isinstance(request.params, types.ElicitRequestURLParams):
+            page = request.params
+            response: Any = await ctx.session.elicit_url(page.message, page.url, page.elicitation_id, ctx.request_id)
+        elif isinstance(request, types.ElicitRequest):
             assert isinstance(request.params, types.ElicitRequestFormParams)
-            response: Any = await ctx.session.elicit_form(
+            response = await ctx.session.elicit_form(
                 request.params.message, request.params.requested_schema, ctx.request_id
             )
         elif isinstance(request, types.CreateMessageRequest):
