@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
+from mcp import Client, types
 from mcp.client.stdio import StdioServerParameters
 
 from host import Host
@@ -37,12 +37,30 @@ DYNAMIC_BLOB = "demo://resource/dynamic/blob/3"
 CLOCK = re.compile(r"\d{1,2}:\d{2}:\d{2}\s?[AP]M")
 
 
+async def _decline(context: Any, params: Any) -> types.ElicitResult:
+    return types.ElicitResult(action="decline")
+
+
+async def _no_sampling(context: Any, params: Any) -> types.ErrorData:
+    return types.ErrorData(code=types.INVALID_REQUEST, message="no sampling here")
+
+
+async def _no_roots(context: Any) -> types.ListRootsResult:
+    return types.ListRootsResult(roots=[])
+
+
 def _sdk_view(binary: Path) -> dict[str, Any]:
-    """What the raw MCP SDK returns for the same operations."""
+    """What the raw MCP SDK returns for the same operations, from a client declaring what agent-host
+    declares (elicitation, sampling and roots: the server offers more tools to such a client)."""
 
     async def collect() -> dict[str, Any]:
         params = StdioServerParameters(command=str(binary), args=["stdio"])
-        async with Client(params, cache=None) as client:
+        callbacks: dict[str, Any] = {
+            "elicitation_callback": _decline,
+            "sampling_callback": _no_sampling,
+            "list_roots_callback": _no_roots,
+        }
+        async with Client(params, cache=None, **callbacks) as client:
             tools = (await client.list_tools()).tools
             calls = []
             for name, args in CALLS:
