@@ -33,6 +33,7 @@ class ErrorCode(enum.StrEnum):
     LIMIT_EXCEEDED = "limit-exceeded"
     PROTOCOL = "protocol"
     INTERNAL = "internal"
+    UNAUTHORIZED = "unauthorized"
 
 
 class ToolingError(Exception):

@@ -19,7 +19,7 @@ from typing import Final, NoReturn
 import click
 
 from host import __version__, status_codes
-from host.cli import bindings, build, cache, call, config, dev, new, run, serve, tools, wit
+from host.cli import auth, bindings, build, cache, call, config, dev, new, run, serve, tools, wit
 from host.cli.options import EPILOG, State, common_options
 from host.errors import ErrorCode, HostError, ToolingError
 from host.stopping import Interrupted
@@ -75,6 +75,7 @@ for _command in (
 ):
     cli.add_command(_command)
 cli.add_command(cache.group)
+cli.add_command(auth.group)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

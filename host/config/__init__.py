@@ -9,6 +9,9 @@ of a file is reported at once, and nothing is half-loaded. Relative paths are re
 config file's folder. This package imports nothing of the host but `errors`.
 """
 
+from host.config.auth import AuthConfig as AuthConfig
+from host.config.auth import ClientCredentialsConfig as ClientCredentialsConfig
+from host.config.auth import OAuthConfig as OAuthConfig
 from host.config.defaults import DEFAULT_CONNECT_TIMEOUT as DEFAULT_CONNECT_TIMEOUT
 from host.config.defaults import DEFAULT_CPU_TIME as DEFAULT_CPU_TIME
 from host.config.defaults import DEFAULT_FILE_NAME as DEFAULT_FILE_NAME
@@ -61,6 +64,9 @@ from host.config.types import name_problem as name_problem
 from host.config.types import parse_size as parse_size
 
 __all__ = (
+    "AuthConfig",
+    "ClientCredentialsConfig",
+    "OAuthConfig",
     "CAPABILITIES",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_CPU_TIME",

@@ -17,6 +17,7 @@ from typing import Annotated, Any, ClassVar, Final, Literal
 
 from pydantic import ConfigDict, Discriminator, Field, Tag
 
+from host.config.auth import AuthConfig
 from host.config.base import TAG_ERROR, Named, Need
 from host.config.defaults import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -75,7 +76,7 @@ class StdioToolingConfig(_McpTooling):
     """An MCP server started as a child process, spoken to over stdin/stdout."""
 
     needs = {"command": Need("a stdio tooling needs `command`", hint='e.g. command = "npx"')}
-    elsewhere = {"url": _HTTP_ONLY, "headers": _HTTP_ONLY}
+    elsewhere = {"url": _HTTP_ONLY, "headers": _HTTP_ONLY, "auth": '`auth` applies only to transport = "http"'}
 
     transport: Literal["stdio"] = "stdio"
     """A child process (the default when `command` is set)."""
@@ -101,6 +102,8 @@ class HttpToolingConfig(_McpTooling):
     """The MCP endpoint."""
     headers: Mapping[str, str] = {}
     """HTTP headers sent with every request (values may use ${VAR})."""
+    auth: AuthConfig | None = None
+    """OAuth: `{ type = "oauth", ... }` or `{ type = "client_credentials", ... }` (see `config.auth`)."""
 
 
 class MemoryToolingConfig(_McpTooling):

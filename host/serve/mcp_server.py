@@ -43,6 +43,7 @@ ERROR_CODES: Final[Mapping[str, int]] = {
     "denied": -32003,
     "limit-exceeded": -32004,
     "unavailable": -32005,
+    "unauthorized": -32006,
 }
 """The JSON-RPC error code of each WIT error code a resource request can fail with (-32002 is MCP's
 "resource not found", -32001 the SDK's timeout); any other is -32603 (internal error)."""

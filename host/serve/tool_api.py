@@ -34,9 +34,11 @@ STATUS: Final[Mapping[str, int]] = {
     "internal": 500,
     "unavailable": 503,
     "timeout": 504,
+    "unauthorized": 503,
 }
 """HTTP status of each WIT error code an answer can carry (`limit-exceeded`: the server is busy; a body
-over `max_body` is `limit-exceeded` with 413)."""
+over `max_body` is `limit-exceeded` with 413; `unauthorized`: a tooling needs its operator to log in,
+not the caller)."""
 
 
 REFUSAL_CODES: Final[Mapping[int, str]] = {400: "invalid-arguments", 403: "denied", 421: "denied"}

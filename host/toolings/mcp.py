@@ -180,7 +180,9 @@ class McpTooling(ConfiguredTooling):
                         raise protocol_violation(self.name, what, conn.protocol_violation) from None
                 elif isinstance(exc, LOSS_EXCEPTIONS):
                     conn.lost(f"{what} failed: {type(exc).__name__}")
-            raise request_error(exc, self.name, operation, what, conn) from None
+            raise (conn.login_error() if conn is not None else None) or request_error(
+                exc, self.name, operation, what, conn
+            ) from None
 
     # -- tools and resources -----------------------------------------------------------------------
 

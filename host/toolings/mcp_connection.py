@@ -32,7 +32,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from host.config import McpServerConfig
 from host.errors import ToolingError
 from host.toolings.base import WatchSet
-from host.toolings.mcp_errors import STDERR_TAIL, connect_error
+from host.toolings.mcp_auth import host_auth
+from host.toolings.mcp_errors import STDERR_TAIL, connect_error, unauthorized
 from host.toolings.mcp_listen import Listen
 from host.toolings.mcp_requests import ServerCallbacks
 from host.toolings.mcp_stream import offending_input, signal_end
@@ -103,6 +104,8 @@ class McpConnection:
         self.upstream: set[str] = set()
         """2025 era: URIs subscribed with resources/subscribe on this connection."""
         self._listen: Listen | None = None
+        self.auth = host_auth(config) if config.transport == "http" else None
+        """The OAuth flow of an HTTP tooling with `auth` (its tokens are in its token file)."""
 
     @property
     def client(self) -> Client:
@@ -143,7 +146,7 @@ class McpConnection:
                         self._listen.stop()
         except Exception as exc:  # boundary: any connect failure becomes one ToolingError for the caller
             if not self.ready.is_set():
-                self.error = connect_error(exc, self)
+                self.error = self.login_error() or connect_error(exc, self)
             else:
                 logger.debug("tooling %r: connection ended with %r", self.config.name, exc)
         finally:
@@ -183,6 +186,7 @@ class McpConnection:
             http = await stack.enter_async_context(
                 httpx2.AsyncClient(
                     headers=dict(config.headers),
+                    auth=self.auth,
                     timeout=httpx2.Timeout(HTTP_CONNECT_TIMEOUT, read=HTTP_READ_TIMEOUT),
                     limits=httpx2.Limits(
                         max_connections=HTTP_MAX_CONNECTIONS, max_keepalive_connections=HTTP_IDLE_CONNECTIONS
@@ -200,6 +204,12 @@ class McpConnection:
             **self._options,
         )
         return _results_checked_by_the_host(await stack.enter_async_context(client))
+
+    def login_error(self) -> ToolingError | None:
+        """`unauthorized` when the last request went without a token because only a person can get
+        one (`mcp_auth`); None otherwise."""
+        failure = self.auth.failure if self.auth is not None else None
+        return unauthorized(self.config.name, failure) if failure is not None else None
 
     def _stream_ended(self) -> None:
         self.lost("the server's output ended (did it exit?)")

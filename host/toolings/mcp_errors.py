@@ -3,9 +3,10 @@ code and operation (in the manner of httpx's `HTTPCORE_EXC_MAP`), never on messa
 
 `RPC_ERRORS` maps an MCP error response by (code, operation), operation None meaning any;
 `REQUEST_ERRORS` other exceptions of a request by type; `CONNECT_ERRORS` / `HANDSHAKE_ERRORS` why a
-connection could not be made. Each `Rule` is a code and a `str.format` template. Messages name the
-tooling, what was being done, the cause and the config key to change; a stdio server's stderr tail
-is quoted when it went away, because that is where it says why.
+connection could not be made; `UNAUTHORIZED` a request the OAuth flow sent without a token. Each
+`Rule` is a code and a `str.format` template. Messages name the tooling, what was being done, the
+cause and the config key to change; a stdio server's stderr tail is quoted when it went away,
+because that is where it says why.
 """
 
 from __future__ import annotations
@@ -172,6 +173,13 @@ HANDSHAKE_ERRORS: Final[tuple[tuple[type[BaseException], Rule], ...]] = (
 )
 """For the first leaf, when no `CONNECT_ERRORS` entry matched any."""
 
+UNAUTHORIZED: Final = Rule(
+    ErrorCode.UNAUTHORIZED,
+    "{where}: the server needs a login ({reason}); run `agent-host auth login {tooling}`, then retry",
+)
+"""The tooling's OAuth flow could not get a token without a person (see `mcp_auth`); it takes
+precedence over whatever the refused request itself failed with."""
+
 CONNECT_DEFAULT: Final = Rule(ErrorCode.UNAVAILABLE, "{where}: cannot connect: {type}: {first}{stderr}")
 
 
@@ -231,6 +239,11 @@ def request_error(
 def protocol_violation(tooling: str, what: str, violation: str) -> ToolingError:
     """The connection was closed because the server wrote `violation` (not JSON-RPC) on stdout."""
     return PROTOCOL_VIOLATION.error({"where": f"tooling {tooling!r}", "what": what, "violation": violation})
+
+
+def unauthorized(tooling: str, reason: str) -> ToolingError:
+    """Only `agent-host auth login TOOLING` can get the tooling a token now (`reason` says why)."""
+    return UNAUTHORIZED.error({"where": f"tooling {tooling!r}", "tooling": tooling, "reason": reason})
 
 
 def _matches(leaf: BaseException, kind: type[BaseException], code: int | None) -> bool:

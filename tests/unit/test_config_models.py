@@ -227,3 +227,49 @@ def test_serve_toolings_are_defined_dotless_and_granted_and_grants_take_only_gra
         "  hint: [serve] grants takes capabilities, elicitation, require_approval, resources, toolings, tools: "
         "what a remote client may do",
     ]
+
+
+@pytest.mark.parametrize(
+    ("auth", "expected"),
+    [
+        ('{ type = "oath" }', 'tooling.h.auth.type: expected "oauth" or "client_credentials", got \'oath\''),
+        (
+            '{ type = "client_credentials", client_secret = "s" }',
+            'tooling.h.auth: type = "client_credentials" needs `client_id`',
+        ),
+        (
+            '{ type = "oauth", client_id = "http://example.com/c.json" }',
+            "tooling.h.auth.client_id: a client_id URL must be https://",
+        ),
+        (
+            '{ type = "oauth", client_id = "https://example.com" }',
+            "tooling.h.auth.client_id: a Client ID Metadata Document URL needs a path",
+        ),
+        (
+            '{ type = "oauth", client_secret = "s" }',
+            "tooling.h.auth.client_secret: client_secret needs a pre-registered client_id",
+        ),
+        ('{ type = "oauth", scope = "read" }', "tooling.h.auth.scope: unknown key"),
+    ],
+)
+def test_a_wrong_auth_table_is_named_with_what_to_fix(auth: str, expected: str) -> None:
+    """Issue 13, point 4: `auth = { type = "oauth" | "client_credentials", ... }` on HTTP toolings."""
+    error = error_of(f'[tooling.h]\nurl = "https://h/mcp"\nauth = {auth}\n')
+    assert f"{FILE}: {expected}" in str(error)
+
+
+def test_auth_is_read_for_http_toolings_only_and_its_secret_is_never_shown() -> None:
+    """Issue 13, point 4: the secret comes from ${VAR} and no repr of the config shows it."""
+    auth = '{ type = "client_credentials", client_id = "bot", client_secret = "${S}" }'
+    text = f'[tooling.h]\nurl = "https://h/mcp"\nauth = {auth}\n'
+    config = parse_config(text, FILE, {"S": "hush-hush"})
+    tooling = config.toolings["h"]
+    assert isinstance(tooling, HttpToolingConfig) and tooling.auth is not None
+    assert tooling.auth.type == "client_credentials" and tooling.auth.client_secret == "hush-hush"
+    assert "hush-hush" not in repr(config)
+    oauth = parse_config(
+        '[tooling.h]\nurl = "https://h/mcp"\nauth = { type = "oauth", scopes = ["a", "b"] }\n', FILE, {}
+    )
+    assert oauth.toolings["h"].auth.scopes == ("a", "b")  # type: ignore[union-attr]
+    stdio = error_of('[tooling.s]\ncommand = "x"\nauth = { type = "oauth" }\n')
+    assert str(stdio) == f'{FILE}: tooling.s.auth: `auth` applies only to transport = "http"'
