@@ -38,6 +38,9 @@ class _Tooling(Named):
     """Seconds per request; the request is cancelled after it."""
     capabilities: Mapping[str, tuple[Capability, ...]] = {}
     """Tool-name glob → the capabilities its calls need (first match wins); overrides what tools say."""
+    pin_tools: bool = Field(default=False, strict=True)
+    """Whether each tool's definition is pinned in `agent-host.lock` beside the config (at first sight,
+    or by `agent-host tools --pin`); a changed or new tool is then denied until re-pinned."""
 
 
 class _McpTooling(_Tooling):
