@@ -38,7 +38,7 @@ class ToolingReport:
     pins: dict[str, PinStatus] | None = None
     """Each tool's status against the tooling's pins; None when the tooling does not pin its tools."""
     repin: Repin | None = None
-    """What `pin_toolings` changed in the lock file."""
+    """What `list_toolings(..., pin=True)` changed in the lock file."""
 
 
 @dataclass(frozen=True)
