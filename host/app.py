@@ -23,6 +23,7 @@ from host.bridge import Bridge
 from host.config import AgentConfig, Config
 from host.inbox import Inbox
 from host.paths import cache_dir
+from host.pins import Pins
 from host.policy import AgentPolicy
 from host.runtime.engine import Runtime
 from host.runtime.guest import GuestThread, Outcome, start_guest
@@ -57,8 +58,10 @@ class Host:
         self.stop = stop if stop is not None else StopToken()
         """Set by `stop_all` (or by whoever passed it in): nothing new starts once it is set."""
         self._keep_logs = keep_logs
+        # The pins and the audit log come first: they are the steps here that can fail on bad configuration.
+        self.pins = Pins.of(config)
+        """The pinned tool definitions of the `pin_tools` toolings (in `agent-host.lock` beside the config)."""
         settings = config.host
-        # The audit log is opened first: it is the one step here that can fail on bad configuration.
         self.audit = (
             AuditLog(settings.audit_log, include_arguments=settings.audit_arguments)
             if settings.audit_log is not None
@@ -94,7 +97,7 @@ class Host:
         inbox = Inbox(limits.inbox_size, limits.max_open_calls, limits.max_subscriptions)
         return GuestSession(
             agent, self.bridge, self.toolings, policy, inbox=inbox, max_wait=limits.recv_timeout, audit=self.audit,
-            validator=self.validator, approver=self.approver, on_log=on_log,
+            validator=self.validator, approver=self.approver, on_log=on_log, pins=self.pins,
         )  # fmt: skip
 
     def start(

@@ -1,10 +1,10 @@
 """What the configured toolings offer and whether a configuration holds up, as data.
 
-The application side of `agent-host tools`, `call` and `config check`: functions that take a
-`Config` or a running `Host` and return plain values for the command line to render. They act for
-the person running the host (agent `cli`, every tooling granted). A tooling that fails is reported
-in the result with its `ToolingError`, never skipped; only `call_tool` raises (a call that has no
-result). Nothing here prints.
+The application side of `agent-host tools` (and `--pin`), `call` and `config check`: functions that
+take a `Config` or a running `Host` and return plain values for the command line to render. They act
+for the person running the host (agent `cli`, every tooling granted), who sees the tools changed or
+new since they were pinned, marked. A tooling that fails is reported in the result with its
+`ToolingError`, never skipped; only `call_tool` raises (a call that has no result). Nothing here prints.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from host.app import Host
     from host.config import Config
     from host.model import ResourceSpec, ToolSpec
+    from host.pins import PinStatus, Repin
 
 CLI_AGENT = "cli"
 """The agent name the command line acts as (in audit logs and error messages)."""
@@ -34,6 +35,10 @@ class ToolingReport:
     tools: tuple[ToolSpec, ...] = ()
     resources: tuple[ResourceSpec, ...] = ()
     error: ToolingError | None = None
+    pins: dict[str, PinStatus] | None = None
+    """Each tool's status against the tooling's pins; None when the tooling does not pin its tools."""
+    repin: Repin | None = None
+    """What `list_toolings(..., pin=True)` changed in the lock file."""
 
 
 @dataclass(frozen=True)
@@ -45,15 +50,19 @@ class CallReport:
     error: ToolingError | None = None
 
 
-def list_toolings(host: Host, names: Sequence[str]) -> list[ToolingReport]:
-    """Connect to each named tooling and list its tools and resources, in the order of `names`.
-    A tooling that cannot list resources (no resources capability) has none."""
+def list_toolings(host: Host, names: Sequence[str], *, pin: bool = False) -> list[ToolingReport]:
+    """Connect to each named tooling and list its tools (changed or new ones too) and resources, in
+    the order of `names`; with `pin`, record the listed tools as the tooling's pins first (each named
+    tooling must set `pin_tools`). A tooling that cannot list resources (no resources capability) has none."""
     session = host.session(CLI_AGENT)
     reports = []
     for name in names:
+        repin = None
         try:
             rep = session.get(name)
-            tools = session.list_tools(rep)
+            tools = session.list_tools(rep, unpinned=True)
+            if pin:
+                repin = host.pins.pin(name, tools)
             try:
                 resources = session.list_resources(rep)
             except ToolingError as exc:
@@ -63,7 +72,8 @@ def list_toolings(host: Host, names: Sequence[str]) -> list[ToolingReport]:
         except ToolingError as exc:
             reports.append(ToolingReport(name, error=exc))
             continue
-        reports.append(ToolingReport(name, tuple(tools), tuple(resources)))
+        pins = host.pins.review(name, tools) if host.pins.applies(name) else None
+        reports.append(ToolingReport(name, tuple(tools), tuple(resources), pins=pins, repin=repin))
     return reports
 
 

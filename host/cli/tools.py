@@ -2,7 +2,9 @@
 
 A tooling that fails is reported with its error on stderr and, with `--json`, as
 `{"error": {"code", "message"}}` in place of its lists; the exit code is then 2. A single named
-tooling that fails without `--json` is an error of the command.
+tooling that fails without `--json` is an error of the command. Tools changed or new since their
+tooling's pins were recorded are marked (`[changed]`, `[new]`; `"pin"` in JSON) and named on
+stderr; `--pin` records the listed tools as the pins of TOOLING (default: every `pin_tools` tooling).
 """
 
 from __future__ import annotations
@@ -15,9 +17,14 @@ import click
 from host import status_codes
 from host.cli import render
 from host.cli.options import EPILOG, State, common_options, complete_toolings
+from host.errors import UsageError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from host.config import Config
     from host.inventory import ToolingReport
+    from host.pins import Repin
 
 TOOL_COLUMNS: Final = (render.Column("TOOL"), render.Column("ARGUMENTS"), render.Column("DESCRIPTION"))
 RESOURCE_COLUMNS: Final = (render.Column("RESOURCE"), render.Column("MIME TYPE"), render.Column("NAME"))
@@ -29,18 +36,26 @@ RESOURCE_COLUMNS: Final = (render.Column("RESOURCE"), render.Column("MIME TYPE")
 )  # fmt: skip
 @click.argument("tooling", required=False, metavar="[TOOLING]", shell_complete=complete_toolings)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option(
+    "--pin", is_flag=True,
+    help="Record the tools as listed now as the reviewed ones in agent-host.lock (of TOOLING, or of every "
+    "tooling with pin_tools = true).",
+)  # fmt: skip
 @common_options
 @click.pass_obj
-def command(state: State, tooling: str | None, as_json: bool) -> int:
+def command(state: State, tooling: str | None, as_json: bool, pin: bool) -> int:
     from host import inventory
     from host.app import Host
     from host.cli.signals import signals
 
     config = state.load_config()
     names = [tooling] if tooling else sorted(config.toolings)
+    if pin:
+        names = _pinning(config, tooling)
     with signals(raise_at_once=True) as stopper, Host(config, keep_logs=state.debug, stop=stopper.token) as host:
         stopper.host = host
-        reports = inventory.list_toolings(host, names)
+        reports = inventory.list_toolings(host, names, pin=pin)
+        lock = host.pins.path
     worst = status_codes.SUCCESS
     for report in reports:
         if report.error is not None:
@@ -48,6 +63,13 @@ def command(state: State, tooling: str | None, as_json: bool) -> int:
                 raise report.error
             render.report(f"{report.name}: {report.error}")
             worst = status_codes.USAGE_ERROR
+        elif report.repin is not None:
+            render.report(_repinned(report.repin, lock))
+        elif unpinned := _unpinned(report):
+            render.report(
+                f"{report.name}: changed or new since pinned in {lock}: {', '.join(unpinned)}; guests are denied "
+                f"them: review them, then run `agent-host tools --pin {report.name}`"
+            )
     if as_json:
         render.json_out({report.name: report_json(report) for report in reports})
     else:
@@ -58,15 +80,54 @@ def command(state: State, tooling: str | None, as_json: bool) -> int:
     return worst
 
 
+def _pinning(config: Config, tooling: str | None) -> list[str]:
+    """The toolings `--pin` records: `tooling`, or every one with `pin_tools`; `UsageError` when it
+    (or each) does not pin its tools."""
+    where = config.describe_source()
+    if tooling is not None:
+        settings = config.toolings.get(tooling)
+        if settings is not None and not settings.pin_tools:
+            hint = f"add pin_tools = true to [tooling.{tooling}] in {where}"
+            raise UsageError(f"tooling {tooling!r} does not pin its tools", hint=hint)
+        return [tooling]
+    names = sorted(name for name, settings in config.toolings.items() if settings.pin_tools)
+    if not names:
+        hint = "add pin_tools = true to a [tooling.NAME] table of a config file (`agent-host config init` writes one)"
+        raise UsageError(f"no tooling of {where} pins its tools", hint=hint)
+    return names
+
+
+def _repinned(repin: Repin, lock: Path | None) -> str:
+    """The line telling what `--pin` recorded."""
+    changes = [f"{what}: {', '.join(names)}" for what, names in
+               (("changed", repin.changed), ("new", repin.new), ("removed", repin.removed)) if names]  # fmt: skip
+    return f"{repin.tooling}: pinned {repin.tools} tools in {lock} ({'; '.join(changes) or 'no change'})"
+
+
+def _unpinned(report: ToolingReport) -> list[str]:
+    """`name (changed)` for each tool of `report` that is not the pinned one."""
+    pins = report.pins or {}
+    return [f"{name} ({status})" for name, status in pins.items() if status != "pinned"]
+
+
+def _mark(report: ToolingReport, name: str) -> str:
+    """`[changed] ` or `[new] ` before the description of a tool that is not the pinned one."""
+    status = (report.pins or {}).get(name, "pinned")
+    return "" if status == "pinned" else f"[{status}] "
+
+
 def report_json(report: ToolingReport) -> dict[str, Any]:
-    """A tooling's entry in `tools --json`."""
+    """A tooling's entry in `tools --json`; each tool of a pinning tooling has `"pin"`: its status."""
     if report.error is not None:
         return {"error": {"code": report.error.code.value, "message": report.error.message}}
+    tools = []
+    for t in report.tools:
+        tool = {"name": t.name, "description": t.description, "inputSchema": t.input_schema, "builtin": t.builtin}
+        if report.pins is not None:
+            tool["pin"] = str(report.pins.get(t.name, "pinned"))
+        tools.append(tool)
     return {
-        "tools": [
-            {"name": t.name, "description": t.description, "inputSchema": t.input_schema, "builtin": t.builtin}
-            for t in report.tools
-        ],
+        "tools": tools,
         "resources": [{"uri": r.uri, "name": r.name, "mimeType": r.mime_type} for r in report.resources],
     }
 
@@ -84,7 +145,11 @@ def argument_names(schema: dict[str, Any]) -> str:
 def _show(report: ToolingReport) -> None:
     title = f"{report.name} ({len(report.tools)} tools, {len(report.resources)} resources)"
     rows: Sequence[Sequence[str]] = [
-        [t.name, argument_names(t.input_schema), ("[builtin] " if t.builtin else "") + render.one_line(t.description)]
+        [
+            t.name,
+            argument_names(t.input_schema),
+            _mark(report, t.name) + ("[builtin] " if t.builtin else "") + render.one_line(t.description),
+        ]
         for t in report.tools
     ]
     render.table(TOOL_COLUMNS, rows, title=title)

@@ -50,6 +50,9 @@ class _Tooling(Named):
     """Seconds an asynchronous tool call may take in all, however often it reports progress."""
     capabilities: Mapping[str, tuple[Capability, ...]] = {}
     """Tool-name glob → the capabilities its calls need (first match wins); overrides what tools say."""
+    pin_tools: bool = Field(default=False, strict=True)
+    """Whether each tool's definition is pinned in `agent-host.lock` beside the config (at first sight,
+    or by `agent-host tools --pin`); a changed or new tool is then denied until re-pinned."""
 
 
 class _McpTooling(_Tooling):

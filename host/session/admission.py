@@ -1,15 +1,15 @@
 """Admission: what an agent may see, and the checks a call passes before anything leaves the host.
 
-`Admission.admit` is pure (no I/O but the `lookup` it is given for a tool's spec) and returns an
-`AdmittedCall`, or raises `ToolingError`, first failure wins, in this order: the tool is granted
-(`denied`), the arguments are at most `max_argument_bytes` (`limit-exceeded`) and a JSON object
-(`invalid-arguments`, with the parser's position), the tool exists (`not-found`, from `lookup`),
-the arguments match its input schema (`invalid-arguments`, see `validation`), and the agent holds
-the capabilities the call needs (`denied`, see `capabilities`). `Admission.approve` is the next,
-separate step: a call needing a capability in `require_approval` is put to the approver (`decide`),
-one invocation at a time; a refusal is `denied` with the approver's reason. `check_result` is the
-last: structured content that breaks the tool's output schema is `protocol`. Tools and resources
-outside the agent's allow-lists are left out of lists (`visible_*`).
+`Admission.admit` is pure (no I/O but the `lookup` it is given and the lock file's `pins`) and
+returns an `AdmittedCall`, or raises `ToolingError`, first failure wins, in this order: the tool is
+granted (`denied`), the arguments are at most `max_argument_bytes` (`limit-exceeded`) and a JSON
+object (`invalid-arguments`), the tool exists (`not-found`, from `lookup`), it is the pinned one of a
+`pin_tools` tooling (`denied`), the arguments match its input schema (`invalid-arguments`), and the
+agent holds the capabilities the call needs (`denied`). `Admission.approve` is the next step: a call
+needing a capability in `require_approval` is put to the approver, one invocation at a time; a
+refusal is `denied` with its reason. `check_result` is last: structured content that breaks the
+tool's output schema is `protocol`. Lists leave out tools and resources outside the allow-lists, and
+changed or new tools of a pinning tooling (`visible_*`; a first listing records the pins).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from host.approval import ApprovalRequest, Decision
 from host.capabilities import needed
 from host.errors import ErrorCode, ToolingError
 from host.model import CallResult, JsonObject, ResourceSpec, ToolSpec
+from host.pins import Pins, PinStatus
 from host.policy import AgentPolicy
 from host.toolings import Tooling
 from host.validation import ArgumentValidator
@@ -46,10 +47,12 @@ class AdmittedCall:
 class Admission:
     """The checks of one agent's calls under its policy (see the module docstring)."""
 
-    def __init__(self, agent: str, policy: AgentPolicy, validator: ArgumentValidator) -> None:
+    def __init__(self, agent: str, policy: AgentPolicy, validator: ArgumentValidator, pins: Pins | None = None) -> None:
         self.agent = agent
         self.policy = policy
         self.validator = validator
+        self.pins = pins if pins is not None else Pins(None)
+        """The pinned tool definitions (default: no tooling pins its tools)."""
 
     def admit(self, tooling: Tooling, name: str, arguments: str, lookup: Callable[[str], ToolSpec]) -> AdmittedCall:
         """Check a call of tool `name` with `arguments` (JSON text); `lookup(name)` gives its spec."""
@@ -57,6 +60,7 @@ class Admission:
         self.policy.limits.check_argument_size(len(arguments.encode("utf-8")), f"the call of tool {name!r}")
         parsed = parse_arguments(arguments)
         spec = lookup(name)
+        self.pins.check(tooling.name, spec)
         self.validator.check(tooling.name, name, spec.input_schema, parsed)
         capabilities = self.policy.capabilities
         to_approve = frozenset[str]()
@@ -90,9 +94,16 @@ class Admission:
             structured = result.value.get("structuredContent")
             self.validator.check_output(call.tooling.name, call.name, schema, structured)
 
-    def visible_tools(self, tooling: str, tools: list[ToolSpec]) -> list[ToolSpec]:
-        """The tools of `tools` the agent may see."""
-        return [t for t in tools if self.policy.grants.tool_allowed(tooling, t.name)]
+    def visible_tools(self, tooling: str, tools: list[ToolSpec], *, unpinned: bool = False) -> list[ToolSpec]:
+        """The tools of `tools` (a complete listing) the agent may see: granted and, unless `unpinned`,
+        not changed or new since they were pinned."""
+        pins = self.pins.review(tooling, tools)
+        return [
+            t
+            for t in tools
+            if self.policy.grants.tool_allowed(tooling, t.name)
+            and (unpinned or pins.get(t.name, PinStatus.PINNED) is PinStatus.PINNED)
+        ]
 
     def visible_resources(self, tooling: str, resources: list[ResourceSpec]) -> list[ResourceSpec]:
         """The resources of `resources` the agent may see."""

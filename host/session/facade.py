@@ -22,6 +22,7 @@ from host.config import DEFAULT_RECV_TIMEOUT
 from host.errors import ErrorCode, ToolingError
 from host.inbox import Inbox
 from host.model import CallOutcome, Envelope, Operation, ResourceData, ResourceSpec, ToolSpec
+from host.pins import Pins
 from host.policy import AgentPolicy
 from host.session import guest_log
 from host.session.admission import Admission, AdmittedCall
@@ -73,6 +74,7 @@ class GuestSession:
         validator: ArgumentValidator | None = None,
         approver: Approver | None = None,
         on_log: LogSink | None = None,
+        pins: Pins | None = None,
     ) -> None:
         self.agent = agent
         self.policy = policy
@@ -87,8 +89,9 @@ class GuestSession:
         self._deadline = Deadline(policy.limits.wall_time.key)
         self._loop = LoopCalls(agent, bridge, self._deadline, self._interrupt)
         self._audit = AuditTrail(agent, audit)
-        self._admission = Admission(agent, policy, validator if validator is not None else ArgumentValidator())
-        self._questions = GuestQuestions(self.inbox, self._admission.validator)
+        validator = validator if validator is not None else ArgumentValidator()
+        self._admission = Admission(agent, policy, validator, pins)
+        self._questions = GuestQuestions(self.inbox, validator)
         self._calls = OpenCalls(
             agent, bridge, self.inbox, policy.limits, self._audit, self._admission.check_result, self._questions.asker
         )
@@ -161,12 +164,13 @@ class GuestSession:
     def name(self, rep: int) -> str:
         return self.handle(rep).tooling.name
 
-    def list_tools(self, rep: int) -> list[ToolSpec]:
-        """The tools of the tooling the agent may see (all pages, in the server's order)."""
+    def list_tools(self, rep: int, *, unpinned: bool = False) -> list[ToolSpec]:
+        """The tools of the tooling the agent may see (all pages, in the server's order); with
+        `unpinned`, tools changed or new since they were pinned too (the command line shows them)."""
         tooling = self.handle(rep).tooling
         with self._audit.span(Operation.LIST_TOOLS, tooling.name):
             tools = self._loop.request(tooling, "tools/list", tooling.list_tools)
-            return self._admission.visible_tools(tooling.name, tools)
+            return self._admission.visible_tools(tooling.name, tools, unpinned=unpinned)
 
     def call_tool_blocking(self, rep: int, name: str, arguments: str) -> CallOutcome:
         """Admit, approve and run a call, waiting for its outcome (see `admission` and `calls.shape`:
@@ -199,13 +203,17 @@ class GuestSession:
             return data
 
     def _admit(self, tooling: Tooling, name: str, arguments: str) -> AdmittedCall:
-        """Admission, then approval (see `admission`); the loop is used only for an uncached spec
-        and for asking the approver."""
+        """Admission, then approval (see `admission`); the loop is used only for an uncached spec,
+        for the first listing of a pinning tooling (its pins are recorded at first sight) and for
+        asking the approver."""
 
         def lookup(tool: str) -> ToolSpec:
             spec = tooling.cached_tool_spec(tool)
             if spec is None:
                 spec = self._loop.request(tooling, f"looking up tool {tool!r}", tooling.tool_spec, tool)
+            pins = self._admission.pins
+            if not pins.seen(tooling.name):
+                pins.review(tooling.name, self._loop.request(tooling, "tools/list", tooling.list_tools))
             return spec
 
         def decide(request: ApprovalRequest) -> Decision:

@@ -130,7 +130,11 @@ class Subscriptions:
 
         def sink(kind: EventKind, payload: object) -> None:
             if kind == "tool-list-updated" and isinstance(payload, list):
-                payload = admission.visible_tools(tooling, payload)
+                try:
+                    payload = admission.visible_tools(tooling, payload)
+                except ToolingError as exc:  # the lock file is broken: no tool of a pinning tooling is usable
+                    logger.warning("tooling %r: tool list event emptied: %s", tooling, exc.message)
+                    payload = []
             elif kind == "resource-list-updated" and isinstance(payload, list):
                 payload = admission.visible_resources(tooling, payload)
             push(sub_id, kind, payload)

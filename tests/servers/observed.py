@@ -11,11 +11,13 @@ Tools:
 - `echo(text)`, `set(name, text)`: set changes resource `obs://NAME` and notifies its subscribers.
 - `churn(name, times)`: writes `obs://NAME` `times` times ("v1" ... "vN"), notifying after each.
 - `add_resource(name)`, `add_tool(name)`: change the lists and notify list subscribers.
+- `redescribe(name, description)`: changes the description of tool NAME and notifies list subscribers.
 - `exit_now()`: the process exits at once (a crash).
 - `big(size)`: returns a text of `size` characters.
 - `activity()`: {"started", "finished", "cancelled", "listens": [[URIs of each open listen stream]],
   "subscribed": [URIs subscribed with 2025-era resources/subscribe]}.
-Resources: `obs://a`, `obs://b` (text/plain), plus those added.
+Resources: `obs://a`, `obs://b` (text/plain), plus those added. `echo`'s description is
+$OBSERVED_ECHO_DESCRIPTION when set (a server whose tool changed between runs).
 
 Both eras: a 2026-07-28 client is notified on its `subscriptions/listen` stream; a client that
 connected with the 2025-11-25 handshake (agent-host `protocol = "2025-11-25"`) subscribes with
@@ -83,9 +85,8 @@ def build() -> MCPServer:
         await everyone.wait()
         return arrived[0]
 
-    @server.tool()
+    @server.tool(description=os.environ.get("OBSERVED_ECHO_DESCRIPTION", "Return the text."))
     def echo(text: str) -> str:
-        """Return the text."""
         return text
 
     @server.tool()
@@ -119,6 +120,16 @@ def build() -> MCPServer:
             return name
 
         server.add_tool(added, name=name, description=f"added at run time: {name}")
+        await ctx.notify_tools_changed()
+        return "ok"
+
+    @server.tool()
+    async def redescribe(ctx: Context, name: str, description: str) -> str:
+        """Change the description of tool NAME and notify list subscribers."""
+        tool = server._tool_manager.get_tool(name)
+        if tool is None:
+            raise ValueError(f"no tool {name!r}")
+        tool.description = description
         await ctx.notify_tools_changed()
         return "ok"
 

@@ -6,10 +6,13 @@ point 3 (subscriptions as their own part, unit-tested with a mock tooling and no
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from host.errors import ErrorCode, ToolingError
 from host.model import Envelope, ResourceData, ToolSpec
+from host.pins import LOCK_NAME, Pins
 from host.session import GuestSession
 from tests.unit.sessionkit import WAIT, World, small_inbox
 
@@ -100,3 +103,24 @@ def test_dropping_a_handle_ends_its_subscriptions_but_not_the_others(session: Gu
     session.drop(first)
     assert session.inbox.open_ids() == ([], [kept])
     assert session.unsubscribe(second, "resource", ended) is False
+
+
+def test_a_broken_lock_file_empties_the_tool_list_events_of_a_pinning_tooling(world: World, tmp_path: Path) -> None:
+    """Issue 13, point 5: a lock file that cannot be read leaves no tool of a pinning tooling usable;
+    its events say so (an empty list) instead of breaking the delivery of the others."""
+    (tmp_path / LOCK_NAME).write_text("version = 1\n[tooling.m]\necho = 'not a digest'\n")
+    session = world.session(pins=Pins(tmp_path / LOCK_NAME, ["m"]))
+    rep = session.get("m")
+    tools = session.subscribe(rep, "tool-list")
+    resource = session.subscribe(rep, "resource", "mock://a")
+    seen: dict[str, object] = {}
+    while len(seen) < 2:
+        envelope = next_envelope(session)
+        seen[envelope.kind] = envelope.payload
+        assert envelope.id == (tools if envelope.kind == "tool-list-updated" else resource)
+    assert seen["tool-list-updated"] == []
+    assert seen["resource-updated"] == ResourceData("mock://a", None, text="A2")
+    with pytest.raises(ToolingError) as caught:
+        session.list_tools(rep)
+    assert caught.value.code is ErrorCode.DENIED and "is broken" in caught.value.message
+    session.close()
