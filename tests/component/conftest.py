@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -132,6 +133,25 @@ class Server:
         for stream in (self.process.stdout, self.process.stderr):
             if stream is not None:
                 stream.close()
+
+
+TRANSPORTS: Final = ("stdio-2026", "stdio-2025", "http-2026", "http-2025")
+"""How a test server is reached: transport and MCP protocol era (for `served_keys`)."""
+
+
+@contextmanager
+def served_keys(module: str, transport: str) -> Iterator[str]:
+    """The keys of a `[tooling.NAME]` table reaching test server `module` (tests/servers/*.py) over
+    `transport` (one of `TRANSPORTS`); an HTTP server runs for the block."""
+    era = 'protocol = "2025-11-25"\n' if transport.endswith("2025") else ""
+    if not transport.startswith("http"):
+        yield f'command = "${{AGENT_HOST_PYTHON}}"\nargs = ["-m", "{module}"]\ncwd = "{REPO}"\n' + era
+        return
+    server = Server([sys.executable, "-m", module, "--http", "0"])
+    try:
+        yield f'url = "{server.url}"\n' + era
+    finally:
+        server.stop()
 
 
 @pytest.fixture

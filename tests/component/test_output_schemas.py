@@ -10,7 +10,6 @@ code. Calls go through a session, as a guest's do (`call-tool-blocking` and `cal
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from host import Host
 from host.config import parse_config
 from host.errors import ErrorCode, ToolingError
 from host.model import FINAL_KINDS, CallOutcome
-from tests.component.conftest import REPO, Server
+from tests.component.conftest import REPO, TRANSPORTS, served_keys
 
 pytestmark = pytest.mark.component
 
@@ -37,22 +36,16 @@ PYTHON = f'[tooling.t]\nkind = "python"\npath = ["{REPO}"]\ntools = ["tests.pyto
 WRONG = "at $.n: 'one' is not of type 'integer' (rule: type)"
 
 
-@pytest.fixture(params=["stdio-2026", "stdio-2025", "http", "mock", "python"])
+@pytest.fixture(params=[*TRANSPORTS[:3], "mock", "python"])
 def tooling(request: pytest.FixtureRequest) -> Iterator[str]:
     """The config of tooling `t` whose tool `shaped` answers `good` first, then `wrong`."""
-    if request.param == "http":
-        server = Server([sys.executable, "-m", "tests.servers.asking", "--http", "0"])
-        try:
-            yield f'[tooling.t]\nurl = "{server.url}"\n'
-        finally:
-            server.stop()
-    elif request.param == "mock":
+    if request.param == "mock":
         yield MOCK
     elif request.param == "python":
         yield PYTHON
     else:
-        era = 'protocol = "2025-11-25"\n' if request.param == "stdio-2025" else ""
-        yield "[tooling.t]\n" + ASKING_STDIO + era
+        with served_keys("tests.servers.asking", request.param) as keys:
+            yield "[tooling.t]\n" + keys
 
 
 def test_structured_content_breaking_the_output_schema_is_a_protocol_error(tooling: str, tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ from host.config import ENV_CONFIG, Config, StdioToolingConfig, load_config, par
 from host.errors import ConfigError, ErrorCode, ToolingError
 from host.pins import LOCK_NAME, digest
 from host.session import GuestSession
-from tests.component.conftest import OBSERVED_TOML, REPO, Server
+from tests.component.conftest import OBSERVED_TOML, REPO, TRANSPORTS, served_keys
 
 pytestmark = pytest.mark.component
 
@@ -44,18 +44,11 @@ def agent_host(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]
     return subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=env, timeout=300, check=False)
 
 
-@pytest.fixture(params=["stdio-2026", "stdio-2025", "http-2026", "http-2025"])
+@pytest.fixture(params=TRANSPORTS)
 def tooling(request: pytest.FixtureRequest) -> Iterator[str]:
     """Tooling `t` (the observed server) with `pin_tools = true`, on one transport and era."""
-    era = 'protocol = "2025-11-25"\n' if request.param.endswith("2025") else ""
-    if request.param.startswith("http"):
-        server = Server([sys.executable, "-m", "tests.servers.observed", "--http", "0"])
-        try:
-            yield f'[tooling.t]\nurl = "{server.url}"\npin_tools = true\n' + era
-        finally:
-            server.stop()
-    else:
-        yield OBSERVED_TOML + "pin_tools = true\n" + era
+    with served_keys("tests.servers.observed", request.param) as keys:
+        yield "[tooling.t]\n" + keys + "pin_tools = true\n"
 
 
 def call(session: GuestSession, rep: int, tool: str, arguments: object) -> str:

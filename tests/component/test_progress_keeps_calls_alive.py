@@ -10,7 +10,6 @@ the pace of the reports (1.5 s against 0.2 s), so a loaded machine does not chan
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from host import Host
 from host.config import parse_config
 from host.errors import ErrorCode, ToolingError
 from host.model import FINAL_KINDS, CallOutcome
-from tests.component.conftest import REPO, Server
+from tests.component.conftest import REPO, TRANSPORTS, served_keys
 
 pytestmark = pytest.mark.component
 
@@ -29,17 +28,11 @@ STDIO = f'command = "${{AGENT_HOST_PYTHON}}"\nargs = ["-m", "tests.servers.askin
 BOUNDS = "timeout = 1.5\nmax_call_time = 4\n"
 
 
-@pytest.fixture(params=["stdio-2026", "stdio-2025", "http"])
+@pytest.fixture(params=TRANSPORTS[:3])
 def server(request: pytest.FixtureRequest) -> Iterator[str]:
     """The transport keys of tooling `t` (tests/servers/asking.py)."""
-    if request.param == "http":
-        process = Server([sys.executable, "-m", "tests.servers.asking", "--http", "0"])
-        try:
-            yield f'url = "{process.url}"\n'
-        finally:
-            process.stop()
-    else:
-        yield STDIO + ('protocol = "2025-11-25"\n' if request.param == "stdio-2025" else "")
+    with served_keys("tests.servers.asking", request.param) as keys:
+        yield keys
 
 
 def finals(config: str, tmp_path: Path, calls: dict[str, dict[str, Any]], tool: str = "stall") -> dict[str, Any]:

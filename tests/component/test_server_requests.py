@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,25 +23,18 @@ from host import Host
 from host.approval import CallbackApprover, ElicitationRequest
 from host.config import parse_config
 from host.errors import ErrorCode, ToolingError
-from tests.component.conftest import REPO, Server, Steps, err, ok, probe
+from tests.component.conftest import REPO, TRANSPORTS, Steps, err, ok, probe, served_keys
 
 pytestmark = pytest.mark.component
 
 STDIO = f'command = "${{AGENT_HOST_PYTHON}}"\nargs = ["-m", "tests.servers.asking"]\ncwd = "{REPO}"\n'
 
 
-@pytest.fixture(params=["stdio-2026", "stdio-2025", "http-2026", "http-2025"])
+@pytest.fixture(params=TRANSPORTS)
 def server(request: pytest.FixtureRequest) -> Iterator[str]:
     """The transport keys of tooling `t` (tests/servers/asking.py) in one era."""
-    era = 'protocol = "2025-11-25"\n' if request.param.endswith("2025") else ""
-    if request.param.startswith("http"):
-        process = Server([sys.executable, "-m", "tests.servers.asking", "--http", "0"])
-        try:
-            yield f'url = "{process.url}"\n' + era
-        finally:
-            process.stop()
-    else:
-        yield STDIO + era
+    with served_keys("tests.servers.asking", request.param) as keys:
+        yield keys
 
 
 def call(host: Host, agent: str, tool: str, arguments: dict[str, Any] | None = None) -> str:
