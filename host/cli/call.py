@@ -17,7 +17,7 @@ import click
 
 from host import status_codes
 from host.cli import render
-from host.cli.options import EPILOG, State, common_options, complete_toolings
+from host.cli.options import EPILOG, State, approve_option, approver, common_options, complete_toolings
 from host.errors import ErrorCode, ToolingError, UsageError
 
 HELP = """\b
@@ -37,9 +37,10 @@ Exit code 1 when the tool reports an error."""
     "--json", "as_json", is_flag=True,
     help='Always print JSON: the result, or {"error": {"code", "message", "data"}} when there is none.',
 )  # fmt: skip
+@approve_option
 @common_options
 @click.pass_obj
-def command(state: State, tooling: str, tool: str, arguments: tuple[str, ...], as_json: bool) -> int:
+def command(state: State, tooling: str, tool: str, arguments: tuple[str, ...], as_json: bool, approve: str) -> int:
     from host import inventory
     from host.app import Host
     from host.cli.signals import signals
@@ -56,7 +57,7 @@ def command(state: State, tooling: str, tool: str, arguments: tuple[str, ...], a
     try:
         with (
             signals(raise_at_once=True) as stopper,
-            Host(config, keep_logs=state.debug, stop=stopper.token) as host,
+            Host(config, keep_logs=state.debug, approver=approver(approve), stop=stopper.token) as host,
         ):
             stopper.host = host
             report = inventory.call_tool(host, tooling, tool, text)

@@ -126,7 +126,8 @@ class ServerCallbacks:
 
 
 REFUSAL_HINTS: Final = {
-    "elicitation": 'its `elicitation` (or the agent\'s) decides: "ask" asks the approver, "guest" the guest',
+    "elicitation": 'its `elicitation` (or the agent\'s) decides: "ask" asks the approver (`--approve ask`), '
+    '"guest" the guest',
     "URL elicitation": 'with "ask" the approver is asked to open the URL; otherwise it is declined',
     "sampling": 'set `sampling = "module:function"` on the tooling to answer it',
 }
