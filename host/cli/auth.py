@@ -99,6 +99,8 @@ def status(state: State, tooling: str | None, as_json: bool) -> int:
         found[name] = {"type": entry.auth.type, **TokenFile(name, entry.url).load().summary()}
     if as_json:
         render.json_out(found)
+    elif not found:
+        render.note(f"no tooling has `auth` in {config.describe_source()}: nothing to log in to")
     else:
         rows = [
             (name, s["type"], "yes" if s["logged_in"] else "no", s["scopes"] or "", _expiry(s), _yes(s["refreshable"]))
