@@ -4,6 +4,7 @@
 - `admission`: the checks before a call, then approval; what the agent may see;
 - `calls`: asynchronous calls and how a result is shaped for the guest;
 - `subscriptions`: subscriptions, through the toolings' shared `Watchers`;
+- `questions`: a server's questions put to the guest (`elicitation = "guest"`);
 - `deadline`: every bounded wait, and its one message;
 - `audit`: audit spans; `guest_log`: the guest's `log`.
 
