@@ -225,6 +225,27 @@ def test_after_logout_a_call_is_unauthorized_naming_the_login_command(
     assert not any(token in seen for token in seen_tokens)
 
 
+def test_a_wider_scope_is_obtained_without_a_person_only_when_client_credentials_allow_it(
+    guarded: Server, era: str, tmp_path: Path, env: dict[str, str]
+) -> None:
+    """A 403 asking for a wider scope (step-up): client credentials get a new token with it; a
+    login's refresh token cannot widen its grant, so that call is `unauthorized` naming the login."""
+    config = write_config(guarded.url, era, tmp_path)
+    login(config, env)
+    with Host(parse_config(config.read_text(encoding="utf-8"), config)) as host:
+        session = host.session("agent")
+        before = activity(session, "m2m")["client_credentials"]
+        stepped = call(session, "m2m", "admin")
+        after = activity(session, "m2m")["client_credentials"]
+        with pytest.raises(ToolingError) as refused:
+            call(session, "t", "admin")
+        assert "hello" in call(session, "t", "echo", {"text": "hello"})  # the login still works for `read`
+        session.close()
+    assert "admin ok" in stepped and after == before + 1
+    assert refused.value.code is ErrorCode.UNAUTHORIZED
+    assert "run `agent-host auth login t`" in refused.value.message
+
+
 def test_auth_commands_name_what_is_wrong(guarded: Server, tmp_path: Path, env: dict[str, str]) -> None:
     config = write_config(guarded.url, "", tmp_path)
     unknown = cli(config, env, "login", "nope")

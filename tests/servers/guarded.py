@@ -8,8 +8,9 @@ once, redirecting to the redirect URI with a code (no person: a test follows the
 Options: `--lifetime S` (access tokens expire after S seconds; default 3600), `--client ID:SECRET`
 (a client allowed the client-credentials grant, which the SDK's token endpoint lacks: answered here).
 
-Tools: `echo(text)`; `activity()`: {"issued", "refreshed", "client_credentials": token counts,
-"client_id": the client of the calling token}. Never returns a token.
+Tools: `echo(text)`; `admin()`: needs scope `admin` too (without it the call is refused with 403
+`insufficient_scope` asking for `read admin`: a step-up); `activity()`: {"issued", "refreshed",
+"client_credentials": token counts, "client_id": the client of the calling token}. Never returns a token.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 SCOPE = "read"
+ADMIN = "admin"
+"""The scope the `admin` tool needs on top of `SCOPE` (granted by client credentials only)."""
 
 
 class Provider:
@@ -166,6 +169,59 @@ class ClientCredentials:
         await _json(send, 200, token.model_dump(exclude_none=True))
 
 
+class StepUp:
+    """ASGI middleware: a `tools/call` of `admin` needs a token with scope `admin`; without it, 403
+    `insufficient_scope` naming the scopes to ask for (the MCP authorization spec's step-up)."""
+
+    def __init__(self, app: ASGIApp, provider: Provider, base: str) -> None:
+        self.app = app
+        self.provider = provider
+        self.metadata = f"{base}/.well-known/oauth-protected-resource/mcp"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] != "/mcp" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        if self._needs_admin(body) and ADMIN not in self._scopes(scope):
+            challenge = (
+                f'Bearer error="insufficient_scope", scope="{SCOPE} {ADMIN}", resource_metadata="{self.metadata}"'
+            )
+            headers = [(b"content-type", b"application/json"), (b"www-authenticate", challenge.encode())]
+            await send({"type": "http.response.start", "status": 403, "headers": headers})
+            await send({"type": "http.response.body", "body": b'{"error": "insufficient_scope"}'})
+            return
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if sent:
+                return await receive()
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+    @staticmethod
+    def _needs_admin(body: bytes) -> bool:
+        try:
+            message = json.loads(body or b"{}")
+        except ValueError:
+            return False
+        params = message.get("params") if isinstance(message, dict) else None
+        return message.get("method") == "tools/call" and isinstance(params, dict) and params.get("name") == "admin"
+
+    def _scopes(self, scope: Scope) -> list[str]:
+        header = dict(scope["headers"]).get(b"authorization", b"").decode()
+        token = self.provider.access.get(header.removeprefix("Bearer ").strip())
+        return list(token.scopes) if token is not None else []
+
+
 def _client_of(scope: Scope, form: dict[str, str]) -> tuple[str | None, str | None]:
     import base64
     from urllib.parse import unquote
@@ -199,6 +255,10 @@ def build(base: str, provider: Provider) -> MCPServer:
         return text
 
     @server.tool()
+    def admin() -> str:
+        return "admin ok"
+
+    @server.tool()
     def activity() -> dict[str, Any]:
         token = get_access_token()
         return {**provider.counts, "client_id": token.client_id if token is not None else None}
@@ -217,7 +277,9 @@ async def _serve(port: int, lifetime: int, clients: list[str]) -> None:
     for client in clients:
         client_id, _, secret = client.partition(":")
         provider.secrets[client_id] = secret
-    app = ClientCredentials(build(base, provider).streamable_http_app(host="127.0.0.1"), provider)
+    app = ClientCredentials(
+        StepUp(build(base, provider).streamable_http_app(host="127.0.0.1"), provider, base), provider
+    )
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
     sys.stdout.write(f"listening on {base}/mcp\n")
     sys.stdout.flush()
