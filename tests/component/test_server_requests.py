@@ -203,7 +203,7 @@ def test_with_guest_a_declined_question_fails_the_call_as_denied_and_a_blocking_
 
 @pytest.mark.parametrize("mode", ["ask", "guest"])
 def test_a_url_question_goes_to_the_approver_with_ask_and_never_to_a_guest(
-    mode: str, tmp_path: Path, probe_wasm: Path
+    mode: str, server: str, tmp_path: Path, probe_wasm: Path
 ) -> None:
     asked: list[ElicitationRequest] = []
 
@@ -216,7 +216,7 @@ def test_a_url_question_goes_to_the_approver_with_ask_and_never_to_a_guest(
         {"op": "call", "h": "t", "tool": "open_url", "args": json.dumps({"url": "https://example.test/login"})},
         {"op": "recv", "timeout_ms": 30_000},
     ]
-    text = config(STDIO, f'elicitation = "{mode}"\n')
+    text = config(server, f'elicitation = "{mode}"\n')
     with Host(parse_config(text, tmp_path / "agent-host.toml"), approver=CallbackApprover(bool, answer)) as host:
         final = ok(probe(host, probe_wasm, steps)[2])
     if mode == "ask":
