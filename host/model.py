@@ -62,6 +62,8 @@ class ToolSpec:
     """What the tool declares it needs (Python and mock tools); None: derive it (see `capabilities`)."""
     builtin: bool = False
     """A tool shipped with the host (a Python tool's `is_builtin`); shown in listings."""
+    task_support: str | None = None
+    """An MCP tool's `execution.taskSupport` ("forbidden", "optional", "required"); None: not said."""
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from host.toolings.mcp_errors import (
     stderr_hint,
 )
 from host.toolings.mcp_requests import ServerCallbacks, refused
+from host.toolings.mcp_tasks_2025 import call_as_task
 from host.toolings.server_requests import DeclineAll, ServerRequests
 
 logger = logging.getLogger(__name__)
@@ -208,8 +209,9 @@ class McpTooling(ConfiguredTooling):
         A tool the cached list lacks makes it re-list once: a tool still missing is `not-found`
         before any call is sent.
         """
-        await self._client()
-        await self.tool_spec(name)
+        client = await self._client()
+        spec = await self.tool_spec(name)
+        as_task = self._as_task(client, spec, asynchronous=progress is not None)
 
         sink = progress
 
@@ -218,6 +220,10 @@ class McpTooling(ConfiguredTooling):
                 sink(progress, total, message)
 
         async def call(client: Client) -> types.CallToolResult:
+            if as_task:
+                return await call_as_task(
+                    client.session, self.name, name, arguments, cancel_within=self._config.timeout
+                )
             # no progress token when no one listens (a blocking call): the request is the SDK's own
             return await client.call_tool(name, arguments, progress_callback=report if sink is not None else None)
 
@@ -230,6 +236,17 @@ class McpTooling(ConfiguredTooling):
         if result.is_error and during.refused:
             raise refused(self.name, name, during, ToolingError(ErrorCode.TOOL_FAILED, result.text() or "", None))
         return result
+
+    def _as_task(self, client: Client, spec: ToolSpec, *, asynchronous: bool) -> bool:
+        """Whether a call of `spec` runs as a 2025-11-25 task (`mcp_tasks_2025`): on such a
+        connection, when the server runs `tools/call` as tasks and the tool requires it, or allows it
+        and the call is asynchronous (2026-07-28 tasks are the server's choice: `mcp_tasks`)."""
+        conn = self._conn
+        if conn is None or conn.modern or spec.task_support not in ("required", "optional"):
+            return False
+        tasks = client.server_capabilities.tasks if client.server_capabilities is not None else None
+        offered = tasks is not None and tasks.requests is not None and tasks.requests.tools is not None
+        return offered and (spec.task_support == "required" or asynchronous)
 
     async def list_resources(self) -> list[ResourceSpec]:
         """Every resource (all pages, up to `mcp_wire.MAX_PAGES`)."""

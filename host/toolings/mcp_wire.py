@@ -70,6 +70,7 @@ def tool_spec(tool: types.Tool) -> ToolSpec:
         input_schema=dict(tool.input_schema),
         output_schema=dict(tool.output_schema) if tool.output_schema is not None else None,
         annotations=annotations,
+        task_support=tool.execution.task_support if tool.execution is not None else None,
     )
 
 
