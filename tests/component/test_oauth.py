@@ -52,7 +52,7 @@ def era(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def guarded() -> Iterator[Server]:
     cmd = [sys.executable, "-m", "tests.servers.guarded", "--http", "0", "--lifetime", str(LIFETIME)]
-    server = Server([*cmd, "--client", "bot:s3cret-value"])
+    server = Server([*cmd, "--client", "bot:s3cret-value", "--app", "app:app-s3cret"])
     yield server
     server.stop()
 
@@ -244,6 +244,28 @@ def test_a_wider_scope_is_obtained_without_a_person_only_when_client_credentials
     assert "admin ok" in stepped and after == before + 1
     assert refused.value.code is ErrorCode.UNAUTHORIZED
     assert "run `agent-host auth login t`" in refused.value.message
+
+
+def test_a_pre_registered_client_logs_in_with_its_own_id_and_secret(
+    guarded: Server, era: str, tmp_path: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`auth = { type = "oauth", client_id, client_secret }`: no dynamic registration; the secret
+    (`${VAR}`) never shows."""
+    monkeypatch.setenv("APP_SECRET", "app-s3cret")
+    env = {**env, "APP_SECRET": "app-s3cret"}
+    config = tmp_path / "agent-host.toml"
+    config.write_text(
+        f'[tooling.app]\nurl = "{guarded.url}"\n{era}'
+        'auth = { type = "oauth", client_id = "app", client_secret = "${APP_SECRET}", scopes = ["read"] }\n',
+        encoding="utf-8",
+    )
+    printed = login(config, env, "app")
+    with Host(parse_config(config.read_text(encoding="utf-8"), config)) as host:
+        session = host.session("agent")
+        seen = activity(session, "app")
+        session.close()
+    assert seen["client_id"] == "app"  # the configured client, not a dynamically registered one
+    assert "app-s3cret" not in printed + json.dumps(seen) + (tmp_path / "tokens" / "app.json").read_text()
 
 
 def test_auth_commands_name_what_is_wrong(guarded: Server, tmp_path: Path, env: dict[str, str]) -> None:

@@ -6,7 +6,9 @@ auth settings: every MCP request needs a bearer token with scope `read`; the aut
 (issuer: the server's origin) registers clients dynamically and approves every authorization at
 once, redirecting to the redirect URI with a code (no person: a test follows the URL with httpx).
 Options: `--lifetime S` (access tokens expire after S seconds; default 3600), `--client ID:SECRET`
-(a client allowed the client-credentials grant, which the SDK's token endpoint lacks: answered here).
+(a client allowed the client-credentials grant, which the SDK's token endpoint lacks: answered here),
+`--app ID:SECRET` (a pre-registered client of the code flow, redirecting to agent-host's default
+redirect URI).
 
 Tools: `echo(text)`; `admin()`: needs scope `admin` too (without it the call is refused with 403
 `insufficient_scope` asking for `read admin`: a step-up); `activity()`: {"issued", "refreshed",
@@ -266,7 +268,11 @@ def build(base: str, provider: Provider) -> MCPServer:
     return server
 
 
-async def _serve(port: int, lifetime: int, clients: list[str]) -> None:
+REDIRECT = "http://127.0.0.1:33418/callback"
+"""agent-host's default `redirect_uri`, registered for the `--app` clients."""
+
+
+async def _serve(port: int, lifetime: int, clients: list[str], apps: list[str]) -> None:
     import uvicorn
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -277,6 +283,13 @@ async def _serve(port: int, lifetime: int, clients: list[str]) -> None:
     for client in clients:
         client_id, _, secret = client.partition(":")
         provider.secrets[client_id] = secret
+    for registered in apps:
+        client_id, _, secret = registered.partition(":")
+        provider.clients[client_id] = OAuthClientInformationFull(
+            client_id=client_id, client_secret=secret, redirect_uris=[REDIRECT],  # type: ignore[list-item]
+            token_endpoint_auth_method="client_secret_post", grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"], scope=SCOPE,
+        )  # fmt: skip
     app = ClientCredentials(
         StepUp(build(base, provider).streamable_http_app(host="127.0.0.1"), provider, base), provider
     )
@@ -293,8 +306,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--client", action="append", default=[], metavar="ID:SECRET", help="a client-credentials client (repeatable)"
     )
+    parser.add_argument(
+        "--app", action="append", default=[], metavar="ID:SECRET", help="a pre-registered code-flow client (repeatable)"
+    )
     args = parser.parse_args(argv)
-    anyio.run(_serve, args.http, args.lifetime, args.client)
+    anyio.run(_serve, args.http, args.lifetime, args.client, args.app)
 
 
 if __name__ == "__main__":
