@@ -142,24 +142,10 @@ class ClientCredentials:
         if scope["type"] != "http" or scope["path"] != "/token" or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await _body(receive)
         form = {key: values[0] for key, values in parse_qs(body.decode()).items()}
         if form.get("grant_type") != "client_credentials":
-            sent = False
-
-            async def replay() -> Message:
-                nonlocal sent
-                if sent:
-                    return await receive()
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-
-            await self.app(scope, replay, send)
+            await self.app(scope, _replaying(body, receive), send)
             return
         client_id, secret = _client_of(scope, form)
         if client_id is None or self.provider.secrets.get(client_id) != secret:
@@ -184,12 +170,7 @@ class StepUp:
         if scope["type"] != "http" or scope["path"] != "/mcp" or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await _body(receive)
         if self._needs_admin(body) and ADMIN not in self._scopes(scope):
             challenge = (
                 f'Bearer error="insufficient_scope", scope="{SCOPE} {ADMIN}", resource_metadata="{self.metadata}"'
@@ -198,16 +179,7 @@ class StepUp:
             await send({"type": "http.response.start", "status": 403, "headers": headers})
             await send({"type": "http.response.body", "body": b'{"error": "insufficient_scope"}'})
             return
-        sent = False
-
-        async def replay() -> Message:
-            nonlocal sent
-            if sent:
-                return await receive()
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        await self.app(scope, replay, send)
+        await self.app(scope, _replaying(body, receive), send)
 
     @staticmethod
     def _needs_admin(body: bytes) -> bool:
@@ -222,6 +194,30 @@ class StepUp:
         header = dict(scope["headers"]).get(b"authorization", b"").decode()
         token = self.provider.access.get(header.removeprefix("Bearer ").strip())
         return list(token.scopes) if token is not None else []
+
+
+async def _body(receive: Receive) -> bytes:
+    """The whole body of an HTTP request."""
+    body = b""
+    while True:
+        message = await receive()
+        body += bytes(message.get("body", b""))
+        if not message.get("more_body"):
+            return body
+
+
+def _replaying(body: bytes, receive: Receive) -> Receive:
+    """A `receive` that gives the app `body` (already read) first, then what follows."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
 
 
 def _client_of(scope: Scope, form: dict[str, str]) -> tuple[str | None, str | None]:
