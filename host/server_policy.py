@@ -23,6 +23,7 @@ from typing import Any, Final
 from host.approval import Answerer, Approver, ElicitationRequest
 from host.audit import AuditLog
 from host.config import Config
+from host.config.models import SERVE_CLIENT
 from host.errors import ErrorCode, ToolingError
 from host.model import JsonObject
 from host.toolings.server_requests import Question, Reply
@@ -61,6 +62,8 @@ class PolicyAnswers:
     def mode(self, tooling: str, agent: str | None) -> str:
         """The elicitation policy for `tooling`'s questions during a call of `agent`: "decline" or "ask"."""
         settings = self._config.agents.get(agent) if agent is not None else None
+        if settings is None and agent == SERVE_CLIENT:
+            settings = self._config.serve.client_grants()
         if settings is not None and tooling in settings.elicitation:
             return settings.elicitation[tooling]
         return str(getattr(self._config.toolings[tooling], "elicitation", "decline"))

@@ -182,6 +182,9 @@ def bind_problem(address: str, tokens: Sequence[str]) -> str | None:
     return None
 
 
+SERVE_CLIENT: Final = "serve"
+"""The agent a remote client of `agent-host serve` acts as (messages, the audit log, its grants)."""
+
 GRANT_KEYS: Final = frozenset({"toolings", "tools", "resources", "capabilities", "require_approval", "elicitation"})
 """The keys of an `[agents.NAME]` table that `[serve] grants` takes (what a remote client may do)."""
 
@@ -254,7 +257,7 @@ class ServeSettings(Placed):
     def client_grants(self) -> AgentConfig:
         """The grants of the remote client (agent `serve`) as an agent table placed at `[serve] grants`."""
         grants = self.grants if self.grants is not None else AgentConfig(toolings=self.toolings)
-        return grants.named("serve", f"{self.origin} grants")
+        return grants.named(SERVE_CLIENT, f"{self.origin} grants")
 
     @model_validator(mode="after")
     def _tokens_beyond_loopback(self) -> Self:

@@ -22,8 +22,9 @@ import anyio
 import anyio.to_thread
 
 from host.app import Host
+from host.config.models import SERVE_CLIENT
 from host.errors import ErrorCode, ToolingError
-from host.model import CallOutcome, JsonObject, Progress, ResourceData, ResourceSpec
+from host.model import Asked, CallOutcome, JsonObject, Progress, ResourceData, ResourceSpec
 from host.policy import AgentPolicy
 from host.serve.answers import Answer, ServedTool
 from host.serve.feed import Feed
@@ -31,7 +32,7 @@ from host.session import GuestSession
 
 logger = logging.getLogger(__name__)
 
-CLIENT: Final = "serve"
+CLIENT: Final = SERVE_CLIENT
 """The agent a remote client acts as (in messages and the audit log)."""
 
 PROGRESS_BUFFER: Final = 256
@@ -186,7 +187,8 @@ def _call(
     """In a worker thread: one call through `session`, to its final envelope; the session is closed
     at the end (cancelling the call upstream when it was interrupted)."""
     try:
-        call_id = session.call_tool(session.get(tooling), tool, arguments)
+        rep = session.get(tooling)
+        call_id = session.call_tool(rep, tool, arguments)
         while True:
             envelope = session.recv(None)
             if envelope is None:
@@ -199,6 +201,8 @@ def _call(
             if isinstance(payload, Progress):
                 if report is not None:
                     report(payload)
+            elif isinstance(payload, Asked):  # the remote client is not asked (yet): declined at once
+                session.respond(rep, call_id, "decline", None)
             elif isinstance(payload, CallOutcome):
                 return Answer.of_result(json.loads(payload.value))
             elif isinstance(payload, ToolingError):

@@ -292,3 +292,27 @@ def test_calls_needing_approval_are_put_to_the_servers_approver(tmp_path: Path, 
         assert answer.is_error and answer.content[0].text.startswith(
             "denied: the call of tool 'set' of tooling 't' by agent 'serve' needs approval"
         )
+
+
+@pytest.mark.parametrize("mode", ["ask", "guest", None])
+def test_a_proxied_servers_question_follows_the_grants_elicitation(tmp_path: Path, mode: str | None) -> None:
+    """`[serve] grants` takes `elicitation` like an agent: `ask` puts a question during a proxied call
+    to the serve host's approver; otherwise (and with `guest`: the remote client is not asked) it is
+    declined at once and the call is `denied` naming the request."""
+    from host.approval import CallbackApprover
+
+    asking = f'[tooling.a]\ncommand = "${{AGENT_HOST_PYTHON}}"\nargs = ["-m", "tests.servers.asking"]\ncwd = "{REPO}"\n'
+    grants = f', grants = {{ elicitation = {{ a = "{mode}" }} }}' if mode else ""
+    text = asking + '[serve]\ntoolings = ["a"]' + grants.replace(", grants", "\ngrants") + "\n"
+    config = parse_config(text, tmp_path / "agent-host.toml")
+    approver = CallbackApprover(bool, lambda request: {"name": f"{request.agent} via {request.tooling}"})
+    with Host(config, approver=approver) as host:
+
+        async def body(client: Client) -> Any:
+            return await client.call_tool("a.ask", {"message": "Name?"})
+
+        answer = run(build_catalog(host, config), body)
+    if mode == "ask":
+        assert (answer.is_error, answer.content[0].text) == (False, "hello serve via a")
+    else:
+        assert answer.is_error and answer.content[0].text.startswith("denied: tooling 'a': tool 'ask' failed after")
