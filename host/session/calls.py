@@ -1,9 +1,9 @@
 """A guest's open asynchronous calls, and how a finished call is shaped for the guest.
 
 `OpenCalls.start` returns a fresh UUID at once; the call runs as a task on the bridge loop, bounded
-by the tooling's `timeout` (`deadline.bounded`), and ends with exactly one final envelope in the
-guest's inbox (none when cancelled): the `CallOutcome`, or the `ToolingError` (a host bug becomes
-`internal`). The call is audited when it ends, before its envelope is queued (`cancelled` when it
+by the tooling's `timeout` and `max_call_time` (`deadline.bounded_call`), and ends with exactly one
+final envelope in the guest's inbox (none when cancelled): the `CallOutcome`, or the `ToolingError`
+(a host bug becomes `internal`). The call is audited when it ends, before its envelope is queued (`cancelled` when it
 was cancelled). Progress reports become `progress` envelopes. `cancel` cancels the task, which
 cancels the upstream request; a call is forgotten once its final envelope was received.
 

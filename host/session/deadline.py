@@ -48,18 +48,6 @@ def internal_error(what: str, exc: BaseException) -> ToolingError:
     return ToolingError(ErrorCode.INTERNAL, f"internal error in the host during {what}: {type(exc).__name__}: {exc}")
 
 
-async def bounded(seconds: float, what: str, hint: str, fn: Callable[..., Awaitable[_T]], *args: Any) -> _T:
-    """On the loop: `await fn(*args)`, cancelled after `seconds` (then `timed_out` is raised); a
-    tooling that hears from its server meanwhile (an MCP task being polled) renews the `seconds`
-    (`toolings.request_clock`), and then a timeout means its server went silent for that long."""
-    with request_timeout(seconds) as clock:
-        return await fn(*args)
-    if clock.renewed:
-        silent = f"the server did not answer for {seconds:g} s"
-        raise ToolingError(ErrorCode.TIMEOUT, f"{what} was cancelled: {silent} ({hint})")
-    raise timed_out(what, seconds, hint)
-
-
 async def bounded_call(
     config: ToolingConfig, what: str, run: Callable[[ProgressFn], Awaitable[_T]], on_progress: ProgressFn | None = None
 ) -> _T:

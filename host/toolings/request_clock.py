@@ -1,6 +1,6 @@
 """The request timeout of the tooling call running in the current task, which a tooling may renew.
 
-The caller (`session.deadline.bounded`) runs a call under `request_timeout(seconds)`: a cancel scope
+The caller (`session.deadline.bounded_call`) runs a call under `request_timeout(seconds)`: a cancel scope
 that ends the call `seconds` after it started. A tooling that keeps hearing from its server while
 the work goes on (an MCP task polled with `tasks/get`) calls `renew_request_timeout(waiting)` after
 each answer: the call then ends `seconds` after `waiting` more seconds, not `seconds` after it

@@ -10,13 +10,15 @@ import logging
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import anyio
 import pytest
 
 from host.bridge import Bridge, Interrupt
+from host.config import parse_config
 from host.errors import ErrorCode, ToolingError
-from host.session.deadline import Deadline, LoopCalls, bounded, timed_out
+from host.session.deadline import Deadline, LoopCalls, bounded_call, request_hint, timed_out
 from tests.unit.sessionkit import WAIT, on_loop
 
 
@@ -154,16 +156,20 @@ def test_expected_failures_pass_through_unchanged(bridge: Bridge) -> None:
     assert caught.value is refusal
 
 
-def test_bounded_on_the_loop_raises_the_same_message(bridge: Bridge) -> None:
+def test_a_bounded_call_on_the_loop_raises_the_same_message(bridge: Bridge) -> None:
+    text = '[tooling.m]\nkind = "mock"\ntimeout = 0.05\n[tooling.n]\nkind = "mock"\n'
+    toolings = parse_config(text, Path("/etc/agent/agent-host.toml"), {}).toolings
+    what = "tooling 'm': the call of tool 'slow'"
+
     async def attempt() -> None:
-        await bounded(0.05, "tooling 'm': the call of tool 'slow'", "raise `timeout`", never)
+        await bounded_call(toolings["m"], what, lambda report: never())
 
     with pytest.raises(ToolingError) as caught:
         on_loop(bridge, attempt)
-    assert caught.value == timed_out("tooling 'm': the call of tool 'slow'", 0.05, "raise `timeout`")
+    assert caught.value == timed_out(what, 0.05, request_hint(toolings["m"]))
 
     async def quick() -> int:
-        return await bounded(WAIT, "x", "y", _answer)
+        return await bounded_call(toolings["n"], "x", lambda report: _answer())
 
     assert on_loop(bridge, quick) == 42
 
