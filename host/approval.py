@@ -133,16 +133,10 @@ class TerminalApprover:
         return await anyio.to_thread.run_sync(self._ask, request, abandon_on_cancel=True)
 
     def _ask(self, request: ApprovalRequest) -> Decision:
-        with self._lock:
-            try:
-                # Unbuffered bytes: a terminal is not seekable, so text mode "r+" (a BufferedRandom)
-                # cannot even be opened on one.
-                with open(self._terminal, "r+b", buffering=0) as tty:
-                    tty.write(f"\nagent-host: approve? {request.describe()} [y/N] ".encode())
-                    answer = _read_line(tty).strip().lower()
-            except OSError:
-                return Decision(False, "approval is required but there is no terminal to ask on")
-        if answer in ("y", "yes"):
+        answer = self._prompt(f"approve? {request.describe()} [y/N] ", ANSWER_LIMIT)
+        if answer is None:
+            return Decision(False, "approval is required but there is no terminal to ask on")
+        if answer.lower() in ("y", "yes"):
             return Decision(True, "approved on the terminal")
         return Decision(False, "refused on the terminal")
 
@@ -152,26 +146,35 @@ class TerminalApprover:
     def _answer(self, request: ElicitationRequest) -> dict[str, Any] | None:
         """The question and the schema on the terminal; a JSON object typed on one line accepts,
         an empty line (or anything not a JSON object, or no terminal) declines."""
-        with self._lock:
-            try:
-                with open(self._terminal, "r+b", buffering=0) as tty:
-                    schema = json.dumps(request.schema, ensure_ascii=False)
-                    prompt = (
-                        "  open it and answer y when done (anything else declines): "
-                        if request.url
-                        else f"  answer with a JSON object matching {schema}\n  (an empty line declines): "
-                    )
-                    tty.write(f"\nagent-host: {request.describe()}\n{prompt}".encode())
-                    line = _read_line(tty, JSON_ANSWER_LIMIT).strip()
-            except OSError:
-                return None
+        schema = json.dumps(request.schema, ensure_ascii=False)
+        how = (
+            "  open it and answer y when done (anything else declines): "
+            if request.url
+            else f"  answer with a JSON object matching {schema}\n  (an empty line declines): "
+        )
+        line = self._prompt(f"{request.describe()}\n{how}", JSON_ANSWER_LIMIT)
+        if not line:
+            return None
         if request.url:
             return {} if line.lower() in ("y", "yes") else None
         try:
-            content = json.loads(line) if line else None
+            content = json.loads(line)
         except ValueError:
             return None
         return content if isinstance(content, dict) else None
+
+    def _prompt(self, text: str, limit: int) -> str | None:
+        """`agent-host: TEXT` on the terminal and the line typed (stripped, at most `limit` bytes),
+        one prompt at a time; None when there is no terminal."""
+        with self._lock:
+            try:
+                # Unbuffered bytes: a terminal is not seekable, so text mode "r+" (a BufferedRandom)
+                # cannot even be opened on one.
+                with open(self._terminal, "r+b", buffering=0) as tty:
+                    tty.write(f"\nagent-host: {text}".encode())
+                    return _read_line(tty, limit).strip()
+            except OSError:
+                return None
 
 
 ANSWER_LIMIT: Final = 256

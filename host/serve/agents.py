@@ -27,7 +27,6 @@ from host.policy import AgentPolicy
 from host.serve.answers import Answer, ServedTool
 from host.serve.feed import Feed
 from host.stopping import StopToken
-from host.validation import ArgumentValidator
 
 logger = logging.getLogger(__name__)
 
@@ -112,7 +111,7 @@ class AgentCalls:
     def __init__(self, host: Host, offers: Sequence[Offer]) -> None:
         self._host = host
         self.offers = {offer.name: offer for offer in offers}
-        self._validator = ArgumentValidator()
+        self._validator = host.validator
 
     def tools(self) -> list[ServedTool]:
         """The offered agents as tools."""

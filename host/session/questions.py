@@ -11,6 +11,7 @@ naming the path and rule, the question staying open); `answer` (on the loop) han
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -25,7 +26,8 @@ from host.validation import ArgumentValidator
 QUESTION_TIMEOUT: Final = 120.0
 """Seconds a question waits for the guest's answer before it is declined."""
 
-ACTIONS: Final[frozenset[str]] = frozenset({"accept", "decline", "cancel"})
+ACTIONS: Final[Mapping[str, ElicitAction]] = {"accept": "accept", "decline": "decline", "cancel": "cancel"}
+"""The WIT `elicit-action` names, as the reply's action."""
 
 
 @dataclass
@@ -83,9 +85,9 @@ class GuestQuestions:
                 ErrorCode.NOT_FOUND,
                 f"call {call_id} has no open question (never asked, already answered, timed out, or the call ended)",
             )
-        if action not in ACTIONS:
+        elicit = ACTIONS.get(action)
+        if elicit is None:
             raise ToolingError(ErrorCode.INVALID_ARGUMENTS, f"unknown action {action!r}: use accept, decline or cancel")
-        elicit: ElicitAction = "accept" if action == "accept" else "decline" if action == "decline" else "cancel"
         if elicit != "accept":
             return Reply(elicit)
         try:
