@@ -25,7 +25,7 @@ from host.inbox import Inbox
 from host.paths import cache_dir
 from host.pins import Pins
 from host.policy import AgentPolicy
-from host.runtime.engine import Runtime
+from host.runtime.engine import Runtime, Shipped
 from host.runtime.guest import GuestThread, Outcome, start_guest
 from host.server_policy import PolicyAnswers
 from host.session import GuestSession, LogSink
@@ -50,7 +50,10 @@ class Host:
         keep_logs: bool = False,
         approver: Approver | None = None,
         stop: StopToken | None = None,
+        audit: AuditLog | None = None,
     ) -> None:
+        """`audit`, when given, receives the audit records instead of the file `[host] audit_log`
+        names (a Ray worker forwards them to the driver)."""
         self.config = config
         self.approver: Approver = approver if approver is not None else DenyAll()
         self.validator = ArgumentValidator()
@@ -62,11 +65,9 @@ class Host:
         self.pins = Pins.of(config)
         """The pinned tool definitions of the `pin_tools` toolings (in `agent-host.lock` beside the config)."""
         settings = config.host
-        self.audit = (
-            AuditLog(settings.audit_log, include_arguments=settings.audit_arguments)
-            if settings.audit_log is not None
-            else None
-        )
+        if audit is None and settings.audit_log is not None:
+            audit = AuditLog(settings.audit_log, include_arguments=settings.audit_arguments)
+        self.audit = audit
         self.log_dir = Path(tempfile.mkdtemp(prefix="agent-host-logs-"))
         self.bridge = Bridge()
         answers = PolicyAnswers(config, self.approver, self.validator, self.audit)
@@ -102,7 +103,7 @@ class Host:
 
     def start(
         self,
-        wasm: Path,
+        wasm: Path | Shipped,
         input_text: str,
         *,
         agent: str = "guest",
@@ -110,7 +111,8 @@ class Host:
         output: TextIO | None = None,
         on_log: LogSink | None = None,
     ) -> GuestThread:
-        """Load (compiling once) and start the component in `wasm` on its own thread. The guest's
+        """Load (compiling once) and start the component in `wasm` (a file, or a component shipped
+        from another machine) on its own thread. The guest's
         output lines go to `output` (default: `sys.stderr` as it is when the guest runs), its log
         lines to the host's log and to `on_log`.
 
@@ -118,7 +120,10 @@ class Host:
         called (before or during the compile): no guest starts after a stop request."""
         what = f"starting agent {agent}"
         self.stop.check(what)
-        component = self.runtime.load(wasm, self.stop)
+        if isinstance(wasm, Path):
+            component = self.runtime.load(wasm, self.stop)
+        else:
+            component = self.runtime.load_shipped(wasm, self.stop)
         policy = policy if policy is not None else self.policy(agent)
         with self._lock:
             self.stop.check(what)

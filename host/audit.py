@@ -4,7 +4,8 @@ Operations refused before they reach a server (denied, invalid arguments, limits
 An asynchronous call is logged when it ends (a cancelled one with outcome `cancelled`). Writes are
 serialized by a lock and flushed line by line, so concurrent guests never interleave a line and a
 crash loses at most the line being written. A write that fails is reported once on the host's log
-and the host goes on.
+and the host goes on. A forwarding log (`forward`: a Ray worker's) hands each line to a
+callable instead; the driver appends such lines to its file with `write_line`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
@@ -24,15 +26,25 @@ logger = logging.getLogger(__name__)
 class AuditLog:
     """An open audit log file. Thread-safe."""
 
-    def __init__(self, path: Path, *, include_arguments: bool = False) -> None:
-        """Open `path` for appending, creating its folder. Raises `ConfigError` when that fails."""
+    def __init__(
+        self, path: Path | None, *, include_arguments: bool = False, forward: Callable[[str], None] | None = None
+    ) -> None:
+        """Open `path` for appending, creating its folder; raises `ConfigError` when that fails. With
+        `forward` instead (and `path` None) no file is opened: each line goes to `forward`, called
+        under the log's lock, so lines arrive in the order they were recorded."""
+        if (path is None) == (forward is None):
+            raise ValueError("an audit log needs a path or a forward, not both")
         self.path = path
         self.include_arguments = include_arguments
         self._lock = threading.Lock()
         self._failed = False
+        self._forward = forward
+        self._file: TextIO | None = None
+        if path is None:
+            return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._file: TextIO | None = path.open("a", encoding="utf-8", buffering=1)
+            self._file = path.open("a", encoding="utf-8", buffering=1)
         except OSError as exc:
             raise ConfigError(f"cannot open the audit log {path}: {exc.strerror or exc}") from None
 
@@ -69,8 +81,14 @@ class AuditLog:
         }
         if self.include_arguments and arguments is not None:
             entry["arguments"] = arguments
-        line = json.dumps(entry, ensure_ascii=False) + "\n"
+        self.write_line(json.dumps(entry, ensure_ascii=False) + "\n")
+
+    def write_line(self, line: str) -> None:
+        """Append `line` (one JSON object and a newline, as `record` makes them) as it is."""
         with self._lock:
+            if self._forward is not None:
+                self._forward(line)
+                return
             if self._file is None:
                 return
             try:
@@ -82,6 +100,7 @@ class AuditLog:
 
     def close(self) -> None:
         with self._lock:
+            self._forward = None
             if self._file is not None:
                 self._file.close()
                 self._file = None

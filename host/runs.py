@@ -30,18 +30,16 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class AgentRun:
-    """One agent to run: its settings, input and component, or why it cannot start."""
+    """One agent to run: its name, settings, input and component, or why it cannot start."""
 
-    settings: AgentConfig
+    name: str
+    settings: AgentConfig | None
+    """Its `[agents.NAME]` table; None for a guest run by its path (the `[host]` defaults apply)."""
     input: str
     component: Path | None = None
     failure: HostError | None = None
     source: Path | None = None
     """Dev mode: the guest folder the dev runner (`component`) reads at run time."""
-
-    @property
-    def name(self) -> str:
-        return self.settings.name
 
 
 @dataclass(frozen=True)
@@ -90,11 +88,12 @@ def prepare(
                 raise UsageError(f"has no `component` ({agent.origin})")
             if dev:
                 devmode.check_source(agent.component)
-                runs.append(AgentRun(agent, input_text, devmode.runner_component(stop), source=agent.component))
+                component = devmode.runner_component(stop)
+                runs.append(AgentRun(agent.name, agent, input_text, component, source=agent.component))
             else:
-                runs.append(AgentRun(agent, input_text, resolve_component(agent.component, stop=stop)))
+                runs.append(AgentRun(agent.name, agent, input_text, resolve_component(agent.component, stop=stop)))
         except HostError as exc:
-            runs.append(AgentRun(agent, input_text, failure=exc))
+            runs.append(AgentRun(agent.name, agent, input_text, failure=exc))
     return runs
 
 

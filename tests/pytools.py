@@ -5,7 +5,10 @@ They run in the test process, so tests can look at what they observed (`EVENTS`)
 
 from __future__ import annotations
 
+import os
+import signal
 import time
+from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
@@ -128,3 +131,15 @@ def sample(request: dict[str, Any]) -> dict[str, Any]:
     """A sampling hook (`sampling = "tests.pytools:sample"`): answers with the prompt, upper-cased."""
     prompt = request["messages"][0]["content"]["text"]
     return {"role": "assistant", "content": {"type": "text", "text": prompt.upper()}, "model": "upper-1"}
+
+
+@tool
+def die(marker: str = "") -> str:
+    """End this process at once, as a crashed worker would (SIGKILL). With `marker` (a file path):
+    only when the file does not exist yet, creating it, so that a second run goes through."""
+    if marker:
+        if Path(marker).exists():
+            return "survived"
+        Path(marker).touch()
+    os.kill(os.getpid(), signal.SIGKILL)
+    return "unreachable"

@@ -33,7 +33,9 @@ from host.cli.options import (
 from host.errors import HostError, UsageError
 
 if TYPE_CHECKING:
+    from host.cli.signals import Stopper
     from host.config import AgentConfig, Config
+    from host.runs import AgentRun, Finished
     from host.runtime.guest import Outcome
 
 logger = logging.getLogger("host")
@@ -78,18 +80,27 @@ DETAIL_WIDTH: Final = 100
     "--dev", is_flag=True,
     help="Run guest folders from their source with the prebuilt dev runner: no build, no compile per edit.",
 )  # fmt: skip
+@click.option(
+    "--executor", type=click.Choice(["local", "ray"]), default=None,
+    help="Where agents run: threads of this process (local) or Ray actors (ray). Default: [host] executor, else local.",
+)  # fmt: skip
+@click.option(
+    "--ray-address", metavar="ADDR",
+    help="With --executor ray: `auto` (the cluster `ray start` made here) or HOST:PORT; absent: a local Ray.",
+)  # fmt: skip
 @common_options
 @click.pass_obj
 def command(
     state: State, guest: str | None, input_spec: str | None, agents: tuple[str, ...], allow: tuple[str, ...],
-    as_json: bool, approve: str, module: str | None, dev: bool,
+    as_json: bool, approve: str, module: str | None, dev: bool, executor: str | None, ray_address: str | None,
 ) -> int:  # fmt: skip
     from host import runs
 
     config = state.load_config()
+    where = _Where.of(config, executor, ray_address, approve, dev)
     names = list(dict.fromkeys(agents))
     if guest is None and len(names) != 1:
-        return _run_many(state, config, names, input_spec, allow, as_json, approve, dev)
+        return _run_many(state, config, names, input_spec, allow, as_json, approve, dev, where)
     if len(names) > 1:
         raise UsageError(
             f"GUEST {guest} with {len(names)} --agent options: with a GUEST, name at most one agent",
@@ -104,7 +115,46 @@ def command(
         raise UsageError(f"[agents.{names[0]}] has no `component`; give a GUEST (folder or .wasm)")
     input_text = read_input(input_spec, agent)
     name = agent.name if agent is not None else spec.stem if spec.suffix == ".wasm" else spec.resolve().name
-    return _run_one(state, config, _Guest(spec, name, agent, input_text, module, dev), allow, as_json, approve)
+    return _run_one(state, config, _Guest(spec, name, agent, input_text, module, dev), allow, as_json, approve, where)
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where agents run: `ray_address` None and `ray` False for this process."""
+
+    ray: bool
+    ray_address: str | None = None
+
+    @classmethod
+    def of(cls, config: Config, executor: str | None, address: str | None, approve: str, dev: bool) -> _Where:
+        """From the options, else `[host]`; `UsageError` for what Ray cannot do."""
+        chosen = executor if executor is not None else config.host.executor
+        if chosen != "ray":
+            if address is not None:
+                raise UsageError('--ray-address goes with --executor ray (or [host] executor = "ray")')
+            return cls(False)
+        if dev:
+            raise UsageError("--dev runs guests from their source on this machine", hint="drop --executor ray")
+        if approve == "ask":
+            raise UsageError(
+                "--approve ask: agents on Ray run where nobody can answer a prompt",
+                hint="use --approve deny (the default) or --approve all, or run with --executor local",
+            )
+        return cls(True, address if address is not None else config.host.ray_address)
+
+
+def _on_ray(
+    state: State, config: Config, runs: Sequence[AgentRun], allow: Sequence[str], approve: str, where: _Where,
+    stopper: Stopper,
+) -> list[Finished]:  # fmt: skip
+    """Run `runs` on Ray (started for the command, or joined) with the same results as locally."""
+    from host.cluster.connection import ray_cluster
+    from host.cluster.executor import RayExecutor
+
+    with ray_cluster(where.ray_address, stopper.token, verbose=state.debug) as cluster:
+        executor = RayExecutor(config, cluster, approve=approve, stop=stopper.token)
+        stopper.host = executor
+        return executor.run_all(runs, allow)
 
 
 @dataclass(frozen=True)
@@ -121,9 +171,10 @@ class _Guest:
     """Run the guest folder from its source with the dev runner (`host.devmode`)."""
 
 
-def _run_one(state: State, config: Config, guest: _Guest, allow: Sequence[str], as_json: bool, approve: str) -> int:
+def _run_one(
+    state: State, config: Config, guest: _Guest, allow: Sequence[str], as_json: bool, approve: str, where: _Where
+) -> int:
     from host import devmode, runs
-    from host.app import Host
     from host.builder import resolve_component
     from host.cli.signals import signals
     from host.stopping import Interrupted
@@ -136,12 +187,14 @@ def _run_one(state: State, config: Config, guest: _Guest, allow: Sequence[str], 
                 wasm = devmode.runner_component(stopper.token)
             else:
                 wasm = resolve_component(guest.spec, module=guest.module, stop=stopper.token)
-            with Host(config, keep_logs=state.debug, approver=approver(approve), stop=stopper.token) as host:
-                stopper.host = host
-                policy = host.policy(name, guest.agent, allow)
-                if guest.dev:
-                    policy = devmode.dev_policy(policy, guest.spec, guest.module)
-                outcome = host.run(wasm, guest.input, agent=name, policy=policy)
+            if where.ray:
+                run = runs.AgentRun(name, guest.agent, guest.input, wasm)
+                done = _on_ray(state, config, [run], allow, approve, where, stopper)[0]
+                if done.failure is not None:
+                    raise done.failure
+                outcome = done.outcome
+            else:
+                outcome = _run_here(state, config, guest, wasm, allow, approve, stopper)
         except HostError as exc:
             if not as_json or isinstance(exc, Interrupted):
                 raise
@@ -153,15 +206,30 @@ def _run_one(state: State, config: Config, guest: _Guest, allow: Sequence[str], 
         render.answer(outcome.text)
     if outcome.status == "error":
         render.report(f"agent {name} failed: {outcome.text}")
-    elif outcome.status == "trap":
+    elif outcome.status in ("trap", "crashed"):
         render.report(f"agent {name} was stopped: {outcome.text}")
     logger.debug("agent %s: %s in %.2f s", name, outcome.status, outcome.duration)
     return stopper.exit_code if stopper.exit_code is not None else outcome.exit_code
 
 
+def _run_here(
+    state: State, config: Config, guest: _Guest, wasm: Path, allow: Sequence[str], approve: str, stopper: Stopper
+) -> Outcome:
+    """Run one guest on a host in this process."""
+    from host import devmode
+    from host.app import Host
+
+    with Host(config, keep_logs=state.debug, approver=approver(approve), stop=stopper.token) as host:
+        stopper.host = host
+        policy = host.policy(guest.name, guest.agent, allow)
+        if guest.dev:
+            policy = devmode.dev_policy(policy, guest.spec, guest.module)
+        return host.run(wasm, guest.input, agent=guest.name, policy=policy)
+
+
 def _run_many(
     state: State, config: Config, names: list[str], input_spec: str | None, allow: Sequence[str], as_json: bool,
-    approve: str, dev: bool,
+    approve: str, dev: bool, where: _Where,
 ) -> int:  # fmt: skip
     """Run the named agents (default: every [agents.*]) at once; a table (or JSON) of outcomes."""
     from host import runs
@@ -176,9 +244,12 @@ def _run_many(
         for run in prepared:
             if run.failure is not None and not isinstance(run.failure, Interrupted):
                 render.error(f"agent {run.name}: {run.failure}")
-        with Host(config, keep_logs=state.debug, approver=approver(approve), stop=stopper.token) as host:
-            stopper.host = host
-            finished = runs.run_all(host, prepared, allow)
+        if where.ray:
+            finished = _on_ray(state, config, prepared, allow, approve, where, stopper)
+        else:
+            with Host(config, keep_logs=state.debug, approver=approver(approve), stop=stopper.token) as host:
+                stopper.host = host
+                finished = runs.run_all(host, prepared, allow)
     for run, done in zip(prepared, finished, strict=True):
         if done.failure is not None and run.failure is None and not isinstance(done.failure, Interrupted):
             render.error(f"agent {run.name}: {done.failure}")

@@ -13,21 +13,24 @@ import os
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from host import status_codes
 from host.stopping import Interrupted, StopToken
 
-if TYPE_CHECKING:
-    from host.app import Host
+
+class Stoppable(Protocol):
+    """What runs guests: a `host.app.Host`, or a `cluster.executor.RayExecutor`."""
+
+    def stop_all(self, reason: str, signum: int | None = None) -> None: ...
 
 
 class Stopper:
-    """What the signal handler acts on: the stop token, the host once it exists."""
+    """What the signal handler acts on: the stop token, the host (or executor) once it exists."""
 
     def __init__(self, raise_at_once: bool) -> None:
         self.token = StopToken()
-        self.host: Host | None = None
+        self.host: Stoppable | None = None
         self.raise_at_once = raise_at_once
 
     @property

@@ -28,7 +28,20 @@ from host.config.defaults import (
     DEFAULT_RUN_TIMEOUT,
 )
 from host.config.toolings import ElicitationMode, ToolingConfig
-from host.config.types import AgentName, Capability, Count, FilePath, Folder, GuestPath, Json, Seconds, Size
+from host.config.types import (
+    AgentName,
+    Capability,
+    Count,
+    Executor,
+    FilePath,
+    Folder,
+    Fraction,
+    GuestPath,
+    Json,
+    Seconds,
+    Size,
+    Steps,
+)
 
 _NEEDS_BOTH = "needs `host` (a folder on this machine) and `guest` (its path in the guest)"
 
@@ -96,6 +109,9 @@ class AgentConfig(Named):
     elicitation: Mapping[str, ElicitationMode] = {}
     """Per granted tooling, what its server's questions get during this agent's calls ("decline" or
     "ask"), instead of the tooling's `elicitation`."""
+    restartable: bool = Field(default=False, strict=True)
+    """With `--executor ray`: run the agent again (up to `[host] max_restarts` times) when its
+    worker dies; only for agents whose tool calls are safe to repeat."""
 
     @model_validator(mode="after")
     def _grants_are_consistent(self, info: ValidationInfo) -> Self:
@@ -138,6 +154,16 @@ class HostSettings(Placed):
     """Whether audit lines include the arguments themselves (not only their size)."""
     allow: tuple[str, ...] = ()
     """Toolings (names or globs) granted to a guest run without an `[agents.NAME]` table, like `--allow`."""
+    executor: Executor = "local"
+    """Where `agent-host run` runs agents: "local" (threads of this process) or "ray" (Ray actors),
+    like `--executor`."""
+    ray_address: str | None = None
+    """The Ray cluster of `executor = "ray"`: "auto" (the one `ray start` made on this machine) or
+    HOST:PORT; absent: a local Ray started for the run. Like `--ray-address`."""
+    ray_cpus: Fraction = 1.0
+    """CPUs Ray reserves for each agent's worker (0.25: four agents per CPU)."""
+    max_restarts: Steps = 0
+    """With `executor = "ray"`: times a `restartable` agent is run again after its worker died."""
 
     @model_validator(mode="after")
     def _limits_fit(self, info: ValidationInfo) -> Self:

@@ -68,6 +68,12 @@ def _seconds(value: object) -> object:
     return value
 
 
+def _positive(value: object) -> object:
+    if not _is_number(value) or not value > 0:  # type: ignore[operator]
+        raise problem(f"expected a number > 0, got {value!r}")
+    return value
+
+
 def _at_least_zero(value: object) -> object:
     if not _is_number(value) or not value >= 0:  # type: ignore[operator]
         raise problem(f"expected a number >= 0, got {value!r}")
@@ -144,6 +150,12 @@ Count = Annotated[int, Field(ge=1), _whole(1)]
 
 Steps = Annotated[int, Field(ge=0), _whole(0)]
 """A whole number >= 0."""
+
+Fraction = Annotated[float, Field(gt=0), BeforeValidator(_positive)]
+"""A number > 0 (a share of CPUs: 0.5, 1, 2)."""
+
+Executor = Literal["local", "ray"]
+"""Where `agent-host run` runs agents."""
 
 Size = Annotated[
     int,

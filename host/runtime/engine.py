@@ -1,15 +1,15 @@
 """The wasmtime `Engine`, the linkers, the epoch ticker and the compiled-component cache.
 
 One `Engine` per host process, configured once (`ENGINE_SETTINGS`), and one `Linker` per loaded
-component with every import defined (made at its first instantiation, ~6 ms; then shared by all its
-guests, instantiation serialized by a lock, ~2 ms): a linker serving one component sees one type per
-import, which lets `host_calls` read each type once.
+component with every import defined (made at its first instantiation, then shared by its guests,
+instantiation serialized by a lock): one type per import, so `host_calls` reads each type once.
 Components are compiled once per machine, in a child process (`runtime.compiler`) that a stop
 request ends, and cached on disk as `compiled/<cache_key>.cwasm` with a `.sha256` sidecar: a
 corrupt, truncated or stale artifact is recompiled, never fatal; writes are atomic, so concurrent
 hosts never read half an artifact; a file unchanged since its last check is not read again
-(`cache.stamps`). Files a runtime loaded stay pinned in the cache (`host.cache`)
-until `close()`.
+(`cache.stamps`). Files a runtime loaded stay pinned in the cache (`host.cache`) until `close()`.
+A component shipped from elsewhere (`Shipped`: a Ray driver's) is loaded from this machine's
+cache, else from the shipped artifact when compiled under this machine's key, else compiled here.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Final
+from typing import Final, Protocol
 
 from wasmtime import Engine, Store, WasmtimeError
 from wasmtime.component import Component, Instance, Linker
@@ -33,7 +33,7 @@ from host import cache
 from host.cache import stamps
 from host.errors import ComponentError
 from host.progress import progress
-from host.runtime.compiler import ENGINE_SETTINGS, INVALID_COMPONENT, engine_config, first_line
+from host.runtime.compiler import ENGINE_SETTINGS, INVALID_COMPONENT, engine_config, first_line, store_artifact
 from host.runtime.imports import define_imports
 from host.stopping import StopToken, run_child
 
@@ -63,6 +63,28 @@ class EpochTicker:
     def close(self) -> None:
         self._stop.set()
         self._thread.join()
+
+
+class Shipped(Protocol):
+    """A component sent from another machine. Its two forms are fetched only when needed."""
+
+    @property
+    def digest(self) -> str:
+        """sha256 of the wasm (hex)."""
+        ...
+
+    @property
+    def key(self) -> str:
+        """The cache key the sender compiled it under (`cache_key` on the sender's machine)."""
+        ...
+
+    def compiled(self) -> bytes:
+        """The artifact the sender compiled (valid where `key` is this machine's key too)."""
+        ...
+
+    def wasm(self) -> bytes:
+        """The component's wasm."""
+        ...
 
 
 class Runtime:
@@ -120,6 +142,41 @@ class Runtime:
                 self._loaded[key] = component
             return component
 
+    def load_shipped(self, shipped: Shipped, stop: StopToken | None = None) -> Component:
+        """The component `shipped` describes: from this machine's cache; else the shipped artifact
+        when it was compiled under this machine's key (stored in the cache); else compiled here from
+        the shipped wasm (`load`). Raises as `load` does."""
+        key = key_of(shipped.digest)
+        with self._load_lock:
+            component = self._loaded.get(key)
+            if component is None:
+                component = self._load_pinned(self._compiled_dir / f"{key}.cwasm", None)
+            if component is None and key == shipped.key:
+                component = self._store_shipped(key, shipped.compiled())
+            if component is not None:
+                self._loaded[key] = component
+                return component
+        scratch = Path(tempfile.mkdtemp(prefix="agent-host-shipped-"))
+        try:
+            wasm = scratch / f"{shipped.digest[:16]}.wasm"
+            wasm.write_bytes(shipped.wasm())
+            return self.load(wasm, stop)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    def _store_shipped(self, key: str, data: bytes) -> Component | None:
+        """`data` (an artifact compiled elsewhere under `key`) stored in the cache and loaded, or
+        loaded from memory when the cache is not writable; None when it does not load here."""
+        if _writable(self._compiled_dir):
+            artifact = self._compiled_dir / f"{key}.cwasm"
+            store_artifact(artifact, data)
+            return self._load_pinned(artifact, None)
+        try:
+            return Component.deserialize(self.engine, data)
+        except WasmtimeError as exc:
+            logger.warning("the shipped component %s does not load here (%s)", key, first_line(str(exc)))
+            return None
+
     def instantiate(self, store: Store, component: Component) -> Instance:
         """Instantiate `component` (from `load`) in `store` with the linker serving it.
 
@@ -160,9 +217,9 @@ class Runtime:
             cache.auto_prune(self._cache_dir)
         return component
 
-    def _load_pinned(self, artifact: Path, wasm: Path) -> Component | None:
+    def _load_pinned(self, artifact: Path, wasm: Path | None) -> Component | None:
         """`_load_artifact`, with `artifact` pinned for the life of the runtime and its `.source`
-        recorded; None (and nothing pinned) when it is missing or unusable."""
+        (`wasm`, when known) recorded; None (and nothing pinned) when it is missing or unusable."""
         if not cache.pin(artifact):
             return None
         component = _load_artifact(self.engine, artifact, self._cache_dir)
@@ -170,7 +227,7 @@ class Runtime:
             cache.unpin(artifact)
             return None
         self._pins.append(artifact)
-        if not artifact.with_suffix(cache.contents.SOURCE).exists():
+        if wasm is not None and not artifact.with_suffix(cache.contents.SOURCE).exists():
             try:
                 cache.record_source(artifact, wasm)
             except OSError as exc:  # a read-only cache still serves its artifacts
@@ -209,9 +266,14 @@ class _Linked:
 def cache_key(wasm: bytes) -> str:
     """sha256 of (the wasm's bytes, the wasmtime version, `ENGINE_SETTINGS`, the platform): what a
     serialized artifact is valid for."""
+    return key_of(hashlib.sha256(wasm).hexdigest())
+
+
+def key_of(digest: str) -> str:
+    """`cache_key` of the wasm whose sha256 is `digest` (hex)."""
     material = "|".join(
         [
-            hashlib.sha256(wasm).hexdigest(),
+            digest,
             f"wasmtime {WASMTIME_VERSION}",
             ENGINE_SETTINGS,
             platform.machine(),

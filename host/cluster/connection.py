@@ -1,0 +1,113 @@
+"""Starting or joining Ray for one command, and leaving nothing behind.
+
+`ray_cluster(address, stop)` connects the driver: `address` None starts a local Ray for this
+command (stopped with it, even when `ray start` made one here); `"auto"` joins the cluster `ray
+start` made on this machine; `HOST:PORT` that one, checked to answer first (Ray itself waits ~40 s,
+deaf to signals, on an address nobody serves) and joined with this machine's Ray token when there
+is one, as `auto` is. `ray.init` runs on the main thread (elsewhere it leaves a spinning thread) and
+is not interrupted halfway (that leaves Ray's agents running): a stop request during it is honoured
+as soon as it returns. Signal handlers are kept (Ray replaces SIGTERM's). On exit the driver
+disconnects; a local Ray is shut down with every process it started.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from logging import ERROR
+from pathlib import Path
+from types import ModuleType
+from typing import Final
+
+from host.errors import UsageError
+from host.progress import progress
+from host.stopping import StopToken
+
+INSTALL_HINT: Final = "install it with: pip install 'agent-host[ray]'"
+
+AUTH_MODE: Final = "RAY_AUTH_MODE"
+"""Ray's switch of token authentication ("token" or "disabled")."""
+
+PROBE_TIMEOUT: Final = 3.0
+"""Seconds to wait for a HOST:PORT address to accept a connection."""
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """The Ray the driver is connected to."""
+
+    address: str
+    """Its GCS address (HOST:PORT)."""
+    cpus: float
+    """CPUs it has in all (the executor's pool is sized by them)."""
+    local: bool
+    """Started for this command (and shut down with it)."""
+
+
+def import_ray() -> ModuleType:
+    """The `ray` module; `UsageError` naming the extra to install when it is missing."""
+    try:
+        import ray
+    except ImportError:
+        raise UsageError("--executor ray needs Ray, which is not installed", hint=INSTALL_HINT) from None
+    return ray
+
+
+@contextmanager
+def ray_cluster(address: str | None, stop: StopToken, *, verbose: bool = False) -> Iterator[Cluster]:
+    """Connect to Ray (see the module docstring) for the body. Raises `UsageError` when `address`
+    does not answer, `Interrupted` when a stop was requested before or while connecting."""
+    stop.check("connecting to Ray")
+    if address is not None and address != "auto" and "://" not in address:
+        _probe(address)
+        _use_token_if_any()  # before Ray is imported: it reads its settings once
+    ray = import_ray()
+    what = "starting a local Ray" if address is None else f"joining the Ray cluster at {address}"
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with progress(what):
+            context = ray.init(
+                address=address if address is not None else "local", namespace="agent-host",
+                include_dashboard=False, log_to_driver=verbose, logging_level=logging.INFO if verbose else ERROR,
+            )  # fmt: skip
+    except ConnectionError as exc:
+        raise UsageError(f"--ray-address {address}: {exc}", hint="start one with `ray start --head`") from None
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    try:
+        stop.check("connecting to Ray")
+        cpus = float(ray.cluster_resources().get("CPU", 0))
+        yield Cluster(context.address_info.get("gcs_address") or address or "", cpus, address is None)
+    finally:
+        ray.shutdown()
+
+
+def _use_token_if_any() -> None:
+    """Join with Ray's token when this machine has one, as `auto` does (Ray leaves token auth off
+    for an explicit address unless `RAY_AUTH_MODE` says otherwise, and the cluster refuses it)."""
+    if AUTH_MODE in os.environ:
+        return
+    path = os.environ.get("RAY_AUTH_TOKEN_PATH")
+    if os.environ.get("RAY_AUTH_TOKEN") or Path(path or Path.home() / ".ray" / "auth_token").is_file():
+        os.environ[AUTH_MODE] = "token"
+
+
+def _probe(address: str) -> None:
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise UsageError(f"--ray-address {address}: expected HOST:PORT, `auto` or nothing (a local Ray)")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_TIMEOUT).close()
+    except OSError as exc:
+        raise UsageError(
+            f"--ray-address {address}: no Ray cluster answers there ({exc.strerror or exc})",
+            hint="start one with `ray start --head` and give the address it prints, or `auto` on that machine",
+        ) from None
