@@ -6,16 +6,18 @@ start` made on this machine; `HOST:PORT` that one, checked to answer first (Ray 
 deaf to signals, on an address nobody serves) and joined with this machine's Ray token when there
 is one, as `auto` is. `ray.init` runs on the main thread (elsewhere it leaves a spinning thread) and
 is not interrupted halfway (that leaves Ray's agents running): a stop request during it is honoured
-as soon as it returns. Signal handlers are kept (Ray replaces SIGTERM's). On exit the driver
-disconnects; a local Ray is shut down with every process it started.
+as soon as it returns. Signal handlers are kept (Ray replaces SIGTERM's); what Ray prints on stdout
+goes to stderr (stdout is the answer's). On exit the driver disconnects; a local Ray is shut down.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
 import socket
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -70,24 +72,25 @@ def ray_cluster(address: str | None, stop: StopToken, *, verbose: bool = False) 
         _use_token_if_any()  # before Ray is imported: it reads its settings once
     ray = import_ray()
     what = "starting a local Ray" if address is None else f"joining the Ray cluster at {address}"
-    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        with progress(what):
-            context = ray.init(
-                address=address if address is not None else "local", namespace="agent-host",
-                include_dashboard=False, log_to_driver=verbose, logging_level=logging.INFO if verbose else ERROR,
-            )  # fmt: skip
-    except ConnectionError as exc:
-        raise UsageError(f"--ray-address {address}: {exc}", hint="start one with `ray start --head`") from None
-    finally:
-        for sig, handler in handlers.items():
-            signal.signal(sig, handler)
-    try:
-        stop.check("connecting to Ray")
-        cpus = float(ray.cluster_resources().get("CPU", 0))
-        yield Cluster(context.address_info.get("gcs_address") or address or "", cpus, address is None)
-    finally:
-        ray.shutdown()
+    with contextlib.redirect_stdout(sys.stderr):  # Ray prints its workers' deaths on stdout
+        handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            with progress(what):
+                context = ray.init(
+                    address=address if address is not None else "local", namespace="agent-host",
+                    include_dashboard=False, log_to_driver=verbose, logging_level=logging.INFO if verbose else ERROR,
+                )  # fmt: skip
+        except ConnectionError as exc:
+            raise UsageError(f"--ray-address {address}: {exc}", hint="start one with `ray start --head`") from None
+        finally:
+            for sig, handler in handlers.items():
+                signal.signal(sig, handler)
+        try:
+            stop.check("connecting to Ray")
+            cpus = float(ray.cluster_resources().get("CPU", 0))
+            yield Cluster(context.address_info.get("gcs_address") or address or "", cpus, address is None)
+        finally:
+            ray.shutdown()
 
 
 def _use_token_if_any() -> None:

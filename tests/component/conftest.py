@@ -244,3 +244,15 @@ def everything_toml(binary: Path, name: str = "everything") -> str:
 
 
 __all__ = ["descendants"]
+
+
+@pytest.fixture(scope="module")
+def ray_head() -> Iterator[str]:
+    """A Ray cluster of 2 CPUs started with `ray start --head`, stopped after the module: its address."""
+    from tests.component.ray_cluster import start_head
+
+    head = start_head()
+    try:
+        yield head.address
+    finally:
+        head.stop()

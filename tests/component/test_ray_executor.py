@@ -1,0 +1,189 @@
+"""`agent-host run --executor ray`: the same config gives the same outcomes on Ray as locally.
+
+Provenance: issue 14. Point 1 (`--executor ray`, `--ray-address`, `[host] executor`/`ray_address`;
+the outcome table, `--json`, exit codes and stdout as locally), point 3 (stdio and Python toolings
+on the worker, grants and limits, one audit log written by the driver, `--approve ask` refused),
+point 4 (a dead worker is the agent's `crashed` outcome, retried for a `restartable` agent; SIGINT
+stops every actor; nothing is left), point 5 (Ray on a local cluster of 2 CPUs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Final
+
+import pytest
+
+from tests.component.conftest import OBSERVED_TOML, PROBE, REPO
+from tests.component.ray_cluster import left_after, ray_processes
+
+pytestmark = [pytest.mark.component, pytest.mark.ray]
+
+GET: Final = {"op": "get", "tooling": "t", "as": "t"}
+PY: Final = {"op": "get", "tooling": "py", "as": "p"}
+PYTHON_TOML: Final = (
+    f'[tooling.py]\nkind = "python"\npath = ["{REPO}"]\ntools = ["tests.pytools:die", "tests.pytools:word_count"]\n'
+)
+
+
+RESTARTABLE: Final = 'toolings = ["py"]\nrestartable = true\n'
+
+
+def steps(*items: dict[str, Any]) -> str:
+    return json.dumps({"steps": list(items)})
+
+
+def agent_toml(name: str, *items: dict[str, Any], extra: str = 'toolings = ["t", "py"]\n') -> str:
+    return f"\n[agents.{name}]\ncomponent = '{PROBE}'\ninput = '{steps(*items)}'\n{extra}"
+
+
+def call(handle: str, tool: str, **arguments: Any) -> dict[str, Any]:
+    return {"op": "call_blocking", "h": handle, "tool": tool, "args": json.dumps(arguments)}
+
+
+def agent_host(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "host", *args], capture_output=True, text=True, cwd=REPO, timeout=300, check=False,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
+
+
+def outcomes(done: subprocess.CompletedProcess[str]) -> list[tuple[str, str, int, str]]:
+    return [(o["agent"], o["status"], o["exit_code"], o["output"]) for o in json.loads(done.stdout)]
+
+
+def audit(path: Path) -> list[tuple[str, str, str, str | None, str]]:
+    entries = [json.loads(line) for line in path.read_text().splitlines()]
+    return sorted((e["agent"], e["tooling"], e["operation"], e["target"], e["outcome"]) for e in entries)
+
+
+MIXED: Final = (
+    '[host]\naudit_log = "${AUDIT}"\n' + OBSERVED_TOML + PYTHON_TOML
+    + agent_toml("alpha", GET, call("t", "wait", seconds=0.2), {"op": "print", "text": "alpha says hi"}, PY,
+                 call("p", "word_count", text="a b c"))
+    + agent_toml("beta", GET, call("t", "echo", text="hi"), {"op": "fail", "message": "beta gives up"})
+    + agent_toml("gamma", GET, {"op": "get", "tooling": "py", "as": "p"}, extra='toolings = ["t"]\n')
+    + agent_toml("delta", {"op": "loop"}, extra="cpu_time = 0.5\n")
+)  # fmt: skip
+"""Four agents: ok (two toolings, output), error, a denied tooling, a CPU limit."""
+
+
+def test_the_same_agents_have_the_same_outcomes_and_audit_on_ray_as_locally(
+    ray_head: str, probe_wasm: Path, tmp_path: Path
+) -> None:
+    config = tmp_path / "agent-host.toml"
+    config.write_text(MIXED)
+    local = agent_host("run", "--config", str(config), "--json", env={"AUDIT": "local.jsonl"})
+    on_ray = agent_host(
+        "run", "--config", str(config), "--json", "--executor", "ray", "--ray-address", ray_head,
+        env={"AUDIT": "ray.jsonl"},
+    )  # fmt: skip
+    assert local.returncode == on_ray.returncode == 3, on_ray.stderr
+    assert outcomes(on_ray) == outcomes(local)
+    statuses = {agent: status for agent, status, _, _ in outcomes(on_ray)}
+    assert statuses == {"alpha": "ok", "beta": "error", "gamma": "ok", "delta": "trap"}
+    assert "[alpha] alpha says hi" in on_ray.stderr  # the guest's output, relayed to the driver's stderr
+    assert audit(tmp_path / "ray.jsonl") == audit(tmp_path / "local.jsonl")
+    assert ("gamma", "py", "get", None, "denied") in audit(tmp_path / "ray.jsonl")
+    assert left_after(5.0) == {}
+
+
+def test_one_guest_on_ray_prints_only_its_answer_as_locally(ray_head: str, probe_wasm: Path, tmp_path: Path) -> None:
+    config = tmp_path / "agent-host.toml"
+    config.write_text(f'[host]\nexecutor = "ray"\nray_address = "{ray_head}"\n' + OBSERVED_TOML)
+    script = steps(GET, call("t", "echo", text="hi"), {"op": "print", "text": "to stderr"})
+    on_ray = agent_host("run", str(PROBE), "--config", str(config), "--input", script, "--allow", "t")
+    local = agent_host("run", str(PROBE), "--config", str(config), "--input", script, "--allow", "t",
+                       "--executor", "local")  # fmt: skip
+    assert on_ray.returncode == local.returncode == 0, on_ray.stderr
+    assert on_ray.stdout == local.stdout
+    assert json.loads(on_ray.stdout)[1]["ok"]["value"]["structuredContent"] == {"result": "hi"}
+    assert "joining the Ray cluster" in on_ray.stderr and "[probe] to stderr" in on_ray.stderr
+
+
+def test_a_dead_worker_is_the_agents_outcome_and_a_restartable_agent_runs_again(
+    ray_head: str, probe_wasm: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "died-once"
+    config = tmp_path / "agent-host.toml"
+    config.write_text(
+        "[host]\nmax_restarts = 1\n" + PYTHON_TOML
+        + agent_toml("fragile", PY, call("p", "die"), extra='toolings = ["py"]\n')
+        + agent_toml("sturdy", PY, call("p", "die", marker=str(marker)), extra=RESTARTABLE)
+        + agent_toml("doomed", PY, call("p", "die"), extra=RESTARTABLE)
+    )  # fmt: skip
+    done = agent_host("run", "--config", str(config), "--json", "--executor", "ray", "--ray-address", ray_head)
+    assert done.returncode == 3, done.stderr
+    results = {o["agent"]: o for o in json.loads(done.stdout)}
+    assert results["fragile"]["status"] == "crashed" and results["fragile"]["exit_code"] == 3
+    assert results["fragile"]["output"].startswith("its Ray worker died: ")
+    assert "The actor died" in results["fragile"]["output"]  # Ray's reason
+    assert results["sturdy"]["status"] == "ok" and json.loads(results["sturdy"]["output"])[1]["ok"]["value"][
+        "structuredContent"
+    ] == {"result": "survived"}
+    assert results["doomed"]["status"] == "crashed"
+    assert results["doomed"]["output"].startswith("its Ray worker died (after 1 restart): ")
+    assert "agent sturdy: its Ray worker died" in done.stderr and "running it again (restart 1 of 1)" in done.stderr
+    assert left_after(5.0) == {}
+
+
+def test_sigint_stops_every_agent_and_leaves_no_actor_and_no_server(
+    ray_head: str, probe_wasm: Path, tmp_path: Path
+) -> None:
+    config = tmp_path / "agent-host.toml"
+    config.write_text(
+        OBSERVED_TOML
+        + agent_toml("waiting", GET, {"op": "print", "text": "waiting started"}, call("t", "wait", seconds=60),
+                     extra='toolings = ["t"]\n')
+        + agent_toml("spinning", {"op": "loop"}, extra="")
+    )  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "host", "run", "--config", str(config), "--executor", "ray", "--ray-address", ray_head],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+    )  # fmt: skip
+    seen = _wait_for_line(process, "waiting started")
+    servers = {pid for pid, cmd in ray_processes().items() if "tests.servers.observed" in cmd}
+    assert len(ray_processes(actors_only=True)) == 2
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 130, seen + err
+    rows = {line.split()[0]: line for line in out.splitlines()[1:]}
+    assert rows["waiting"].split()[1] == "trap" and "SIGINT received" in rows["waiting"]
+    assert rows["spinning"].split()[1] == "trap"
+    assert left_after(5.0) == {}
+    assert not [pid for pid in servers if Path(f"/proc/{pid}").exists()]  # the worker's stdio server exited
+
+
+def test_a_local_ray_is_started_for_the_command_and_stopped_with_it(probe_wasm: Path, tmp_path: Path) -> None:
+    before = set(ray_processes())
+    done = agent_host(
+        "run", str(PROBE), "--input", steps({"op": "print", "text": "on a local Ray"}), "--executor", "ray"
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [{"ok": True}]
+    assert "starting a local Ray" in done.stderr
+    assert left_after(10.0, ignore=before) == {}
+
+
+def _wait_for_line(process: subprocess.Popen[str], text: str, timeout: float = 60.0) -> str:
+    """stderr read until a line containing `text` (returned, for messages); fails after `timeout`."""
+    assert process.stderr is not None
+    selector = selectors.DefaultSelector()
+    selector.register(process.stderr, selectors.EVENT_READ)
+    seen = ""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if selector.select(deadline - time.monotonic()):
+            line = process.stderr.readline()
+            seen += line
+            if text in line:
+                return seen
+            assert line, f"the process ended first: {seen}"
+    raise AssertionError(f"{text!r} never appeared: {seen}")
