@@ -41,6 +41,7 @@ bench: setup
 	$(BIN)/python -m tests.bench
 	$(BIN)/python -m tests.bench.edit_run
 	$(BIN)/python -m tests.bench.serve
+	$(BIN)/python -m tests.bench.ray
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache
