@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import logging
 import queue
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Final, TextIO, cast
 
@@ -23,9 +24,10 @@ from host.cluster.messages import AuditLine, Ended, Event, Job, LogLine, Output
 from host.config import Config
 from host.errors import HostError
 from host.runs import not_started
+from host.runtime.guest import GuestThread
 
 BATCH_INTERVAL: Final = 0.05
-"""Seconds between looks at whether the running guest has ended, while no event comes."""
+"""Seconds between looks at whether the running guest has ended, should its wake-up be missed."""
 
 APPROVALS: Final[Mapping[str, Callable[[], Approver]]] = {"all": ApproveAll, "deny": DenyAll}
 """The `--approve` choices a worker can honour: no person is at a worker's terminal."""
@@ -56,14 +58,25 @@ class AgentWorker:
         except HostError as exc:
             yield [*self._drain(), Ended(not_started(job.agent, exc), str(exc))]
             return
+        threading.Thread(target=self._watch, args=(guest,), name=f"ended-{job.agent}", daemon=True).start()
         while True:
             batch = self._drain(wait=BATCH_INTERVAL)
             outcome = guest.join(0)
             if outcome is not None:
-                yield [*batch, *self._drain()] + [Ended(outcome)]
+                yield [event for event in [*batch, *self._drain()] if event is not _ENDED] + [Ended(outcome)]
                 return
+            batch = [event for event in batch if event is not _ENDED]
             if batch:
                 yield batch
+
+    def _watch(self, guest: GuestThread) -> None:
+        """Wake `run` as soon as `guest` ends (else a short agent would hold the actor for a whole
+        `BATCH_INTERVAL`)."""
+        try:
+            while guest.join(BATCH_INTERVAL) is None:
+                pass
+        finally:
+            self._events.put(_ENDED)
 
     def stop(self, reason: str) -> None:
         """Stop the running guest (its outcome: a trap with `reason`) and start no other."""
@@ -90,6 +103,10 @@ class AgentWorker:
                 events.append(self._events.get_nowait())
             except queue.Empty:
                 return events
+
+
+_ENDED: Final = AuditLine("")
+"""Queued when the running guest ends; never sent."""
 
 
 class _Output(io.TextIOBase):

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from tests.processes import descendants
+
 RAY: Final = Path(sys.executable).with_name("ray")
 """The `ray` command of the test run's environment (the extra `agent-host[ray]` installs it)."""
 
@@ -72,9 +74,11 @@ class Head:
     """Its `--temp-dir`: every process of it names the folder, which is how `stop` finds them."""
 
     def stop(self, grace: float = 10.0) -> None:
-        """Kill every process of this head, as `ray stop --force` does (its GCS and raylet outlive
-        SIGTERM for seconds), and wait up to `grace` s for them to go; other Rays are left alone."""
+        """Kill every process of this head and what they started (Ray's agents rename themselves
+        `ray::DashboardAgent` ...), as `ray stop --force` does (its GCS and raylet outlive SIGTERM
+        for seconds); wait up to `grace` s for them to go. Other Rays are left alone."""
         mine = [pid for pid, cmd in ray_processes().items() if str(self.folder) in cmd]
+        mine += [child for pid in list(mine) for child in descendants(pid) if child not in mine]
         for pid in mine:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
