@@ -21,7 +21,7 @@ from typing import Any, Final
 
 import pytest
 
-from tests.component.conftest import OBSERVED_TOML, PROBE, REPO
+from tests.component.conftest import OBSERVED_TOML, PROBE, REPO, Server
 from tests.component.ray_cluster import left_after, ray_processes
 
 pytestmark = [pytest.mark.component, pytest.mark.ray]
@@ -65,30 +65,37 @@ def audit(path: Path) -> list[tuple[str, str, str, str | None, str]]:
 
 
 MIXED: Final = (
-    '[host]\naudit_log = "${AUDIT}"\n' + OBSERVED_TOML + PYTHON_TOML
+    '[host]\naudit_log = "${AUDIT}"\n[tooling.web]\nurl = "${WEB}"\n' + OBSERVED_TOML + PYTHON_TOML
     + agent_toml("alpha", GET, call("t", "wait", seconds=0.2), {"op": "print", "text": "alpha says hi"}, PY,
                  call("p", "word_count", text="a b c"))
     + agent_toml("beta", GET, call("t", "echo", text="hi"), {"op": "fail", "message": "beta gives up"})
     + agent_toml("gamma", GET, {"op": "get", "tooling": "py", "as": "p"}, extra='toolings = ["t"]\n')
     + agent_toml("delta", {"op": "loop"}, extra="cpu_time = 0.5\n")
+    + agent_toml("epsilon", {"op": "get", "tooling": "web", "as": "w"}, call("w", "echo", text="over http"), PY,
+                 call("p", "word_count", text="needs approval"),
+                 extra='toolings = ["web", "py"]\nrequire_approval = ["read_only"]\n')
 )  # fmt: skip
-"""Four agents: ok (two toolings, output), error, a denied tooling, a CPU limit."""
+"""Five agents: ok (two stdio and python toolings, output), error, a denied tooling, a CPU limit, and
+an HTTP tooling plus a call needing approval (run with `--approve all`)."""
 
 
 def test_the_same_agents_have_the_same_outcomes_and_audit_on_ray_as_locally(
-    ray_head: str, probe_wasm: Path, tmp_path: Path
+    ray_head: str, probe_wasm: Path, tmp_path: Path, http_demo: Server
 ) -> None:
     config = tmp_path / "agent-host.toml"
     config.write_text(MIXED)
-    local = agent_host("run", "--config", str(config), "--json", env={"AUDIT": "local.jsonl"})
+    run = ("run", "--config", str(config), "--json", "--approve", "all")
+    local = agent_host(*run, env={"AUDIT": "local.jsonl", "WEB": http_demo.url})
     on_ray = agent_host(
-        "run", "--config", str(config), "--json", "--executor", "ray", "--ray-address", ray_head,
-        env={"AUDIT": "ray.jsonl"},
-    )  # fmt: skip
+        *run, "--executor", "ray", "--ray-address", ray_head, env={"AUDIT": "ray.jsonl", "WEB": http_demo.url}
+    )
     assert local.returncode == on_ray.returncode == 3, on_ray.stderr
     assert outcomes(on_ray) == outcomes(local)
     statuses = {agent: status for agent, status, _, _ in outcomes(on_ray)}
-    assert statuses == {"alpha": "ok", "beta": "error", "gamma": "ok", "delta": "trap"}
+    assert statuses == {"alpha": "ok", "beta": "error", "gamma": "ok", "delta": "trap", "epsilon": "ok"}
+    epsilon = json.loads(next(output for agent, _, _, output in outcomes(on_ray) if agent == "epsilon"))
+    assert epsilon[1]["ok"]["value"]["structuredContent"] == {"result": "over http"}
+    assert epsilon[3]["ok"]["value"]["structuredContent"] == {"words": 2}  # approved by --approve all
     assert "[alpha] alpha says hi" in on_ray.stderr  # the guest's output, relayed to the driver's stderr
     assert audit(tmp_path / "ray.jsonl") == audit(tmp_path / "local.jsonl")
     assert ("gamma", "py", "get", None, "denied") in audit(tmp_path / "ray.jsonl")
