@@ -7,6 +7,8 @@ a zombie being reaped, and was not registered as long-lived by a session fixture
 from __future__ import annotations
 
 import os
+import selectors
+import subprocess
 import time
 from pathlib import Path
 
@@ -65,3 +67,21 @@ def leaked(grace: float = 3.0, ignore: set[int] | frozenset[int] = frozenset()) 
         if not alive or time.monotonic() > deadline:
             return alive
         time.sleep(0.05)
+
+
+def wait_for_line(process: subprocess.Popen[str], text: str, timeout: float = 60.0) -> str:
+    """Read `process`'s stderr until a line containing `text`; everything read (for messages).
+    Fails when the process ends first or after `timeout` seconds."""
+    assert process.stderr is not None
+    selector = selectors.DefaultSelector()
+    selector.register(process.stderr, selectors.EVENT_READ)
+    seen = ""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if selector.select(deadline - time.monotonic()):
+            line = process.stderr.readline()
+            seen += line
+            if text in line:
+                return seen
+            assert line, f"the process ended before {text!r}: {seen}"
+    raise AssertionError(f"{text!r} never appeared: {seen}")

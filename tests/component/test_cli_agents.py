@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import selectors
 import signal
 import subprocess
 import sys
@@ -21,7 +20,7 @@ from typing import Any
 import pytest
 
 from tests.component.conftest import OBSERVED_TOML, PROBE, REPO
-from tests.processes import descendants
+from tests.processes import descendants, wait_for_line
 
 pytestmark = pytest.mark.component
 
@@ -47,20 +46,6 @@ def start(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "host", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO
     )
-
-
-def wait_for_line(process: subprocess.Popen[str], text: str) -> None:
-    assert process.stderr is not None
-    selector = selectors.DefaultSelector()
-    selector.register(process.stderr, selectors.EVENT_READ)
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        if selector.select(deadline - time.monotonic()):
-            line = process.stderr.readline()
-            if text in line:
-                return
-            assert line, "the process ended first"
-    raise AssertionError(f"{text!r} never appeared")
 
 
 def test_every_agent_runs_at_once_sharing_one_server_and_the_worst_outcome_wins(

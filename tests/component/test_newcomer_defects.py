@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import pty
-import selectors
 import signal
 import subprocess
 import sys
@@ -25,7 +24,7 @@ import pytest
 
 from host.builder import build_guest
 from tests.component.conftest import REPO
-from tests.processes import descendants
+from tests.processes import descendants, wait_for_line
 
 pytestmark = pytest.mark.component
 
@@ -145,23 +144,6 @@ def empty_cache(tmp_path: Path) -> Iterator[dict[str, str]]:
     yield {**os.environ, "AGENT_HOST_CACHE": str(cache)}
 
 
-def wait_for(process: subprocess.Popen[str], text: str) -> str:
-    """Read stderr until a line containing `text`; return everything read."""
-    assert process.stderr is not None
-    selector = selectors.DefaultSelector()
-    selector.register(process.stderr, selectors.EVENT_READ)
-    seen = ""
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        if selector.select(deadline - time.monotonic()):
-            line = process.stderr.readline()
-            seen += line
-            if text in line or not line:
-                break
-    assert text in seen, seen
-    return seen
-
-
 def working_children(process: subprocess.Popen[str], marker: str) -> set[int]:
     """The children of `process`, once one whose command line holds `marker` is at work."""
     deadline = time.monotonic() + WAIT
@@ -200,7 +182,7 @@ def test_sigint_during_the_first_compile_stops_before_the_guest_starts(
         [sys.executable, "-m", "host", "run", "--agent", "early", "--config", str(config)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=empty_cache,
     )  # fmt: skip
-    wait_for(process, "compiling fresh.wasm")
+    wait_for_line(process, "compiling fresh.wasm")
     err, took = stop_with(process, signal.SIGINT, "host.runtime.compiler")
     assert process.returncode == 130, err
     assert took < STOPPED_WITHIN, f"stopping took {took:.1f} s"
@@ -219,7 +201,7 @@ def test_sigterm_during_a_build_ends_componentize_py_and_exits_143(tmp_path: Pat
         [sys.executable, "-m", "host", "run", str(guest)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=empty_cache,
     )  # fmt: skip
-    wait_for(process, "building guest fresh")
+    wait_for_line(process, "building guest fresh")
     err, took = stop_with(process, signal.SIGTERM, "componentize")
     assert process.returncode == 143, err
     assert took < STOPPED_WITHIN, f"stopping took {took:.1f} s"

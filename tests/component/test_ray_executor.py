@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import json
 import os
-import selectors
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, Final
 
@@ -23,6 +21,7 @@ import pytest
 
 from tests.component.conftest import OBSERVED_TOML, PROBE, REPO, Server
 from tests.component.ray_cluster import left_after, ray_processes
+from tests.processes import wait_for_line
 
 pytestmark = [pytest.mark.component, pytest.mark.ray]
 
@@ -155,7 +154,7 @@ def test_sigint_stops_every_agent_and_leaves_no_actor_and_no_server(
         [sys.executable, "-m", "host", "run", "--config", str(config), "--executor", "ray", "--ray-address", ray_head],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
     )  # fmt: skip
-    seen = _wait_for_line(process, "waiting started")
+    seen = wait_for_line(process, "waiting started")
     servers = {pid for pid, cmd in ray_processes().items() if "tests.servers.observed" in cmd}
     assert len(ray_processes(actors_only=True)) == 2
     process.send_signal(signal.SIGINT)
@@ -177,20 +176,3 @@ def test_a_local_ray_is_started_for_the_command_and_stopped_with_it(probe_wasm: 
     assert json.loads(done.stdout) == [{"ok": True}]
     assert "starting a local Ray" in done.stderr
     assert left_after(10.0, ignore=before) == {}
-
-
-def _wait_for_line(process: subprocess.Popen[str], text: str, timeout: float = 60.0) -> str:
-    """stderr read until a line containing `text` (returned, for messages); fails after `timeout`."""
-    assert process.stderr is not None
-    selector = selectors.DefaultSelector()
-    selector.register(process.stderr, selectors.EVENT_READ)
-    seen = ""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if selector.select(deadline - time.monotonic()):
-            line = process.stderr.readline()
-            seen += line
-            if text in line:
-                return seen
-            assert line, f"the process ended first: {seen}"
-    raise AssertionError(f"{text!r} never appeared: {seen}")
