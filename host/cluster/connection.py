@@ -49,6 +49,8 @@ class Cluster:
     """Its GCS address (HOST:PORT)."""
     cpus: float
     """CPUs it has in all (the executor's pool is sized by them)."""
+    node_cpus: float
+    """CPUs of its largest machine (an actor needing more could never be placed)."""
     local: bool
     """Started for this command (and shut down with it)."""
 
@@ -88,7 +90,9 @@ def ray_cluster(address: str | None, stop: StopToken, *, verbose: bool = False) 
         try:
             stop.check("connecting to Ray")
             cpus = float(ray.cluster_resources().get("CPU", 0))
-            yield Cluster(context.address_info.get("gcs_address") or address or "", cpus, address is None)
+            nodes = [float(node["Resources"].get("CPU", 0)) for node in ray.nodes() if node.get("Alive")]
+            gcs = context.address_info.get("gcs_address") or address or ""
+            yield Cluster(gcs, cpus, max(nodes, default=0.0), address is None)
         finally:
             ray.shutdown()
 

@@ -86,6 +86,12 @@ class RayExecutor:
             )
         if cluster.cpus <= 0:
             raise UsageError(f"the Ray cluster at {cluster.address} has no CPUs for agents")
+        if config.host.ray_cpus > cluster.node_cpus:
+            raise UsageError(
+                f"[host] ray_cpus = {config.host.ray_cpus:g}: no machine of the Ray cluster at {cluster.address} "
+                f"has that many CPUs (the largest has {cluster.node_cpus:g}), so no agent could ever start",
+                hint=f"lower ray_cpus to {cluster.node_cpus:g} or less",
+            )
         self._config = config
         self._cluster = cluster
         self._approve = approve

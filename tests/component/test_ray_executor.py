@@ -176,3 +176,14 @@ def test_a_local_ray_is_started_for_the_command_and_stopped_with_it(probe_wasm: 
     assert json.loads(done.stdout) == [{"ok": True}]
     assert "starting a local Ray" in done.stderr
     assert left_after(10.0, ignore=before) == {}
+
+
+def test_an_agent_that_no_machine_can_hold_is_refused_before_anything_starts(
+    ray_head: str, probe_wasm: Path, tmp_path: Path
+) -> None:
+    config = tmp_path / "agent-host.toml"
+    config.write_text("[host]\nray_cpus = 4\n")
+    done = agent_host("run", str(PROBE), "--config", str(config), "--executor", "ray", "--ray-address", ray_head)
+    assert done.returncode == 2
+    assert "[host] ray_cpus = 4: no machine of the Ray cluster" in done.stderr
+    assert "the largest has 2" in done.stderr and "lower ray_cpus to 2 or less" in done.stderr
