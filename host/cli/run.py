@@ -10,6 +10,7 @@ its own row; the exit code is the worst. A signal's exit code (130, 143) wins ov
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -127,7 +128,10 @@ class _Where:
 
     @classmethod
     def of(cls, config: Config, executor: str | None, address: str | None, approve: str, dev: bool) -> _Where:
-        """From the options, else `[host]`; `UsageError` for what Ray cannot do."""
+        """From the options, else `[host]`, else (the address) `RAY_ADDRESS`; `UsageError` for what
+        Ray cannot do."""
+        from host.config.types import ray_address_problem
+
         chosen = executor if executor is not None else config.host.executor
         if chosen != "ray":
             if address is not None:
@@ -140,6 +144,12 @@ class _Where:
                 "--approve ask: agents on Ray run where nobody can answer a prompt",
                 hint="use --approve deny (the default) or --approve all, or run with --executor local",
             )
+        given = "--ray-address"
+        if address is None and config.host.ray_address is None and os.environ.get("RAY_ADDRESS"):
+            given, address = "RAY_ADDRESS", os.environ["RAY_ADDRESS"]
+        found = ray_address_problem(address) if address is not None else None
+        if found is not None:  # ([host] ray_address was checked with the file)
+            raise UsageError(f"{given}: {found[0]}", hint=found[1])
         return cls(True, address if address is not None else config.host.ray_address)
 
 

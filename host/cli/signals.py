@@ -4,7 +4,8 @@ Inside `with signals() as stopper:` the first signal sets `stopper.token` (a bui
 progress ends, no guest starts) and stops every guest of `stopper.host` (what they opened is
 cancelled upstream, connections close, no child is left); with `raise_at_once` (commands that wait
 on one call) `Interrupted` is raised in the main thread as well. A second signal, even while
-closing, exits at once. The previous handlers are restored on exit.
+closing, exits at once, killing every process the command started (a local Ray's too). The
+previous handlers are restored on exit.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from contextlib import contextmanager
 from typing import Protocol
 
 from host import status_codes
-from host.stopping import Interrupted, StopToken
+from host.stopping import Interrupted, StopToken, kill_descendants
 
 
 class Stoppable(Protocol):
@@ -48,6 +49,7 @@ def signals(*, raise_at_once: bool = False) -> Iterator[Stopper]:
         name = signal.Signals(signum).name
         if stopper.token.stopped:
             os.write(2, f"agent-host: {name} again: exiting at once\n".encode())
+            kill_descendants()
             os._exit(status_codes.for_signal(signum))
         fresh_line = "\n" if os.isatty(2) else ""  # a live progress line may be on the terminal's last line
         os.write(2, f"{fresh_line}agent-host: {name}: stopping everything (send it again to exit at once)\n".encode())

@@ -28,7 +28,7 @@ from typing import Final
 
 from host.errors import UsageError
 from host.progress import progress
-from host.stopping import StopToken
+from host.stopping import Interrupted, StopToken
 
 INSTALL_HINT: Final = "install it with: pip install 'agent-host[ray]'"
 
@@ -36,7 +36,12 @@ AUTH_MODE: Final = "RAY_AUTH_MODE"
 """Ray's switch of token authentication ("token" or "disabled")."""
 
 PROBE_TIMEOUT: Final = 3.0
-"""Seconds to wait for a HOST:PORT address to accept a connection."""
+"""Seconds to wait for a HOST:PORT address to accept a connection and answer."""
+
+HTTP2_PREFACE: Final = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+SETTINGS: Final = 0x4
+SETTINGS_FRAME: Final = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+"""An empty HTTP/2 SETTINGS frame: length 0, type SETTINGS, no flags, stream 0."""
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +74,7 @@ def ray_cluster(address: str | None, stop: StopToken, *, verbose: bool = False) 
     """Connect to Ray (see the module docstring) for the body. Raises `UsageError` when `address`
     does not answer, `Interrupted` when a stop was requested before or while connecting."""
     stop.check("connecting to Ray")
-    if address is not None and address != "auto" and "://" not in address:
+    if address is not None and address != "auto":
         _probe(address)
         _use_token_if_any()  # before Ray is imported: it reads its settings once
     ray = import_ray()
@@ -78,21 +83,28 @@ def ray_cluster(address: str | None, stop: StopToken, *, verbose: bool = False) 
         handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
             with progress(what):
-                context = ray.init(
-                    address=address if address is not None else "local", namespace="agent-host",
-                    include_dashboard=False, log_to_driver=verbose, logging_level=logging.INFO if verbose else ERROR,
-                )  # fmt: skip
+                try:
+                    level = logging.INFO if verbose else ERROR
+                    context = ray.init(
+                        address=address if address is not None else "local", namespace="agent-host",
+                        include_dashboard=False, log_to_driver=verbose, logging_level=level,
+                    )  # fmt: skip
+                finally:
+                    for sig, handler in handlers.items():
+                        signal.signal(sig, handler)
+                try:
+                    stop.check("connecting to Ray")
+                except Interrupted:
+                    ray.shutdown()
+                    raise
         except ConnectionError as exc:
             raise UsageError(f"--ray-address {address}: {exc}", hint="start one with `ray start --head`") from None
-        finally:
-            for sig, handler in handlers.items():
-                signal.signal(sig, handler)
         try:
-            stop.check("connecting to Ray")
             cpus = float(ray.cluster_resources().get("CPU", 0))
             nodes = [float(node["Resources"].get("CPU", 0)) for node in ray.nodes() if node.get("Alive")]
-            gcs = context.address_info.get("gcs_address") or address or ""
-            yield Cluster(gcs, cpus, max(nodes, default=0.0), address is None)
+            cluster = Cluster(context.address_info.get("gcs_address") or "", cpus, max(nodes, default=0.0), not address)
+            logger.info("Ray at %s: %g CPUs on %d machine(s)", cluster.address, cpus, len(nodes))
+            yield cluster
         finally:
             ray.shutdown()
 
@@ -108,13 +120,17 @@ def _use_token_if_any() -> None:
 
 
 def _probe(address: str) -> None:
+    """Fail at once unless something at `address` (HOST:PORT) speaks HTTP/2 as Ray's GCS (gRPC)
+    does: it answers the HTTP/2 preface with a SETTINGS frame. Ray itself would retry for minutes."""
     host, _, port = address.rpartition(":")
-    if not host or not port.isdigit():
-        raise UsageError(f"--ray-address {address}: expected HOST:PORT, `auto` or nothing (a local Ray)")
+    hint = "start one with `ray start --head` and give the address it prints, or `auto` on that machine"
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_TIMEOUT).close()
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_TIMEOUT) as connection:
+            connection.sendall(HTTP2_PREFACE + SETTINGS_FRAME)
+            answer = connection.recv(9)
     except OSError as exc:
-        raise UsageError(
-            f"--ray-address {address}: no Ray cluster answers there ({exc.strerror or exc})",
-            hint="start one with `ray start --head` and give the address it prints, or `auto` on that machine",
-        ) from None
+        reason = f"no Ray cluster answers there ({exc.strerror or exc})"
+        raise UsageError(f"--ray-address {address}: {reason}", hint=hint) from None
+    if len(answer) < 4 or answer[3] != SETTINGS:
+        reason = "something answers there, but not a Ray cluster (it does not speak gRPC)"
+        raise UsageError(f"--ray-address {address}: {reason}", hint=hint)

@@ -38,6 +38,7 @@ from host.config.types import (
     Fraction,
     GuestPath,
     Json,
+    RayAddress,
     Seconds,
     Size,
     Steps,
@@ -157,7 +158,7 @@ class HostSettings(Placed):
     executor: Executor = "local"
     """Where `agent-host run` runs agents: "local" (threads of this process) or "ray" (Ray actors),
     like `--executor`."""
-    ray_address: str | None = None
+    ray_address: RayAddress | None = None
     """The Ray cluster of `executor = "ray"`: "auto" (the one `ray start` made on this machine) or
     HOST:PORT; absent: a local Ray started for the run. Like `--ray-address`."""
     ray_cpus: Fraction = 1.0

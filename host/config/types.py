@@ -108,6 +108,29 @@ def _http_url(value: object) -> object:
     return value
 
 
+def ray_address_problem(address: str) -> tuple[str, str] | None:
+    """Why `address` is not a Ray address agent-host can join ("auto" or HOST:PORT), with a hint;
+    None when it is one."""
+    hint = "give `auto` (the cluster `ray start` made on this machine) or the HOST:PORT that `ray start --head` printed"
+    if address == "auto":
+        return None
+    if address.startswith("ray://"):
+        return "Ray Client addresses (ray://) are not supported: agent-host joins as a driver", hint
+    if "://" in address:
+        return f"expected `auto` or HOST:PORT, not a URL: {address!r}", hint
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        return f"expected `auto` or HOST:PORT (a port from 1 to 65535), got {address!r}", hint
+    return None
+
+
+def _ray_address(value: object) -> object:
+    found = ray_address_problem(value) if isinstance(value, str) else None
+    if found is not None:
+        raise problem(*found)
+    return value
+
+
 def _module_spec(value: object) -> object:
     if isinstance(value, str) and not re.fullmatch(_MODULE_SPEC, value):
         raise problem(f'expected "module" or "module:attribute", got {value!r}')
@@ -156,6 +179,9 @@ Fraction = Annotated[float, Field(gt=0), BeforeValidator(_positive)]
 
 Executor = Literal["local", "ray"]
 """Where `agent-host run` runs agents."""
+
+RayAddress = Annotated[str, BeforeValidator(_ray_address)]
+"""A Ray cluster to join: "auto" or HOST:PORT (see `ray_address_problem`)."""
 
 Size = Annotated[
     int,

@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, Final
 
@@ -187,3 +188,21 @@ def test_an_agent_that_no_machine_can_hold_is_refused_before_anything_starts(
     assert done.returncode == 2
     assert "[host] ray_cpus = 4: no machine of the Ray cluster" in done.stderr
     assert "the largest has 2" in done.stderr and "lower ray_cpus to 2 or less" in done.stderr
+
+
+def test_a_second_sigint_exits_at_once_and_leaves_no_process_of_the_local_ray(probe_wasm: Path, tmp_path: Path) -> None:
+    before = set(ray_processes())
+    config = tmp_path / "agent-host.toml"
+    config.write_text(agent_toml("spinning", {"op": "print", "text": "spinning started"}, {"op": "loop"}, extra=""))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "host", "run", "--config", str(config), "--executor", "ray"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+    )  # fmt: skip
+    seen = wait_for_line(process, "spinning started")
+    process.send_signal(signal.SIGINT)
+    time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 130, seen + err
+    assert "SIGINT again: exiting at once" in err
+    assert left_after(10.0, ignore=before) == {}

@@ -6,8 +6,10 @@ Provenance: issue 14, points 1 and 3 (`--approve ask` refused for remote agents;
 
 from __future__ import annotations
 
+import http.server
 import socket
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -45,7 +47,7 @@ def test_an_address_where_no_ray_answers_is_refused_at_once(capsys: pytest.Captu
     assert code == 2
     assert f"--ray-address 127.0.0.1:{port}: no Ray cluster answers there" in err and "ray start --head" in err
     code, err = run(["--executor", "ray", "--ray-address", "nonsense"], capsys)
-    assert code == 2 and "expected HOST:PORT, `auto` or nothing" in err
+    assert code == 2 and "--ray-address: expected `auto` or HOST:PORT" in err
 
 
 def test_without_the_extra_the_message_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -65,3 +67,42 @@ def test_the_host_table_chooses_the_executor(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as raised:
         load_config(config)
     assert 'host.executor: expected "local" or "ray", got \'kubernetes\'' in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("address", "expected"),
+    [
+        ("http://head:8265", "expected `auto` or HOST:PORT, not a URL: 'http://head:8265'"),
+        ("ray://head:10001", "Ray Client addresses (ray://) are not supported"),
+        ("head:99999", "expected `auto` or HOST:PORT (a port from 1 to 65535), got 'head:99999'"),
+        ("", "expected `auto` or HOST:PORT"),
+    ],
+)
+def test_a_ray_address_that_cannot_be_joined_is_refused_where_it_was_written(
+    address: str, expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "agent-host.toml"
+    config.write_text(f'[host]\nexecutor = "ray"\nray_address = "{address}"\n')
+    with pytest.raises(ConfigError) as raised:
+        load_config(config)
+    assert f"{config}: host.ray_address: {expected}" in str(raised.value)
+    code, err = run(["--executor", "ray", "--ray-address", address], capsys)
+    assert code == 2 and f"--ray-address: {expected}" in err
+    if address:  # Ray's own variable, when neither the option nor the file names a cluster
+        monkeypatch.setenv("RAY_ADDRESS", address)
+        code, err = run(["--executor", "ray"], capsys)
+        assert code == 2 and f"RAY_ADDRESS: {expected}" in err
+
+
+def test_a_port_that_answers_but_is_not_ray_is_refused_at_once(capsys: pytest.CaptureFixture[str]) -> None:
+    server = http.server.HTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        address = f"127.0.0.1:{server.server_address[1]}"
+        code, err = run(["--executor", "ray", "--ray-address", address], capsys)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert code == 2
+    assert f"--ray-address {address}: something answers there, but not a Ray cluster" in err
