@@ -81,10 +81,15 @@ class Answerer(Protocol):
 
 
 class DenyAll:
-    """The default: nothing is approved; the refusal says how to be asked instead."""
+    """The default: nothing is approved; the refusal says how to be asked instead (`reason`)."""
+
+    def __init__(
+        self, reason: str = "no one approves calls here: run with `--approve ask` to be asked, or `--approve all`"
+    ) -> None:
+        self._reason = reason
 
     async def decide(self, request: ApprovalRequest) -> Decision:
-        return Decision(False, "no one approves calls here: run with `--approve ask` to be asked, or `--approve all`")
+        return Decision(False, self._reason)
 
 
 class ApproveAll:

@@ -29,7 +29,11 @@ from host.runtime.guest import GuestThread
 BATCH_INTERVAL: Final = 0.05
 """Seconds between looks at whether the running guest has ended, should its wake-up be missed."""
 
-APPROVALS: Final[Mapping[str, Callable[[], Approver]]] = {"all": ApproveAll, "deny": DenyAll}
+ON_A_WORKER: Final = (
+    "no one approves calls on a Ray worker: run with `--approve all`, or with `--executor local --approve ask`"
+)
+
+APPROVALS: Final[Mapping[str, Callable[[], Approver]]] = {"all": ApproveAll, "deny": lambda: DenyAll(ON_A_WORKER)}
 """The `--approve` choices a worker can honour: no person is at a worker's terminal."""
 
 

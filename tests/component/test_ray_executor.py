@@ -125,6 +125,8 @@ def test_a_dead_worker_is_the_agents_outcome_and_a_restartable_agent_runs_again(
         + agent_toml("fragile", PY, call("p", "die"), extra='toolings = ["py"]\n')
         + agent_toml("sturdy", PY, call("p", "die", marker=str(marker)), extra=RESTARTABLE)
         + agent_toml("doomed", PY, call("p", "die"), extra=RESTARTABLE)
+        + agent_toml("asking", PY, call("p", "word_count", text="a b"),
+                     extra='toolings = ["py"]\nrequire_approval = ["read_only"]\n')
     )  # fmt: skip
     done = agent_host("run", "--config", str(config), "--json", "--executor", "ray", "--ray-address", ray_head)
     assert done.returncode == 3, done.stderr
@@ -137,6 +139,11 @@ def test_a_dead_worker_is_the_agents_outcome_and_a_restartable_agent_runs_again(
     ] == {"result": "survived"}
     assert results["doomed"]["status"] == "crashed"
     assert results["doomed"]["output"].startswith("its Ray worker died (after 1 restart): ")
+    denied = json.loads(results["asking"]["output"])[1]["err"]  # --approve deny, the default
+    assert (
+        denied["code"] == "denied"
+        and "no one approves calls on a Ray worker: run with `--approve all`" in denied["message"]
+    )
     assert "agent sturdy: its Ray worker died" in done.stderr and "running it again (restart 1 of 1)" in done.stderr
     assert left_after(5.0) == {}
 
@@ -148,7 +155,7 @@ def test_sigint_stops_every_agent_and_leaves_no_actor_and_no_server(
     config.write_text(
         OBSERVED_TOML
         + agent_toml("waiting", GET, {"op": "print", "text": "waiting started"}, call("t", "wait", seconds=60),
-                     extra='toolings = ["t"]\n')
+                     {"op": "loop"}, extra='toolings = ["t"]\n')  # the stop ends the wait; the loop traps
         + agent_toml("spinning", {"op": "loop"}, extra="")
     )  # fmt: skip
     process = subprocess.Popen(
