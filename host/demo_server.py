@@ -131,6 +131,7 @@ async def serve_http(server: MCPServer, port: int) -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
+    sock.listen(2048)  # before the URL is printed: a client may connect at once
     app = server.streamable_http_app(host="127.0.0.1")
     # Open streams (a client's listen stream never ends by itself) must not hold up a shutdown.
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=HTTP_SHUTDOWN_GRACE)

@@ -88,22 +88,30 @@ def build_app(server: Server[Any], catalog: Catalog, settings: ServeSettings, bi
     return BearerTokens(app, settings.tokens) if settings.tokens else app
 
 
+BACKLOG: Final = 2048
+"""Connections the listening socket queues (uvicorn's default)."""
+
+
 async def serve_http(server: Server[Any], catalog: Catalog, settings: ServeSettings, address: str) -> None:
     """Serve `server` (and `catalog` through the tool API) at `address` (HOST:PORT) until cancelled;
     the URL is printed on stderr first."""
     host, port = split_bind(address)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    shown = f"[{host}]" if family == socket.AF_INET6 else host
-    config = uvicorn.Config(
-        build_app(server, catalog, settings, host),
-        log_level="warning",
-        lifespan="on",
-        timeout_graceful_shutdown=max(1, round(settings.grace)),
-    )
-    sys.stderr.write(f"agent-host: serving MCP on http://{shown}:{sock.getsockname()[1]}/mcp\n")
-    sys.stderr.flush()
-    async with catalog.running():
-        await uvicorn.Server(config).serve(sockets=[sock])
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(BACKLOG)  # before the URL is printed: a client may connect at once (uvicorn accepts later)
+        shown = f"[{host}]" if family == socket.AF_INET6 else host
+        config = uvicorn.Config(
+            build_app(server, catalog, settings, host),
+            log_level="warning",
+            lifespan="on",
+            timeout_graceful_shutdown=max(1, round(settings.grace)),
+        )
+        sys.stderr.write(f"agent-host: serving MCP on http://{shown}:{sock.getsockname()[1]}/mcp\n")
+        sys.stderr.flush()
+        async with catalog.running():
+            await uvicorn.Server(config).serve(sockets=[sock])
+    finally:
+        sock.close()

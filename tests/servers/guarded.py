@@ -274,6 +274,7 @@ async def _serve(port: int, lifetime: int, clients: list[str], apps: list[str]) 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
+    sock.listen(2048)  # before the URL is printed: a client may connect at once
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     provider = Provider(lifetime)
     for client in clients:

@@ -212,6 +212,7 @@ async def _http(port: int) -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
+    sock.listen(2048)  # before the URL is printed: a client may connect at once
     async with anyio.create_task_group() as tg:
         app = build(tg).streamable_http_app(host="127.0.0.1")
         config = uvicorn.Config(app, log_level="warning", lifespan="on")
