@@ -124,7 +124,12 @@ class RayExecutor:
                         if not todo:
                             return
                         index, run, shipment = todo.pop(0)
-                    results[index] = self._run(slot, run, Job(run.name, run.settings, run.input, shipment, allow))
+                    try:
+                        results[index] = self._run(slot, run, Job(run.name, run.settings, run.input, shipment, allow))
+                    except Exception as exc:  # boundary: one agent's failure must not lose the others' results
+                        logger.exception("internal error running agent %s on Ray", run.name)
+                        text = f"internal host error: {type(exc).__name__}: {exc}"
+                        results[index] = Finished(Outcome(run.name, "trap", text, 0.0))
 
             threads = [threading.Thread(target=feed, args=(s,), name=f"ray-feed-{n}") for n, s in enumerate(slots)]
             for thread in threads:
