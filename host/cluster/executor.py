@@ -1,7 +1,8 @@
 """Running prepared agents on Ray actors: the driver's side of `--executor ray`.
 
 `RayExecutor.run_all` ships each component once (`shipping`), then runs the agents on a pool of
-`AgentWorker` actors (one per `[host] ray_cpus` CPUs of the cluster, never more than the agents),
+`AgentWorker` actors (one per `[host] ray_cpus` CPUs of the cluster, never more than the agents;
+started while the components are shipped),
 one agent per actor at a time, in the order given; results keep that order. A driver thread feeds
 each actor and, as a run's events arrive, appends its audit lines to the one audit log, writes its
 output to stderr and its log records to the driver's log. An actor that dies ends its agent as
@@ -113,9 +114,10 @@ class RayExecutor:
         allow = tuple(allow)
         results: dict[int, Finished] = {}
         try:
+            startable = sum(1 for run in runs if run.failure is None and run.component is not None)
+            slots = [_Slot(self._new_actor()) for _ in range(min(startable, self.pool_size))]  # they start meanwhile
             shipped = self._ship(runs, results)
             todo = [(index, run, shipped[run.component]) for index, run in enumerate(runs) if index not in results]
-            slots = [_Slot() for _ in range(min(len(todo), self.pool_size))]
             lock = threading.Lock()
 
             def feed(slot: _Slot) -> None:
