@@ -32,6 +32,21 @@ MARKERS: Final = ("ray::", "raylet", "gcs_server", "ray/_private", "ray/dashboar
 """What the command line of every Ray process contains one of."""
 
 
+def parents_of(text: str) -> dict[int, str]:
+    """The processes whose command line contains `text`: pid -> their parent's command line."""
+    found: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            if text not in cmdline:
+                continue
+            parent = (entry / "stat").read_text().rsplit(")", 1)[1].split()[1]
+            found[int(entry.name)] = (Path("/proc") / parent / "cmdline").read_bytes().decode(errors="replace")
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
 def ray_processes(*, actors_only: bool = False) -> dict[int, str]:
     """This machine's Ray processes (pid → command line); with `actors_only`, agent-host's actors."""
     found: dict[int, str] = {}

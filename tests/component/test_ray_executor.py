@@ -21,7 +21,7 @@ from typing import Any, Final
 import pytest
 
 from tests.component.conftest import OBSERVED_TOML, PROBE, REPO, Server
-from tests.component.ray_cluster import left_after, ray_processes
+from tests.component.ray_cluster import left_after, parents_of, ray_processes
 from tests.processes import wait_for_line
 
 pytestmark = [pytest.mark.component, pytest.mark.ray]
@@ -163,7 +163,8 @@ def test_sigint_stops_every_agent_and_leaves_no_actor_and_no_server(
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
     )  # fmt: skip
     seen = wait_for_line(process, "waiting started")
-    servers = {pid for pid, cmd in ray_processes().items() if "tests.servers.observed" in cmd}
+    servers = parents_of("tests.servers.observed")
+    assert len(servers) == 1 and next(iter(servers.values())).startswith("ray::AgentWorker")  # started on the worker
     assert len(ray_processes(actors_only=True)) == 2
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=30)
