@@ -24,7 +24,8 @@ def release(pid: int) -> None:
     _kept.discard(pid)
 
 
-def _table() -> dict[int, tuple[int, str, str]]:
+def process_table() -> dict[int, tuple[int, str, str]]:
+    """Every process of this machine: pid -> (parent pid, state, command line)."""
     table: dict[int, tuple[int, str, str]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -43,7 +44,7 @@ def _table() -> dict[int, tuple[int, str, str]]:
 def descendants(root: int | None = None) -> dict[int, str]:
     """Live descendants of `root` (default: this process), pid → command line."""
     root = os.getpid() if root is None else root
-    table = _table()
+    table = process_table()
     found: dict[int, str] = {}
     frontier = [root]
     while frontier:

@@ -30,15 +30,15 @@ class Shipment:
     """(artifact, wasm) object references; in a tuple, so that Ray does not fetch them eagerly."""
 
     def compiled(self) -> bytes:
-        import ray
-
-        data: bytes = ray.get(self.refs[0])
-        return data
+        return self._fetch(0)
 
     def wasm(self) -> bytes:
+        return self._fetch(1)
+
+    def _fetch(self, form: int) -> bytes:
         import ray
 
-        data: bytes = ray.get(self.refs[1])
+        data: bytes = ray.get(self.refs[form])
         return data
 
 

@@ -67,9 +67,8 @@ class AgentWorker:
             batch = self._drain(wait=BATCH_INTERVAL)
             outcome = guest.join(0)
             if outcome is not None:
-                yield [event for event in [*batch, *self._drain()] if event is not _ENDED] + [Ended(outcome)]
+                yield [*batch, *self._drain(), Ended(outcome)]
                 return
-            batch = [event for event in batch if event is not _ENDED]
             if batch:
                 yield batch
 
@@ -77,8 +76,7 @@ class AgentWorker:
         """Wake `run` as soon as `guest` ends (else a short agent would hold the actor for a whole
         `BATCH_INTERVAL`)."""
         try:
-            while guest.join(BATCH_INTERVAL) is None:
-                pass
+            guest.join()
         finally:
             self._events.put(_ENDED)
 
@@ -94,19 +92,17 @@ class AgentWorker:
         self._events.put(AuditLine(line))
 
     def _drain(self, wait: float = 0.0) -> list[Event]:
-        """The events queued now, after waiting up to `wait` seconds for a first one: an event
-        leaves as soon as it is made, so little is lost if the process dies."""
+        """The events queued now, after waiting up to `wait` seconds for a first one (the end of the
+        guest wakes it too): an event leaves as soon as it is made, so little is lost if the process
+        dies."""
         events: list[Event] = []
-        if wait:
-            try:
+        try:
+            if wait:
                 events.append(self._events.get(timeout=wait))
-            except queue.Empty:
-                return events
-        while True:
-            try:
+            while True:
                 events.append(self._events.get_nowait())
-            except queue.Empty:
-                return events
+        except queue.Empty:
+            return [event for event in events if event is not _ENDED]
 
 
 _ENDED: Final = AuditLine("")

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from tests.processes import descendants
+from tests.processes import descendants, process_table
 
 RAY: Final = Path(sys.executable).with_name("ray")
 """The `ray` command of the test run's environment (the extra `agent-host[ray]` installs it)."""
@@ -34,36 +34,17 @@ MARKERS: Final = ("ray::", "raylet", "gcs_server", "ray/_private", "ray/dashboar
 
 def parents_of(text: str) -> dict[int, str]:
     """The processes whose command line contains `text`: pid -> their parent's command line."""
-    found: dict[int, str] = {}
-    for entry in Path("/proc").iterdir():
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            if text not in cmdline:
-                continue
-            parent = (entry / "stat").read_text().rsplit(")", 1)[1].split()[1]
-            found[int(entry.name)] = (Path("/proc") / parent / "cmdline").read_bytes().decode(errors="replace")
-        except (OSError, IndexError, ValueError):
-            continue
-    return found
+    table = process_table()
+    return {pid: table.get(ppid, (0, "", ""))[2] for pid, (ppid, _, cmd) in table.items() if text in cmd}
 
 
 def ray_processes(*, actors_only: bool = False) -> dict[int, str]:
     """This machine's Ray processes (pid → command line); with `actors_only`, agent-host's actors."""
-    found: dict[int, str] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if state == "Z":
-            continue
-        wanted = cmdline.startswith("ray::AgentWorker") if actors_only else any(m in cmdline for m in MARKERS)
-        if wanted:
-            found[int(entry.name)] = cmdline
-    return found
+    return {
+        pid: cmd
+        for pid, (_, state, cmd) in process_table().items()
+        if state != "Z" and (cmd.startswith("ray::AgentWorker") if actors_only else any(m in cmd for m in MARKERS))
+    }
 
 
 def left_after(grace: float, *, ignore: set[int] | None = None) -> dict[int, str]:
