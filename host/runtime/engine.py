@@ -33,6 +33,7 @@ from host import cache
 from host.cache import stamps
 from host.errors import ComponentError
 from host.progress import progress
+from host.runtime.clock import ClockShim
 from host.runtime.compiler import ENGINE_SETTINGS, INVALID_COMPONENT, engine_config, first_line, store_artifact
 from host.runtime.imports import define_imports
 from host.stopping import StopToken, run_child
@@ -106,7 +107,17 @@ class Runtime:
         """(path, size, mtime) of files already loaded -> their cache key."""
         self._load_lock = threading.Lock()
         self._ticker = EpochTicker(self.engine)
+        self._clock: ClockShim | None = None
+        self._clock_lock = threading.Lock()
         self._closed = False
+
+    @property
+    def clock(self) -> ClockShim:
+        """The host's WASI clock (`runtime.clock`), made at the first use."""
+        with self._clock_lock:
+            if self._clock is None:
+                self._clock = ClockShim(self.engine)
+            return self._clock
 
     def load(self, wasm: Path, stop: StopToken | None = None) -> Component:
         """The component in `wasm`, compiled (once per machine) or loaded from the cache.
@@ -185,7 +196,7 @@ class Runtime:
         with self._linkers_lock:
             linked = self._linkers.get(id(component))
             if linked is None:
-                linked = self._linkers[id(component)] = _Linked(component, self.engine)
+                linked = self._linkers[id(component)] = _Linked(component, self.engine, self.clock)
         with linked.lock:
             return linked.linker.instantiate(store, component)
 
@@ -254,12 +265,14 @@ class Runtime:
 
 
 class _Linked:
-    """A component's linker, every import defined, and the lock serializing its instantiations."""
+    """A component's linker, every import defined (WASI's monotonic clock served by the host), and
+    the lock serializing its instantiations."""
 
-    def __init__(self, component: Component, engine: Engine) -> None:
+    def __init__(self, component: Component, engine: Engine, clock: ClockShim) -> None:
         self.component = component
         self.linker = Linker(engine)
         define_imports(self.linker)
+        clock.define(self.linker, component, engine)
         self.lock = threading.Lock()
 
 

@@ -174,7 +174,7 @@ def run_guest(
         store.set_wasi(_wasi(policy, out_path, err_path))
         store.set_limits(memory_size=int(policy.limits.memory.value))
         guard = RunGuard(store, cpu_time=policy.limits.cpu_time, wall_time=policy.limits.wall_time)
-        session.deadline = guard.started + policy.limits.wall_time.value
+        session.deadline = guard.deadline
         if control is not None:
             control.attach(guard)
         forwarder.start()
@@ -222,16 +222,17 @@ def _call_run(
     if run is None:
         return "trap", "the component does not export `run`; build it against agent-host's WIT world `agent`"
     try:
-        value = run(store, input_text)
-        run.post_return(store)
+        with runtime.clock.started(store, guard):
+            value = run(store, input_text)
+            run.post_return(store)
     except WasmtimeError as exc:
         relayed = thread_state.take_exception()
         if isinstance(relayed, KeyboardInterrupt | SystemExit):
             raise relayed from None
+        if guard.reason is not None:  # the guard made it trap, in the guest or in wasm a host function ran
+            return "trap", guard.reason
         if relayed is not None:
             return "trap", f"host error: {type(relayed).__name__}: {relayed}"
-        if guard.reason is not None:
-            return "trap", guard.reason
         return "trap", trap_reason(str(exc), err_path, session.last_error, policy)
     relayed = thread_state.take_exception()
     if isinstance(relayed, KeyboardInterrupt | SystemExit):

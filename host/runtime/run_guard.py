@@ -1,9 +1,11 @@
 """CPU time, wall-clock time and stop requests for one guest run, enforced with epoch deadlines.
 
 Limits and stop requests are checked while wasm runs, once per slice (`SLICE_TICKS` epoch ticks,
-50 ms: the precision of every time limit). Time the guest spends waiting in host functions (a slow
-tool, `inbox.recv`) never counts as CPU time, and no deadline fires while it waits there: the host
-bounds those waits itself. Wall-clock time counts from the start of the run, waits included.
+50 ms: the precision of every time limit). CPU time is the guest thread's own CPU time
+(`time.thread_time`) less what host functions spent on it, so waiting (a slow tool, `inbox.recv`, a
+sleep) never counts. No deadline fires while the guest waits in the host: those waits are bounded by
+the host itself, and sleeps wait on the guard (`wait`, used by `runtime.clock`), which a stop or the
+wall-clock deadline ends at once. Wall-clock time counts from the start of the run, waits included.
 
 wasmtime-py 50 does not wrap `wasmtime_store_epoch_deadline_callback`; this module calls the
 generated binding directly (the version is pinned exactly), keeps the ctypes callbacks alive for
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import threading
 import time
 from typing import Any, Final, Literal
 
@@ -26,6 +29,10 @@ logger = logging.getLogger(__name__)
 
 SLICE_TICKS: Final = 5
 """Epoch ticks between checks: 50 ms at the 10 ms tick; the precision of every time limit."""
+
+_PAST_DEADLINE: Final = 0.02
+"""Seconds a `wait` cut short by the wall-clock deadline goes on past it, so that the guest's next
+check finds the deadline passed."""
 
 
 TripKind = Literal["stopped", "cpu_time", "wall_time"]
@@ -53,16 +60,18 @@ class RunGuard:
         self._cpu_time = cpu_time
         self._wall_time = wall_time
         self.started = time.monotonic()
-        self._mark = self.started
+        self.deadline = self.started + wall_time.value
+        """When the wall-clock limit is reached (`time.monotonic`)."""
+        self._mark = time.thread_time()
         self._host_time = 0.0
         self._entered: float | None = None
+        self._stopped = threading.Event()
         self.cpu_used = 0.0
-        """Seconds of CPU time used so far: wall time between slices minus the time spent in the host."""
+        """Seconds of CPU time used so far: the guest thread's CPU time minus that of host functions."""
         self.reason: str | None = None
         """Why the run was made to trap, for a person; None while it runs on."""
         self.tripped: TripKind | None = None
         """Which of the guard's checks made it trap (`stopped`, `cpu_time`, `wall_time`)."""
-        """Why the guard stopped the guest, once it did."""
         self._stop_reason: str | None = None
         self._callback = _CALLBACK_TYPE(self._on_deadline)
         self._finalizer = _FINALIZER_TYPE(_no_finalizer)
@@ -70,18 +79,29 @@ class RunGuard:
         store.set_epoch_deadline(SLICE_TICKS)
 
     def host_enter(self) -> None:
-        """Called by every host function on entry; until `host_exit`, time is not the guest's CPU time."""
-        self._entered = time.monotonic()
+        """Called by every host function on entry, on the guest's thread; until `host_exit`, the
+        thread's CPU time is not the guest's."""
+        self._entered = time.thread_time()
 
     def host_exit(self) -> None:
         """Called by every host function on return (see `host_enter`)."""
         if self._entered is not None:
-            self._host_time += time.monotonic() - self._entered
+            self._host_time += time.thread_time() - self._entered
             self._entered = None
 
     def stop(self, reason: str) -> None:
-        """Stop the guest at its next slice (from any thread, as the shutdown on SIGINT/SIGTERM does)."""
+        """Stop the guest at its next slice (from any thread, as the shutdown on SIGINT/SIGTERM does);
+        a `wait` in progress ends at once."""
         self._stop_reason = reason
+        self._stopped.set()
+
+    def wait(self, seconds: float) -> None:
+        """Wait up to `seconds` on the guest's thread (a guest's sleep): less when the run is stopped
+        or reaches its wall-clock deadline, after which the guest traps at its next check."""
+        end = min(time.monotonic() + seconds, self.deadline + _PAST_DEADLINE)
+        remaining = end - time.monotonic()
+        if remaining > 0:
+            self._stopped.wait(remaining)
 
     def _verdict(self, now: float) -> tuple[TripKind, str] | None:
         if self._stop_reason is not None:
@@ -95,15 +115,18 @@ class RunGuard:
         return None
 
     def _on_deadline(self, context: Any, data: Any, delta: Any, kind: Any) -> int:
-        """The epoch-deadline callback: add the wall time since the last slice, minus the time spent
-        in host functions, to `cpu_used`; then move the deadline one slice ahead, or return the
-        error that makes wasm trap. Never raises."""
+        """The epoch-deadline callback (on the guest's thread): add the thread's CPU time since the
+        last slice, minus that of host functions, to `cpu_used`; then move the deadline one slice
+        ahead, or return the error that makes wasm trap. Never raises."""
         try:
-            now = time.monotonic()
-            self.cpu_used += max(0.0, now - self._mark - self._host_time)
+            cpu = time.thread_time()
+            if self._entered is not None:  # a host function running wasm (`runtime.clock`'s adapter)
+                self._host_time += cpu - self._entered
+                self._entered = cpu
+            self.cpu_used += max(0.0, cpu - self._mark - self._host_time)
             self._host_time = 0.0
-            self._mark = now
-            verdict = self._verdict(now)
+            self._mark = cpu
+            verdict = self._verdict(time.monotonic())
             if verdict is None:
                 delta[0] = SLICE_TICKS
                 kind[0] = _CONTINUE
