@@ -155,6 +155,26 @@ def test_the_clients_cancellation_stops_the_guest(served: tuple[Host, Catalog]) 
     assert host.running_agents == []  # stopped, not left waiting out its ten minutes
 
 
+def test_the_clients_cancellation_stops_a_sleeping_guest_and_frees_its_turn(served: tuple[Host, Catalog]) -> None:
+    """Issue 20 point 1: a guest in `time.sleep` is stopped by the cancellation too (before the fix
+    it slept its hour out, holding a `max_concurrent` turn and its thread)."""
+    host, calls = served
+    hour = json.dumps({"steps": [{"op": "sleep", "ms": 3_600_000}]})
+
+    async def body(client: Client) -> Any:
+        for _ in range(3):  # more cancelled sleepers than max_concurrent = 2
+            with anyio.move_on_after(0.5):
+                await client.call_tool("probe", {"input": hour})
+        return await client.call_tool("idle", {})
+
+    after = run(calls, body)
+    assert after.content[0].text == "idle done"
+    deadline = time.monotonic() + 60
+    while host.running_agents and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert host.running_agents == []
+
+
 def test_at_most_max_concurrent_guests_run_at_once(
     served: tuple[Host, Catalog], monkeypatch: pytest.MonkeyPatch
 ) -> None:
