@@ -133,11 +133,11 @@ class PolicyAnswers:
         self._record(None, tooling, "server-roots", None, "ok", started)
         return sorted(folders)
 
-    def log(self, tooling: str, level: str, logger_name: str | None, data: object) -> None:
+    def log(self, tooling: str, level: str, logger_name: str | None, data: object, caller: str | None = None) -> None:
         logging.getLogger(f"agent-host.server.{tooling}").log(
             LOG_LEVELS.get(level, logging.INFO), "%s%s", f"{logger_name}: " if logger_name else "", data
         )
-        self._record(None, tooling, "server-log", logger_name, level, time.monotonic())
+        self._record(caller, tooling, "server-log", logger_name, level, time.monotonic())
 
     def _record(
         self, agent: str | None, tooling: str, operation: str, target: str | None, outcome: str, started: float

@@ -9,6 +9,7 @@ table's name and origin (`FILE [agents.NAME]`) come from its parent. `Config.sou
 from __future__ import annotations
 
 import fnmatch
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Final, Self
@@ -239,6 +240,25 @@ class ServeSettings(Placed):
     """Largest HTTP request body accepted ("1MiB")."""
     grace: Seconds = 10.0
     """At SIGINT/SIGTERM, seconds HTTP calls in flight may take to finish before they are cancelled."""
+    max_sessions: Count = 256
+    """MCP sessions (2025-11-25 over HTTP) open at once, for every client together; beyond, a new
+    session is refused (HTTP 503, `limit-exceeded`). Open `subscriptions/listen` streams (2026-07-28)
+    are bounded by the same number."""
+    max_sessions_per_client: Count = 16
+    """MCP sessions plus open `subscriptions/listen` streams one client may hold at once (a client: the
+    token it presents with `tokens`, else its remote address); beyond, HTTP 429 `limit-exceeded`."""
+    session_idle: Seconds = 300.0
+    """Seconds an MCP session may go without a request in flight before it is closed (its id then
+    answers 404 and its subscriptions end)."""
+    max_subscriptions_per_session: Count = 64
+    """Resources one MCP session (or one `subscriptions/listen` stream) may be subscribed to at once."""
+
+    @field_validator("session_idle")
+    @classmethod
+    def _finite(cls, value: float) -> float:
+        if not math.isfinite(value):
+            raise problem(f"expected a finite number of seconds, got {value!r}", "for example session_idle = 300")
+        return value
 
     @field_validator("http")
     @classmethod

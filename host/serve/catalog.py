@@ -5,33 +5,45 @@ It holds the offered agents (`agents.AgentCalls`) and, with `[serve] toolings`, 
 name or `TOOLING.TOOL`; the two never collide (neither an agent's nor an offered tooling's name has a
 '.'). Every call takes a turn (`turns.Turns`: at most `max_concurrent` at once, `queue` waiting, the
 rest refused with `limit-exceeded`) and ends in an `Answer`; no exception but cancellation escapes.
+It also holds what the clients share and each may take only a part of (`clients.ClientSlots`).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
 from host.app import Host
-from host.config import Config
+from host.config import Config, ServeSettings
 from host.errors import ErrorCode
 from host.model import Progress
 from host.serve.agents import AgentCalls, AsyncLogSink, offered, prepare
 from host.serve.answers import Answer, ServedTool
+from host.serve.clients import ClientSlots
+from host.serve.limit_log import LimitLog
 from host.serve.proxy import CLIENT, ToolingProxy
 from host.serve.relay import Relay
 from host.serve.turns import Turns
 from host.stopping import StopToken
 
+logger = logging.getLogger(__name__)
+
 
 class Catalog:
     """See the module docstring."""
 
-    def __init__(self, agents: AgentCalls, proxy: ToolingProxy | None, turns: Turns) -> None:
+    def __init__(
+        self, agents: AgentCalls, proxy: ToolingProxy | None, turns: Turns, settings: ServeSettings | None = None
+    ) -> None:
         self.agents = agents
         self.proxy = proxy
-        self.relay = Relay(proxy) if proxy is not None else None
+        self.settings = settings if settings is not None else ServeSettings()
+        self.slots = ClientSlots(self.settings.max_sessions_per_client)
+        """The sessions and listen streams each client holds (shared by the HTTP app and the relay)."""
+        self.limit_log = LimitLog(logger)
+        self.relay = Relay(proxy, self.settings, self.slots, self.limit_log) if proxy is not None else None
         self._turns = turns
 
     @asynccontextmanager
@@ -86,4 +98,4 @@ def build_catalog(host: Host, config: Config, agents: Sequence[str] = (), stop: 
     calls = AgentCalls(host, prepare(host, offered(config, agents), stop))
     serve = config.serve
     proxy = ToolingProxy(host, serve.toolings, host.policy(CLIENT, serve.client_grants())) if serve.toolings else None
-    return Catalog(calls, proxy, Turns(serve.max_concurrent, serve.queue))
+    return Catalog(calls, proxy, Turns(serve.max_concurrent, serve.queue), serve)

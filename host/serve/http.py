@@ -4,7 +4,8 @@ Safe by default: it binds 127.0.0.1 unless told otherwise (`[serve] http`; a bin
 needs a token, which the config checks); with `[serve] tokens`, every request but `/healthz` must
 carry `Authorization: Bearer TOKEN` (compared in constant time) or gets 401; the SDK's transport
 security refuses a foreign `Host` (421) or `Origin` (403) header (DNS rebinding); bodies larger than
-`[serve] max_body` are refused (413); no CORS. The socket is made with IPPROTO_TCP so asyncio turns
+`[serve] max_body` are refused (413); no CORS. MCP sessions are bounded per client and in all, and
+expire when idle (`sessions.SessionLimits`). The socket is made with IPPROTO_TCP so asyncio turns
 Nagle off (see shared notes: a hand-bound socket without it cost ~45 ms per call).
 """
 
@@ -28,6 +29,8 @@ from host.config import ServeSettings
 from host.config.models import LOOPBACK_HOSTS, split_bind
 from host.serve import tool_api
 from host.serve.catalog import Catalog
+from host.serve.clients import CLIENT_SCOPE_KEY
+from host.serve.sessions import MCP_PATH, SessionLimits
 
 OPEN_PATHS: Final = frozenset({"/healthz"})
 """Paths served without a token."""
@@ -51,14 +54,20 @@ class BearerTokens:
         await self._app(scope, receive, send)
 
     def _allowed(self, scope: Scope) -> bool:
+        """Whether the request carries a known token; the client is then named by the token's place
+        in the list (`clients.CLIENT_SCOPE_KEY`)."""
         header = dict(scope["headers"]).get(b"authorization", b"")
         scheme, _, token = header.partition(b" ")
         if scheme.lower() != b"bearer":
             return False
-        matched = False
-        for known in self._tokens:  # every token compared, in constant time each
-            matched |= hmac.compare_digest(token.strip(), known)
-        return matched
+        matched: int | None = None
+        for index, known in enumerate(self._tokens):  # every token compared, in constant time each
+            if hmac.compare_digest(token.strip(), known) and matched is None:
+                matched = index
+        if matched is None:
+            return False
+        scope[CLIENT_SCOPE_KEY] = f"token {matched + 1}"
+        return True
 
 
 async def _healthz(request: Request) -> Response:
@@ -77,14 +86,18 @@ def build_app(server: Server[Any], catalog: Catalog, settings: ServeSettings, bi
         else [f"http://{bind_host}:*", f"https://{bind_host}:*"],
     )
     app: ASGIApp = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
         host=bind_host,
         transport_security=security,
         max_request_body_size=settings.max_body,
+        session_idle_timeout=settings.session_idle,
+        max_sessions=settings.max_sessions,
         custom_starlette_routes=[
             Route("/healthz", _healthz, methods=["GET"]),
             *tool_api.routes(catalog, security, settings.max_body),
         ],
     )
+    app = SessionLimits(app, lambda: server.session_manager, catalog.slots, settings, catalog.limit_log)
     return BearerTokens(app, settings.tokens) if settings.tokens else app
 
 

@@ -12,6 +12,7 @@ resource request is a JSON-RPC error coded by `ERROR_CODES`, its message startin
 
 from __future__ import annotations
 
+import json
 import warnings
 from collections.abc import Mapping
 from typing import Any, Final
@@ -48,6 +49,11 @@ ERROR_CODES: Final[Mapping[str, int]] = {
 """The JSON-RPC error code of each WIT error code a resource request can fail with (-32002 is MCP's
 "resource not found", -32001 the SDK's timeout); any other is -32603 (internal error)."""
 
+SUBSCRIBE_ERROR_CODES: Final[Mapping[str, int]] = {**ERROR_CODES, "not-found": types.INVALID_PARAMS}
+"""The JSON-RPC error code of a refused subscription (`resources/subscribe`, `subscriptions/listen`):
+a URI that no offered tooling lists is -32602 with `{"uri": URI}` in `data`, as a plain SDK server
+answers an unknown resource (SEP-2164)."""
+
 CHANGES: Final = NotificationOptions(resources_changed=True, tools_changed=True)
 """What a 2025-11-25 client is told it will be notified of (with proxied toolings)."""
 
@@ -70,8 +76,19 @@ class _Server(Server[Any]):
         return super().create_initialization_options(notification_options, experimental_capabilities, extensions)
 
 
-def _refused(error: ToolingError) -> MCPError:
-    return MCPError(ERROR_CODES.get(error.code.value, types.INTERNAL_ERROR), str(error))
+def _refused(error: ToolingError, codes: Mapping[str, int] = ERROR_CODES) -> MCPError:
+    """The JSON-RPC error of a refused resource request; of the error's `data`, only the URI it
+    names (if any) is passed on."""
+    return MCPError(codes.get(error.code.value, types.INTERNAL_ERROR), str(error), _uri_of(error.data))
+
+
+def _uri_of(data: str | None) -> dict[str, str] | None:
+    try:
+        parsed = json.loads(data) if data is not None else None
+    except ValueError:
+        return None
+    uri = parsed.get("uri") if isinstance(parsed, dict) else None
+    return {"uri": uri} if isinstance(uri, str) else None
 
 
 def _contents(data: ResourceData) -> types.TextResourceContents | types.BlobResourceContents:
@@ -142,7 +159,7 @@ def build_server(catalog: Catalog) -> Server[Any]:
         try:
             await relay.subscribe(ctx, str(params.uri))
         except ToolingError as exc:
-            raise _refused(exc) from None
+            raise _refused(exc, SUBSCRIBE_ERROR_CODES) from None
         return types.EmptyResult()
 
     async def unsubscribe(ctx: Any, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
@@ -153,7 +170,7 @@ def build_server(catalog: Catalog) -> Server[Any]:
         try:
             return await relay.listen(ctx, params)
         except ToolingError as exc:
-            raise _refused(exc) from None
+            raise _refused(exc, SUBSCRIBE_ERROR_CODES) from None
 
     server = _Server(
         "agent-host", version=__version__, on_list_tools=list_tools, on_call_tool=call_tool,

@@ -7,7 +7,8 @@ has no '.', so the first '.' splits it); a resource keeps its URI and belongs to
 tooling listing it. Each operation runs in a worker thread (a session blocks on the bridge loop), in
 a fresh session closed at its end: a call the client cancels is cancelled upstream. A tooling that
 cannot be reached is left out of lists (logged); its calls and reads answer `unavailable`. A tool
-listing is kept while the relay watches the tooling's tool list, until it changes.
+listing is kept while the relay watches the tooling's tool list, until it changes. Only a resource
+that some offered tooling lists may be subscribed to (`subscribable`).
 """
 
 from __future__ import annotations
@@ -147,16 +148,21 @@ class ToolingProxy:
             return self._list_resources(session)
 
     def _list_resources(self, session: GuestSession) -> list[ResourceSpec]:
+        """The resources listed now; the owners are those of this listing (a tooling that cannot be
+        listed keeps its last ones)."""
         listed: dict[str, ResourceSpec] = {}
+        owners: dict[str, str] = {}
         for tooling in self.toolings:
             try:
                 specs = session.list_resources(session.get(tooling))
             except ToolingError as exc:
                 logger.warning("the resources of tooling %s are not offered now: %s", tooling, exc)
+                owners.update((uri, owner) for uri, owner in self._owners.items() if owner == tooling)
                 continue
             for spec in specs:
                 if listed.setdefault(spec.uri, spec) is spec:
-                    self._owners[spec.uri] = tooling
+                    owners.setdefault(spec.uri, tooling)
+        self._owners = owners
         return list(listed.values())
 
     async def read(self, uri: str) -> ResourceData:
@@ -179,6 +185,26 @@ class ToolingProxy:
                 f"no offered tooling lists resource {uri!r} (offered: {', '.join(self.toolings) or 'none'})",
             )
         return owner
+
+    def subscribable(self, session: GuestSession, uri: str) -> tuple[str, ToolingError | None]:
+        """Where a subscription to resource `uri` goes: the offered tooling whose resource list (as
+        the grants let the client see it) has `uri`, listing again when it is not known, and no
+        refusal; else the first offered tooling whose grants allow `uri` (or the first one) and the
+        `not-found` refusal (data `{"uri": uri}`) to raise once the grants are checked: only a listed
+        resource may be subscribed to."""
+        if uri not in self._owners:
+            self._list_resources(session)
+        owner = self._owners.get(uri)
+        if owner is not None:
+            return owner, None
+        granting = [name for name in self.toolings if self.policy.grants.resource_allowed(name, uri)]
+        refusal = ToolingError(
+            ErrorCode.NOT_FOUND,
+            f"no offered tooling lists resource {uri!r} (offered: {', '.join(self.toolings) or 'none'}); "
+            "subscribe to a URI that resources/list gives",
+            json.dumps({"uri": uri}),
+        )
+        return (granting or list(self.toolings))[0], refusal
 
 
 def _call(

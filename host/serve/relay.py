@@ -7,8 +7,9 @@ task on the server's loop pumps its inbox: a 2026-07-28 client gets what its `su
 stream asked for (the SDK's `ListenHandler`, fed by a `SubscriptionBus`); a 2025-11-25 client gets
 `notifications/resources/updated` for the URIs it subscribed to (`resources/subscribe`) and the
 list-changed notifications once it has made a request; its subscriptions end with its connection.
-The grants apply as to every operation of agent `serve`: subscribing to a resource outside them is
-refused (`denied`).
+The grants apply as to every operation of agent `serve`: a resource outside them is refused
+(`denied`), one that no offered tooling lists too (`not-found`), so clients share at most one
+upstream subscription per offered resource; what one client holds is bounded (`subscribe`, `listen`).
 """
 
 from __future__ import annotations
@@ -35,8 +36,11 @@ from mcp.server.subscriptions import (
 from mcp_types import SubscriptionsListenRequestParams, SubscriptionsListenResult
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from host.config import ServeSettings
 from host.errors import ErrorCode, ToolingError
 from host.model import Envelope
+from host.serve.clients import ClientSlots, client_of_request
+from host.serve.limit_log import LimitLog
 from host.serve.proxy import ToolingProxy
 from host.session import GuestSession
 
@@ -64,10 +68,13 @@ def connection_of(ctx: ServerRequestContext[Any]) -> Connection:
 class Relay:
     """See the module docstring. Enter `running()` on the server's loop before serving."""
 
-    def __init__(self, proxy: ToolingProxy) -> None:
+    def __init__(self, proxy: ToolingProxy, settings: ServeSettings, slots: ClientSlots, limit_log: LimitLog) -> None:
         self._proxy = proxy
+        self._settings = settings
+        self._slots = slots
+        self._limit_log = limit_log
         self.bus = InMemorySubscriptionBus()
-        self._listen = ListenHandler(self.bus)
+        self._listen = ListenHandler(self.bus, max_subscriptions=settings.max_sessions)
         self._session: GuestSession | None = None
         self._one = anyio.CapacityLimiter(1)
         """The session's operations: one at a time, in a worker thread."""
@@ -80,6 +87,9 @@ class Relay:
         """Subscription id → the tooling whose tool list it watches."""
         self._legacy: weakref.WeakSet[Connection] = weakref.WeakSet()
         self._legacy_uris: dict[str, weakref.WeakSet[Connection]] = {}
+        """URI → the 2025-11-25 connections subscribed to it (no entry without one)."""
+        self._held: weakref.WeakKeyDictionary[Connection, set[str]] = weakref.WeakKeyDictionary()
+        """2025-11-25 connection → the URIs it is subscribed to (or subscribing to)."""
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -144,8 +154,9 @@ class Relay:
     def _subscribe(self, uri: str) -> tuple[int, str]:
         session = self._session
         assert session is not None, "running() set it"
-        rep = self._rep(session, self._proxy.owner(session, uri))
-        return rep, session.subscribe(rep, "resource", uri)
+        tooling, refusal = self._proxy.subscribable(session, uri)
+        rep = self._rep(session, tooling)
+        return rep, session.subscribe(rep, "resource", uri, refusal)
 
     async def release(self, uri: str) -> None:
         """One client less watches resource `uri`; the last one ends the subscription upstream."""
@@ -206,13 +217,21 @@ class Relay:
 
     async def subscribe(self, ctx: ServerRequestContext[Any], uri: str) -> None:
         """`resources/subscribe` (2025-11-25): relay updates of `uri` to this client's connection
-        until it unsubscribes or goes away. Raises `ToolingError`."""
+        until it unsubscribes or goes away. Raises `ToolingError` (`limit-exceeded` beyond `[serve]
+        max_subscriptions_per_session` URIs per connection, logged once per interval)."""
         connection = connection_of(ctx)
-        holders = self._legacy_uris.setdefault(uri, weakref.WeakSet())
-        if connection in holders:
+        held = self._held.setdefault(connection, set())
+        if uri in held:
             return
-        await self.acquire(uri)
-        holders.add(connection)
+        if len(held) >= self._settings.max_subscriptions_per_session:
+            raise self._beyond(self._too_many(len(held), "this MCP session holds", "unsubscribe from one first"))
+        held.add(uri)  # before the wait upstream: a concurrent request of this connection counts it
+        try:
+            await self.acquire(uri)
+        except BaseException:
+            held.discard(uri)
+            raise
+        self._legacy_uris.setdefault(uri, weakref.WeakSet()).add(connection)
         connection.exit_stack.push_async_callback(self.unsubscribe_connection, connection, uri)
 
     async def unsubscribe(self, ctx: ServerRequestContext[Any], uri: str) -> None:
@@ -221,16 +240,28 @@ class Relay:
 
     async def unsubscribe_connection(self, connection: Connection, uri: str) -> None:
         holders = self._legacy_uris.get(uri)
-        if holders is not None and connection in holders:
-            holders.discard(connection)
-            await self.release(uri)
+        if holders is None or connection not in holders:
+            return
+        holders.discard(connection)
+        if not holders:
+            del self._legacy_uris[uri]
+        self._held.get(connection, set()).discard(uri)
+        await self.release(uri)
 
     async def listen(
         self, ctx: ServerRequestContext[Any], params: SubscriptionsListenRequestParams
     ) -> SubscriptionsListenResult:
-        """`subscriptions/listen` (2026-07-28): the resources it names are watched while it lasts.
-        Raises `ToolingError` for a resource that cannot be watched (nothing is then held)."""
+        """`subscriptions/listen` (2026-07-28): the resources it names (at most `[serve]
+        max_subscriptions_per_session`) are watched while it lasts, in one of its client's
+        `max_sessions_per_client` slots (`clients.ClientSlots`; `max_sessions` streams in all).
+        Raises `ToolingError` for a resource that cannot be watched or a bound reached (`limit-exceeded`,
+        logged once per interval); nothing is then held."""
         uris = list(dict.fromkeys(params.notifications.resource_subscriptions or ()))
+        if len(uris) > self._settings.max_subscriptions_per_session:
+            raise self._beyond(self._too_many(len(uris), "this subscriptions/listen stream names", "listen to fewer"))
+        client = client_of_request(ctx.request)
+        slot = object()
+        self._take_slot(client, slot)
         held: list[str] = []
         try:
             for uri in uris:
@@ -238,6 +269,41 @@ class Relay:
                 held.append(uri)
             return await self._listen(ctx, params)
         finally:
+            self._slots.release(client, slot)
             with anyio.CancelScope(shield=True):
                 for uri in held:
                     await self.release(uri)
+
+    def _take_slot(self, client: str, slot: object) -> None:
+        settings = self._settings
+        streams = self._slots.count("listen")
+        if streams >= settings.max_sessions:
+            raise self._beyond(
+                ToolingError(
+                    ErrorCode.LIMIT_EXCEEDED,
+                    f"{streams} subscriptions/listen streams are open ([serve] max_sessions = "
+                    f"{settings.max_sessions}); try again later",
+                ),
+                "max_sessions",
+            )
+        if not self._slots.take(client, slot, "listen"):
+            raise self._beyond(
+                ToolingError(
+                    ErrorCode.LIMIT_EXCEEDED,
+                    f"client {client} holds {self._slots.held(client)} MCP sessions and listen streams ([serve] "
+                    f"max_sessions_per_client = {settings.max_sessions_per_client}); close one first",
+                ),
+                "max_sessions_per_client",
+            )
+
+    def _too_many(self, count: int, what: str, hint: str) -> ToolingError:
+        cap = self._settings.max_subscriptions_per_session
+        return ToolingError(
+            ErrorCode.LIMIT_EXCEEDED,
+            f"{what} {count} resource subscriptions ([serve] max_subscriptions_per_session = {cap}); {hint}",
+        )
+
+    def _beyond(self, error: ToolingError, bound: str = "max_subscriptions_per_session") -> ToolingError:
+        """`error`, logged once per interval for `bound`."""
+        self._limit_log.reached(bound, f"refused a client: {error}")
+        return error

@@ -247,11 +247,12 @@ class GuestSession:
         self.handle(rep)
         return self._calls.cancel(call_id)
 
-    def subscribe(self, rep: int, kind: SubscriptionKind, uri: str = "") -> str:
-        """Subscribe (to resource `uri` for kind `resource`) and return the id (see `subscriptions`)."""
+    def subscribe(self, rep: int, kind: SubscriptionKind, uri: str = "", refusal: ToolingError | None = None) -> str:
+        """Subscribe (to resource `uri` for kind `resource`) and return the id (see `subscriptions`);
+        `refusal`, when given, is raised (and audited) once the grants allowed the subscription."""
         tooling = self.handle(rep).tooling
         with self._audit.span(SUBSCRIBE[kind], tooling.name, uri or None):
-            return self._subscriptions.subscribe(rep, tooling, kind, uri)
+            return self._subscriptions.subscribe(rep, tooling, kind, uri, refusal)
 
     def unsubscribe(self, rep: int, kind: SubscriptionKind, sub_id: str) -> bool:
         self.handle(rep)

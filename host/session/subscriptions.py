@@ -96,14 +96,19 @@ class Subscriptions:
         self._audit = audit
         self._open: dict[str, _OpenSubscription] = {}
 
-    def subscribe(self, rep: int, tooling: Tooling, kind: SubscriptionKind, uri: str = "") -> str:
+    def subscribe(
+        self, rep: int, tooling: Tooling, kind: SubscriptionKind, uri: str = "", refusal: ToolingError | None = None
+    ) -> str:
         """Subscribe through handle `rep` and return the subscription's id (`uri` for `resource`).
 
-        Raises `ToolingError`: `denied` for a resource outside the allow-lists, `limit-exceeded` when
+        Raises `ToolingError`: `denied` for a resource outside the allow-lists, then `refusal` when
+        given (the caller's own reason, such as a resource nobody lists), `limit-exceeded` when
         `max_subscriptions` are open, `unavailable` when the server cannot notify such changes.
         """
         if kind == "resource":
             self._admission.policy.grants.check_resource(tooling.name, uri)
+        if refusal is not None:
+            raise refusal
         sub_id = str(uuid.uuid4())
         self._inbox.open_subscription(sub_id)
         sink = self._sink(tooling.name, sub_id)

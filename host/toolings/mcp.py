@@ -198,6 +198,13 @@ class McpTooling(ConfiguredTooling):
         return specs
 
     def cached_tool_spec(self, name: str) -> ToolSpec | None:
+        """The tool `name` from the last listing; never for a tooling with `pin_tools`: the definition
+        checked against the pins is the one the server gives now (a listing per call), so that a tool
+        redescribed while a run goes on is denied from then on, whether or not the server notified
+        the change (a server changing its tools may well not)."""
+        return None if self._config.pin_tools else self._listed(name)
+
+    def _listed(self, name: str) -> ToolSpec | None:
         tools = self._tools
         return tools.get(name) if tools is not None else None
 
@@ -210,7 +217,7 @@ class McpTooling(ConfiguredTooling):
         before any call is sent.
         """
         client = await self._client()
-        spec = await self.tool_spec(name)
+        spec = self._listed(name) or await self.tool_spec(name)  # the admission has just listed a pinned one
         as_task = self._as_task(client, spec, asynchronous=progress is not None)
 
         sink = progress

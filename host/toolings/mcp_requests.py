@@ -112,7 +112,8 @@ class ServerCallbacks:
         return types.ListRootsResult(roots=roots)
 
     async def log(self, params: types.LoggingMessageNotificationParams) -> None:
-        self._requests.log(self._tooling, params.level, params.logger, params.data)
+        call = self._current()
+        self._requests.log(self._tooling, params.level, params.logger, params.data, call.agent if call else None)
 
     def client_options(self) -> dict[str, Any]:
         """The `Client` keyword arguments that install these callbacks."""

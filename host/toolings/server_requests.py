@@ -67,8 +67,9 @@ class ServerRequests(Protocol):
         """The `file://` URIs of the folders the server may work in."""
         ...
 
-    def log(self, tooling: str, level: str, logger: str | None, data: object) -> None:
-        """A log message of the server (`notifications/message`)."""
+    def log(self, tooling: str, level: str, logger: str | None, data: object, caller: str | None = None) -> None:
+        """A log message of the server (`notifications/message`), that came during a call of agent
+        `caller` (None: outside any call, or while several were in flight)."""
         ...
 
 
@@ -84,5 +85,5 @@ class DeclineAll:
     def roots(self, tooling: str) -> list[str]:
         return []
 
-    def log(self, tooling: str, level: str, logger: str | None, data: object) -> None:
+    def log(self, tooling: str, level: str, logger: str | None, data: object, caller: str | None = None) -> None:
         return None

@@ -128,6 +128,35 @@ def test_first_sight_pins_every_tool_and_a_tool_changed_or_added_later_is_hidden
         reader.close()
 
 
+def test_a_tool_redescribed_during_a_run_is_hidden_and_denied_from_the_change_on(tooling: str, tmp_path: Path) -> None:
+    """Issue 20, point 15: the guest listed (and so pinned) the tools and called `echo`; the server then
+    describes `echo` differently (and sends `tools/list_changed`) while the guest runs, no one watching
+    the tool list. Before the fix the cached definition was checked: `echo` stayed callable until the
+    next run."""
+    config = tmp_path / "agent-host.toml"
+    config.write_text(tooling)
+    with Host(load_config(config)) as host:
+        guest = host.session("guest")
+        rep = guest.get("t")
+        assert "echo" in [t.name for t in guest.list_tools(rep)]  # the first sight pins it
+        assert json.loads(call(guest, rep, "echo", {"text": "hi"}))["content"][0]["text"] == "hi"
+        call(guest, rep, "redescribe", {"name": "echo", "description": POISONED})
+        lock = tmp_path / LOCK_NAME
+        expected = (
+            f"tool 'echo' of tooling 't' is not the reviewed one: its definition changed since it was pinned in "
+            f"{lock}; review it with `agent-host tools t`, then re-pin with `agent-host tools --pin t`"
+        )
+        with pytest.raises(ToolingError) as denied:
+            call(guest, rep, "echo", {"text": "hi"})
+        assert (denied.value.code, denied.value.message) == (ErrorCode.DENIED, expected)
+        with pytest.raises(ToolingError) as started:
+            guest.call_tool(rep, "echo", '{"text": "hi"}')  # the asynchronous call too, before it starts
+        assert (started.value.code, started.value.message) == (ErrorCode.DENIED, expected)
+        assert "echo" not in [t.name for t in guest.list_tools(rep)]
+        assert json.loads(call(guest, rep, "big", {"size": 2}))["content"][0]["text"] == "yy"  # the others stay
+        guest.close()
+
+
 def test_guests_listing_a_fresh_pinned_tooling_at_once_record_the_lock_file_once(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -14,7 +14,8 @@ Tools:
 - `sample(prompt)`: asks the client for model output and answers its text, or fails.
 - `roots()`: asks the client for its roots and answers their URIs as JSON.
 - `open_url(url)`: asks the client to open `url` (URL-mode elicitation); "opened" when accepted.
-- `shout(text)`: sends `text` as a warning log message (logger `asking`) and answers "logged".
+- `shout(text, related=true)`: sends `text` as a warning log message (logger `asking`; with
+  `related = false` not tied to the request: on the connection's own stream) and answers "logged".
   Each asks the 2025-11-25 way (a request to the client) or the 2026-07-28 way (`input_required`).
 - `stall(reports, interval, then)`: reports progress `reports` times, `interval` seconds apart, then
   waits `then` seconds more and answers "done" (a call the client's timeout should keep alive, or not).
@@ -156,7 +157,8 @@ def build() -> Server[Any]:
         if params.name == "shout":
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", MCPDeprecationWarning)
-                await ctx.session.send_log_message("warning", str(arguments.get("text")), "asking", ctx.request_id)
+                related = ctx.request_id if arguments.get("related", True) else None
+                await ctx.session.send_log_message("warning", str(arguments.get("text")), "asking", related)
             return types.CallToolResult(content=_text("logged"))
         if params.name == "shaped":
             mode = arguments.get("mode")

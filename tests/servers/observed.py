@@ -21,7 +21,8 @@ $OBSERVED_ECHO_DESCRIPTION when set (a server whose tool changed between runs).
 
 Both eras: a 2026-07-28 client is notified on its `subscriptions/listen` stream; a client that
 connected with the 2025-11-25 handshake (agent-host `protocol = "2025-11-25"`) subscribes with
-`resources/subscribe` and gets `notifications/resources/updated`.
+`resources/subscribe` and gets `notifications/resources/updated`; tool list changes reach it as
+`notifications/tools/list_changed`.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import anyio
 from mcp.server.lowlevel.server import HandlerEntry
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from host.demo_server import serve
 
@@ -50,6 +52,11 @@ def build() -> MCPServer:
         session = subscribed.get(uri)
         if session is not None:
             await session.send_resource_updated(uri)
+
+    async def tools_changed(ctx: Context) -> None:
+        await ctx.notify_tools_changed()
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:  # 2025 era: a plain notification
+            await ctx.session.send_tool_list_changed()
 
     def publish(name: str) -> None:
         @server.resource(f"obs://{name}", name=name, mime_type="text/plain")
@@ -120,7 +127,7 @@ def build() -> MCPServer:
             return name
 
         server.add_tool(added, name=name, description=f"added at run time: {name}")
-        await ctx.notify_tools_changed()
+        await tools_changed(ctx)
         return "ok"
 
     @server.tool()
@@ -130,7 +137,7 @@ def build() -> MCPServer:
         if tool is None:
             raise ValueError(f"no tool {name!r}")
         tool.description = description
-        await ctx.notify_tools_changed()
+        await tools_changed(ctx)
         return "ok"
 
     @server.tool()

@@ -1,0 +1,101 @@
+"""Who a client of `agent-host serve` is, and the slots each one holds (`ClientSlots`).
+
+A client is the token it presents when `[serve] tokens` are set (named by its place in the list,
+`token 2`, never by its value: the `BearerTokens` middleware records it in the request's scope),
+else its remote address (`address 10.0.0.5`: every client behind one proxy or NAT is one client, as
+every local client is on a loopback bind); `local` for the one client of `serve --stdio` or an
+in-process one. A slot is an MCP session (2025-11-25 over HTTP) or an open `subscriptions/listen`
+stream (2026-07-28): each client holds at most `per_client` of them at once, so that one client
+cannot take the slots of all. A slot is released when it ends, or when its `alive` check says that
+it ended (a session the SDK expired or ended). Used on the server's event loop only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from starlette.requests import Request
+
+CLIENT_SCOPE_KEY: Final = "agent_host.client"
+"""The ASGI scope key under which the token middleware records the client's name."""
+LOCAL: Final = "local"
+"""The client of a connection that is not HTTP (stdio, in process)."""
+
+SlotKind = Literal["session", "listen"]
+
+
+def client_of_scope(scope: MutableMapping[str, Any]) -> str:
+    """The client an HTTP request comes from (see the module docstring)."""
+    named = scope.get(CLIENT_SCOPE_KEY)
+    if isinstance(named, str):
+        return named
+    address = scope.get("client")
+    return f"address {address[0]}" if address else "address unknown"
+
+
+def client_of_request(request: object) -> str:
+    """The client of an MCP request whose transport carried `request` (a Starlette `Request` over
+    HTTP, None otherwise)."""
+    return client_of_scope(request.scope) if isinstance(request, Request) else LOCAL
+
+
+def _always() -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class _Slot:
+    kind: SlotKind
+    alive: Callable[[], bool]
+
+
+class ClientSlots:
+    """See the module docstring."""
+
+    def __init__(self, per_client: int) -> None:
+        self.per_client = per_client
+        self._held: dict[str, dict[object, _Slot]] = {}
+
+    def held(self, client: str) -> int:
+        """The slots `client` holds now (ended ones released first)."""
+        slots = self._held.get(client)
+        if slots is None:
+            return 0
+        for key in [key for key, slot in slots.items() if not slot.alive()]:
+            del slots[key]
+        if not slots:
+            del self._held[client]
+        return len(slots)
+
+    def count(self, kind: SlotKind) -> int:
+        """The slots of `kind` every client together holds now."""
+        total = 0
+        for client in list(self._held):
+            if self.held(client):
+                total += sum(1 for slot in self._held[client].values() if slot.kind == kind)
+        return total
+
+    def take(self, client: str, key: object, kind: SlotKind, alive: Callable[[], bool] = _always) -> bool:
+        """Give `client` slot `key` (held until `release`, or until `alive()` is false); False, and
+        nothing held, when it holds `per_client` already."""
+        if self.held(client) >= self.per_client:
+            return False
+        self._held.setdefault(client, {})[key] = _Slot(kind, alive)
+        return True
+
+    def replace(self, client: str, key: object, new_key: object, alive: Callable[[], bool]) -> None:
+        """Slot `key` of `client` is `new_key` from now on, held while `alive()`."""
+        slots = self._held.get(client, {})
+        slot = slots.pop(key, None)
+        if slot is not None:
+            slots[new_key] = _Slot(slot.kind, alive)
+
+    def release(self, client: str, key: object) -> None:
+        """`client` no longer holds slot `key` (nothing if it did not)."""
+        slots = self._held.get(client)
+        if slots is not None:
+            slots.pop(key, None)
+            if not slots:
+                del self._held[client]

@@ -1,0 +1,49 @@
+"""`LimitLog`: a bound reached is logged once per interval, not once per refusal.
+
+Each bound has its own clock: the first refusal logs a warning at once; the ones in the next
+`LOG_INTERVAL` seconds are only counted, and the first refusal after it logs again, saying how many
+were not logged in between. Used on one event loop (not thread-safe).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+LOG_INTERVAL: Final = 60.0
+"""Seconds between two log lines about the same bound."""
+
+
+@dataclass
+class _Bound:
+    logged_at: float
+    quiet: int = 0
+    """Refusals since the last line, not logged."""
+
+
+class LimitLog:
+    """See the module docstring."""
+
+    def __init__(
+        self, logger: logging.Logger, interval: float = LOG_INTERVAL, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._logger = logger
+        self._interval = interval
+        self._clock = clock
+        self._bounds: dict[str, _Bound] = {}
+
+    def reached(self, bound: str, message: str) -> None:
+        """Bound `bound` (its config key) refused something: log `message` unless it was logged
+        less than the interval ago."""
+        now = self._clock()
+        known = self._bounds.get(bound)
+        if known is not None and now - known.logged_at < self._interval:
+            known.quiet += 1
+            return
+        quiet = known.quiet if known is not None else 0
+        self._bounds[bound] = _Bound(now)
+        more = f" ({quiet} more refusals since the last line)" if quiet else ""
+        self._logger.warning("%s%s", message, more)
