@@ -92,13 +92,14 @@ class OpenCalls:
         """Start `call` (made through handle `rep`) and return its id. A call the tooling answers at
         once (`call_tool_now`) ends here, its envelope queued before the id is returned.
 
-        Raises `ToolingError`: `limit-exceeded` when `max_open_calls` are open, `unavailable` when
-        the inbox is closed or the host is shutting down.
+        Raises `ToolingError`: `limit-exceeded` when `max_open_calls` are open or the bytes held for
+        the guest would pass `max_pending_bytes` (its arguments count twice: text and parsed value),
+        `unavailable` when the inbox is closed or the host is shutting down.
         """
         if self._bridge.closed:
             raise shutting_down()
         call_id = str(uuid.uuid4())
-        self._inbox.open_call(call_id)
+        self._inbox.open_call(call_id, 2 * len(call.arguments))  # the text and its parsed value
         ready: CallResult | ToolingError | None
         try:
             ready = call.tooling.call_tool_now(call.name, call.parsed, agent=self._agent)
