@@ -95,7 +95,8 @@ class Host:
         if policy is None:
             policy = self.policy(agent, allow=["*"] if self.config.toolings else ())
         limits = self.config.host
-        inbox = Inbox(limits.inbox_size, limits.max_open_calls, limits.max_subscriptions)
+        key = f"max_pending_bytes in {limits.origin}" if self.config.source is not None else "[host] max_pending_bytes"
+        inbox = Inbox(limits.inbox_size, limits.max_open_calls, limits.max_subscriptions, limits.max_pending_bytes, key)
         return GuestSession(
             agent, self.bridge, self.toolings, policy, inbox=inbox, max_wait=limits.recv_timeout, audit=self.audit,
             validator=self.validator, approver=self.approver, on_log=on_log, pins=self.pins,

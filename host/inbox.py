@@ -6,6 +6,7 @@ wit/inbox.wit): envelopes are received in the order their first event was pushed
 `capacity` are ever queued, by admission control, not by dropping; an undelivered progress or
 subscription envelope is updated in place rather than queued again; a call's final envelope is
 queued at most once; nothing is queued or delivered for an id after it was cancelled or closed.
+Bytes held are bounded by admission too (`max_pending_bytes`, see `Inbox`), never by dropping.
 
 This module imports neither wasmtime nor mcp.
 """
@@ -16,15 +17,41 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
 
-from host.config import DEFAULT_INBOX_SIZE, DEFAULT_MAX_OPEN_CALLS, DEFAULT_MAX_SUBSCRIPTIONS
+from host.config import (
+    DEFAULT_INBOX_SIZE,
+    DEFAULT_MAX_OPEN_CALLS,
+    DEFAULT_MAX_PENDING_BYTES,
+    DEFAULT_MAX_SUBSCRIPTIONS,
+)
 from host.errors import ErrorCode, ToolingError
 from host.model import FINAL_KINDS as FINAL_KINDS
 from host.model import Asked as Asked
+from host.model import CallOutcome, ResourceData
 from host.model import Envelope as Envelope
 from host.model import EventKind as EventKind
 from host.model import Progress as Progress
+
+ENVELOPE_BYTES: Final = 64
+"""Bytes counted for an envelope besides its text (its id and kind)."""
+
+
+def payload_size(payload: object) -> int:
+    """Bytes counted for an envelope's payload: the length of the text it holds, plus `ENVELOPE_BYTES`."""
+    if isinstance(payload, CallOutcome):
+        size = len(payload.value) + len(payload.name)  # its arguments are counted with the open call
+    elif isinstance(payload, ToolingError):
+        size = len(payload.message) + len(payload.data or "")
+    elif isinstance(payload, ResourceData):
+        size = payload.size + len(payload.uri)
+    elif isinstance(payload, Progress):
+        size = len(payload.message or "")
+    elif isinstance(payload, list):
+        size = sum(len(repr(item)) for item in payload)
+    else:  # a question (`Asked`), or nothing
+        size = len(repr(payload)) if payload is not None else 0
+    return size + ENVELOPE_BYTES
 
 
 @dataclass
@@ -34,11 +61,14 @@ class _Slot:
     id: str
     kind: EventKind
     payload: object
+    size: int
     live: bool = True
 
 
 @dataclass
 class _Call:
+    reserved: int = 0
+    """Bytes of its arguments, held until the call is forgotten."""
     progress: _Slot | None = None
     final_queued: bool = False
 
@@ -49,6 +79,12 @@ class Inbox:
     The bound holds by admission control: an open call holds at most two envelopes (its latest
     progress, then its final outcome), a subscription at most one, and `capacity >= 2 *
     max_open_calls + max_subscriptions` is checked at construction (`ValueError` otherwise).
+
+    Bytes held for the guest (`held_bytes`: the arguments of its open calls, as given to `open_call`,
+    and the text of its undelivered envelopes, see `payload_size`) are bounded the same way: a call
+    or subscription is refused while they would pass `max_pending_bytes`; a pushed event is never
+    refused, so they may pass it by the results of calls already open (each at most
+    `max_result_bytes`) until the guest receives them. `pending_key` names the bound in messages.
     """
 
     def __init__(
@@ -56,6 +92,8 @@ class Inbox:
         capacity: int = DEFAULT_INBOX_SIZE,
         max_open_calls: int = DEFAULT_MAX_OPEN_CALLS,
         max_subscriptions: int = DEFAULT_MAX_SUBSCRIPTIONS,
+        max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES,
+        pending_key: str = "[host] max_pending_bytes",
     ) -> None:
         if capacity < 2 * max_open_calls + max_subscriptions:
             raise ValueError(
@@ -65,6 +103,10 @@ class Inbox:
         self.capacity = capacity
         self.max_open_calls = max_open_calls
         self.max_subscriptions = max_subscriptions
+        self.max_pending_bytes = max_pending_bytes
+        self._pending_key = pending_key
+        self.held_bytes = 0
+        """Bytes held for the guest now (see the class docstring)."""
         self._lock = threading.Lock()
         self._arrived = threading.Condition(self._lock)
         self._queue: deque[_Slot] = deque()
@@ -77,10 +119,11 @@ class Inbox:
 
     # -- the guest's side ------------------------------------------------------------------------
 
-    def open_call(self, call_id: str) -> None:
-        """Open call `call_id`; it stays open until its final envelope has been received, or until it is
-        cancelled. Raises `ToolingError(limit-exceeded)` once `max_open_calls` calls are open, and
-        `ToolingError(unavailable)` after `close`."""
+    def open_call(self, call_id: str, size: int = 0) -> None:
+        """Open call `call_id`, holding `size` bytes (its arguments) until it is forgotten; it stays
+        open until its final envelope has been received, or until it is cancelled. Raises
+        `ToolingError(limit-exceeded)` once `max_open_calls` calls are open or when `size` more bytes
+        would pass `max_pending_bytes`, and `ToolingError(unavailable)` after `close`."""
         with self._lock:
             self._check_open()
             if len(self._calls) >= self.max_open_calls:
@@ -89,7 +132,9 @@ class Inbox:
                     f"{len(self._calls)} calls are already open (the limit is {self.max_open_calls}); "
                     "receive their results from the inbox or cancel some first",
                 )
-            self._calls[call_id] = _Call()
+            self._check_bytes(size, f"the {size} bytes of this call's arguments")
+            self._calls[call_id] = _Call(reserved=size)
+            self.held_bytes += size
 
     def open_subscription(self, sub_id: str) -> None:
         """Open subscription `sub_id`. Raises `ToolingError(limit-exceeded)` once `max_subscriptions`
@@ -102,6 +147,7 @@ class Inbox:
                     f"{len(self._subscriptions)} subscriptions are already open (the limit is "
                     f"{self.max_subscriptions}); unsubscribe some first",
                 )
+            self._check_bytes(ENVELOPE_BYTES, "a subscription's event")
             self._subscriptions[sub_id] = None
 
     def is_open(self, call_id: str) -> bool:
@@ -116,8 +162,10 @@ class Inbox:
         removed and later pushes are ignored.
         """
         with self._lock:
-            if self._calls.pop(call_id, None) is None:
+            call = self._calls.pop(call_id, None)
+            if call is None:
                 return False
+            self.held_bytes -= call.reserved
             self._discard(call_id)
             return True
 
@@ -164,6 +212,7 @@ class Inbox:
             self._subscriptions.clear()
             self._queue.clear()
             self._live = 0
+            self.held_bytes = 0
             self._arrived.notify_all()
 
     # -- the pump's side (never blocks) ----------------------------------------------------------
@@ -179,7 +228,7 @@ class Inbox:
                 return
             if call.progress is not None and call.progress.live:
                 if call.progress.kind == "progress":  # an undelivered question is never replaced
-                    call.progress.payload = progress
+                    self._replace(call.progress, "progress", progress)
                 return
             call.progress = self._append(call_id, "progress", progress)
 
@@ -192,8 +241,7 @@ class Inbox:
             if call is None or call.final_queued:
                 return False
             if call.progress is not None and call.progress.live:
-                call.progress.kind = "elicitation"
-                call.progress.payload = question
+                self._replace(call.progress, "elicitation", question)
                 return True
             call.progress = self._append(call_id, "elicitation", question)
             return True
@@ -216,8 +264,7 @@ class Inbox:
                 return
             pending = self._subscriptions[sub_id]
             if pending is not None and pending.live:
-                pending.kind = kind
-                pending.payload = payload
+                self._replace(pending, kind, payload)
                 return
             self._subscriptions[sub_id] = self._append(sub_id, kind, payload)
 
@@ -227,9 +274,24 @@ class Inbox:
         if self._closed:
             raise ToolingError(ErrorCode.UNAVAILABLE, "the guest's inbox is closed (its run has ended)")
 
+    def _check_bytes(self, size: int, what: str) -> None:
+        if self.held_bytes + size > self.max_pending_bytes:
+            raise ToolingError(
+                ErrorCode.LIMIT_EXCEEDED,
+                f"{self.held_bytes} bytes are held for this guest's open calls and undelivered envelopes; {what} "
+                f"would pass the limit of {self.max_pending_bytes} ({self._pending_key}): receive envelopes from "
+                "the inbox or cancel calls first",
+            )
+
+    def _replace(self, slot: _Slot, kind: EventKind, payload: object) -> None:
+        size = payload_size(payload)
+        self.held_bytes += size - slot.size
+        slot.kind, slot.payload, slot.size = kind, payload, size
+
     def _append(self, item_id: str, kind: EventKind, payload: object) -> _Slot:
-        slot = _Slot(item_id, kind, payload)
+        slot = _Slot(item_id, kind, payload, payload_size(payload))
         self._queue.append(slot)
+        self.held_bytes += slot.size
         self._live += 1
         self.peak = max(self.peak, self._live)
         assert self._live <= self.capacity, "inbox bound broken: admission control failed"
@@ -243,8 +305,11 @@ class Inbox:
                 continue
             slot.live = False
             self._live -= 1
+            self.held_bytes -= slot.size
             if slot.kind in FINAL_KINDS:
-                self._calls.pop(slot.id, None)
+                call = self._calls.pop(slot.id, None)
+                if call is not None:
+                    self.held_bytes -= call.reserved
             elif slot.kind in ("progress", "elicitation"):
                 call = self._calls.get(slot.id)
                 if call is not None and call.progress is slot:
@@ -259,5 +324,6 @@ class Inbox:
             if slot.id == item_id and slot.live:
                 slot.live = False
                 self._live -= 1
+                self.held_bytes -= slot.size
         if len(self._queue) > 2 * self._live + 64:
             self._queue = deque(e for e in self._queue if e.live)

@@ -143,3 +143,15 @@ def die(marker: str = "") -> str:
         Path(marker).touch()
     os.kill(os.getpid(), signal.SIGKILL)
     return "unreachable"
+
+
+@tool
+def not_a_number() -> float:
+    """Returns NaN, which no JSON text can hold (issue 20, point 3)."""
+    return float("nan")
+
+
+@tool
+def half_a_pair() -> str:
+    """Returns a lone UTF-16 surrogate, which no UTF-8 text can hold (issue 20, point 3)."""
+    return "broken \ud800"

@@ -34,6 +34,10 @@ DEFAULT_MAX_ARGUMENT_BYTES: Final = 1024 * 1024
 DEFAULT_MAX_RESULT_BYTES: Final = 16 * 1024 * 1024
 """Bytes of one tool result (JSON) or resource content a guest may receive."""
 
+DEFAULT_MAX_PENDING_BYTES: Final = 64 * 1024 * 1024
+"""Bytes the host holds for one guest: the arguments of its open calls (text and parsed value) and
+its undelivered envelopes; `call-tool` and `subscribe-*` answer `limit-exceeded` beyond."""
+
 DEFAULT_INBOX_SIZE: Final = 1024
 """Envelopes one guest's inbox holds."""
 

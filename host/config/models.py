@@ -22,6 +22,7 @@ from host.config.defaults import (
     DEFAULT_INBOX_SIZE,
     DEFAULT_MAX_ARGUMENT_BYTES,
     DEFAULT_MAX_OPEN_CALLS,
+    DEFAULT_MAX_PENDING_BYTES,
     DEFAULT_MAX_RESULT_BYTES,
     DEFAULT_MAX_SUBSCRIPTIONS,
     DEFAULT_MEMORY,
@@ -150,6 +151,9 @@ class HostSettings(Placed):
     """Largest tool arguments (JSON text) a guest may send."""
     max_result_bytes: Size = DEFAULT_MAX_RESULT_BYTES
     """Largest tool result or resource content a guest may receive."""
+    max_pending_bytes: Size = DEFAULT_MAX_PENDING_BYTES
+    """Bytes the host holds for one guest (arguments of open calls, undelivered envelopes); `call-tool`
+    and `subscribe-*` answer `limit-exceeded` beyond. At least 2 * max_argument_bytes."""
     audit_log: FilePath | None = None
     """JSON Lines file receiving one line per tooling operation (relative to the config file)."""
     audit_arguments: bool = Field(default=False, strict=True)
@@ -178,6 +182,13 @@ class HostSettings(Placed):
             )
             hint = "raise inbox_size or lower max_open_calls / max_subscriptions"
             problems.append(At(("inbox_size",), message, hint=hint, value=self.inbox_size))
+        if self.max_pending_bytes < 2 * self.max_argument_bytes:
+            message = (
+                f"{self.max_pending_bytes} is too small: one call of max_argument_bytes = {self.max_argument_bytes} "
+                f"holds {2 * self.max_argument_bytes} (its text and parsed value)"
+            )
+            hint = "raise max_pending_bytes or lower max_argument_bytes"
+            problems.append(At(("max_pending_bytes",), message, hint=hint, value=self.max_pending_bytes))
         defined = source_of(info).toolings
         for index, pattern in enumerate(self.allow):
             if defined is not None and not any(fnmatch.fnmatchcase(name, pattern) for name in defined):

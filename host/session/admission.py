@@ -3,21 +3,21 @@
 `Admission.admit` is pure (no I/O but the `lookup` it is given and the lock file's `pins`) and
 returns an `AdmittedCall`, or raises `ToolingError`, first failure wins, in this order: the tool is
 granted (`denied`), the arguments are at most `max_argument_bytes` (`limit-exceeded`) and a JSON
-object (`invalid-arguments`), the tool exists (`not-found`, from `lookup`), it is the pinned one of a
-`pin_tools` tooling (`denied`), the arguments match its input schema (`invalid-arguments`), and the
-agent holds the capabilities the call needs (`denied`). `Admission.approve` is the next step: a call
-needing a capability in `require_approval` is put to the approver, one invocation at a time; a
-refusal is `denied` with its reason. `check_result` is last: structured content that breaks the
-tool's output schema is `protocol`. Lists leave out tools and resources outside the allow-lists, and
-changed or new tools of a pinning tooling (`visible_*`; a first listing records the pins).
+object under the rules of `strict_json` (`invalid-arguments`), the tool exists (`not-found`, from
+`lookup`), it is the pinned one of a `pin_tools` tooling (`denied`), the arguments match its input
+schema (`invalid-arguments`), and the agent holds the capabilities the call needs (`denied`).
+`Admission.approve` is the next step: a call needing a capability in `require_approval` is put to
+the approver, one invocation at a time; a refusal is `denied` with its reason. `check_result` is
+last: structured content that breaks the tool's output schema is `protocol`. Lists (`visible_*`)
+leave out what the allow-lists do not grant and what a pinning tooling changed or added.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from host import strict_json
 from host.approval import ApprovalRequest, Decision
 from host.capabilities import needed
 from host.errors import ErrorCode, ToolingError
@@ -58,7 +58,7 @@ class Admission:
         """Check a call of tool `name` with `arguments` (JSON text); `lookup(name)` gives its spec."""
         self.policy.grants.check_tool(tooling.name, name)
         self.policy.limits.check_argument_size(len(arguments.encode("utf-8")), f"the call of tool {name!r}")
-        parsed = parse_arguments(arguments)
+        parsed = parse_arguments(arguments, f"the arguments of tool {name!r}")
         spec = lookup(name)
         self.pins.check(tooling.name, spec)
         self.validator.check(tooling.name, name, spec.input_schema, parsed)
@@ -110,18 +110,18 @@ class Admission:
         return [r for r in resources if self.policy.grants.resource_allowed(tooling, r.uri)]
 
 
-def parse_arguments(text: str) -> JsonObject:
-    """Tool arguments from JSON text; `invalid-arguments` unless it is a JSON object."""
+def parse_arguments(text: str, what: str = "arguments") -> JsonObject:
+    """Tool arguments (`what`, for the message) from JSON text; `invalid-arguments` unless it is a
+    JSON object under the rules of `strict_json` (no lone surrogate, bounded depth and digits, no NaN)."""
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
+        value = strict_json.parse(text)
+    except strict_json.JsonTextError as exc:
         raise ToolingError(
-            ErrorCode.INVALID_ARGUMENTS,
-            f"arguments are not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); {EXAMPLE_ARGUMENTS}",
+            ErrorCode.INVALID_ARGUMENTS, f"{what} are not valid JSON ({exc}); {EXAMPLE_ARGUMENTS}"
         ) from None
     if not isinstance(value, dict):
         raise ToolingError(
             ErrorCode.INVALID_ARGUMENTS,
-            f"arguments must be a JSON object, got {type(value).__name__} {text[:40]!r}; {EXAMPLE_ARGUMENTS}",
+            f"{what} must be a JSON object, got {type(value).__name__} {text[:40]!r}; {EXAMPLE_ARGUMENTS}",
         )
     return value

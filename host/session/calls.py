@@ -8,20 +8,20 @@ was cancelled). Progress reports become `progress` envelopes. `cancel` cancels t
 cancels the upstream request; a call is forgotten once its final envelope was received.
 
 `shape` turns a `CallResult` into what the guest sees: an `isError` result is `tool-failed` (the
-message its text, `data` the whole result as JSON); a value larger than `max_result_bytes` is
-`limit-exceeded`.
+message its text, `data` the whole result as JSON); a value no JSON text can hold (`strict_json`)
+is `protocol`; a value larger than `max_result_bytes` is `limit-exceeded`.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
-import json
 import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from host import strict_json
 from host.bridge import Bridge, shutting_down
 from host.errors import ErrorCode, ToolingError
 from host.inbox import Inbox
@@ -37,8 +37,14 @@ logger = logging.getLogger(__name__)
 
 
 def call_outcome(name: str, arguments: str, result: CallResult) -> CallOutcome:
-    """A finished call as the guest sees it; an `isError` result raises `tool-failed`."""
-    value = json.dumps(result.value, ensure_ascii=False)
+    """A finished call as the guest sees it; an `isError` result raises `tool-failed`, one that no
+    JSON text can hold (NaN, a lone surrogate: `strict_json`) `protocol`."""
+    try:
+        value = strict_json.dumps(result.value)
+    except strict_json.JsonTextError as exc:
+        raise ToolingError(
+            ErrorCode.PROTOCOL, f"the result of tool {name!r} is not valid JSON ({exc}); the tooling broke the protocol"
+        ) from None
     if result.is_error:
         text = result.text() or f"tool {name!r} reported an error without text"
         raise ToolingError(ErrorCode.TOOL_FAILED, text, data=value)
@@ -86,13 +92,14 @@ class OpenCalls:
         """Start `call` (made through handle `rep`) and return its id. A call the tooling answers at
         once (`call_tool_now`) ends here, its envelope queued before the id is returned.
 
-        Raises `ToolingError`: `limit-exceeded` when `max_open_calls` are open, `unavailable` when
-        the inbox is closed or the host is shutting down.
+        Raises `ToolingError`: `limit-exceeded` when `max_open_calls` are open or the bytes held for
+        the guest would pass `max_pending_bytes` (its arguments count twice: text and parsed value),
+        `unavailable` when the inbox is closed or the host is shutting down.
         """
         if self._bridge.closed:
             raise shutting_down()
         call_id = str(uuid.uuid4())
-        self._inbox.open_call(call_id)
+        self._inbox.open_call(call_id, 2 * len(call.arguments))  # the text and its parsed value
         ready: CallResult | ToolingError | None
         try:
             ready = call.tooling.call_tool_now(call.name, call.parsed, agent=self._agent)

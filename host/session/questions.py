@@ -10,13 +10,13 @@ naming the path and rule, the question staying open); `answer` (on the loop) han
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
 import anyio
 
+from host import strict_json
 from host.errors import ErrorCode, ToolingError
 from host.inbox import Inbox
 from host.model import Asked, JsonObject
@@ -91,9 +91,9 @@ class GuestQuestions:
         if elicit != "accept":
             return Reply(elicit)
         try:
-            value = json.loads(content) if content is not None else None
-        except ValueError as exc:
-            raise ToolingError(ErrorCode.INVALID_ARGUMENTS, f"the answer's content is not JSON: {exc}") from None
+            value = strict_json.parse(content) if content is not None else None
+        except strict_json.JsonTextError as exc:
+            raise ToolingError(ErrorCode.INVALID_ARGUMENTS, f"the answer's content is not valid JSON ({exc})") from None
         if not isinstance(value, dict):
             raise ToolingError(
                 ErrorCode.INVALID_ARGUMENTS, "`accept` needs content: a JSON object matching the requested schema"

@@ -2,7 +2,8 @@
 
 Connected lazily, by `McpTooling.connect`; see `mcp_connection` for the connection's lifetime and
 loss detection. When the connection is lost, requests in flight fail with `unavailable`
-(`protocol` when the server broke the protocol) and the next request reconnects; failed attempts
+(`protocol` when the server broke the protocol) and the next request reconnects; a request the host
+cannot encode fails alone with `invalid-arguments` and loses nothing (`mcp_stream.WriteGuard`); failed attempts
 back off exponentially. While anything is watched the tooling reconnects by itself. The SDK's
 response cache is off: a read after a change must see the change.
 """
@@ -23,6 +24,7 @@ from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated, Serv
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
+from host import strict_json
 from host.config import McpToolingConfig
 from host.errors import ErrorCode, ToolingError
 from host.model import CallResult, JsonObject, Operation, ResourceData, ResourceSpec, ToolSpec
@@ -35,6 +37,7 @@ from host.toolings.mcp_errors import (
     protocol_violation,
     request_error,
     stderr_hint,
+    unencodable,
 )
 from host.toolings.mcp_requests import ServerCallbacks, refused
 from host.toolings.mcp_tasks_2025 import call_as_task
@@ -214,8 +217,14 @@ class McpTooling(ConfiguredTooling):
         """Call tool `name`, reporting its progress to `progress`.
 
         A tool the cached list lacks makes it re-list once: a tool still missing is `not-found`
-        before any call is sent.
+        before any call is sent. Arguments outside `strict_json`'s rules are `invalid-arguments`,
+        nothing sent.
         """
+        what = f"the call of tool {name!r}"
+        try:
+            strict_json.dumps(arguments)  # what the SDK could not serialize fails here, for this call alone
+        except strict_json.JsonTextError as exc:
+            raise unencodable(self.name, what, str(exc)) from None
         client = await self._client()
         spec = self._listed(name) or await self.tool_spec(name)  # the admission has just listed a pinned one
         as_task = self._as_task(client, spec, asynchronous=progress is not None)
@@ -236,7 +245,7 @@ class McpTooling(ConfiguredTooling):
 
         with self._callbacks.calling(agent) as during:
             try:
-                answer = await self._request(Operation.CALL_TOOL, f"the call of tool {name!r}", call)
+                answer = await self._request(Operation.CALL_TOOL, what, call)
             except ToolingError as exc:
                 raise refused(self.name, name, during, exc) from None
         result = mcp_wire.call_result(answer)

@@ -28,6 +28,7 @@ from mcp_types import (
     REQUEST_TIMEOUT,
 )
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
 
 from host.config import HttpToolingConfig, McpServerConfig, StdioToolingConfig
 from host.errors import ErrorCode, ToolingError
@@ -108,7 +109,21 @@ PROTOCOL_VIOLATION: Final = Rule(
 )
 """A stdio server wrote garbage on stdout; the connection was closed because of it."""
 
+
+class Unsendable(ValueError):
+    """A message the host could not encode as JSON-RPC text (raised by `mcp_stream`'s write guard
+    before anything is written): the one request fails, the connection stays."""
+
+
+UNENCODABLE: Final = Rule(
+    ErrorCode.INVALID_ARGUMENTS, "{where}: the host could not encode {what}; nothing was sent ({first})"
+)
+"""A request carrying a value no JSON-RPC text can hold: the host's fault or the guest's, never the server's."""
+
 REQUEST_ERRORS: Final[tuple[tuple[type[BaseException], Rule], ...]] = (
+    (Unsendable, UNENCODABLE),
+    (UnicodeEncodeError, UNENCODABLE),  # raised in the request's own task (the SDK encodes a header)
+    (PydanticSerializationError, UNENCODABLE),
     (anyio.ClosedResourceError, _LOST),
     (anyio.BrokenResourceError, _LOST),
     (anyio.EndOfStream, _LOST),
@@ -234,6 +249,11 @@ def request_error(
         if isinstance(exc, kind):
             return rule.error(_fields(exc, tooling, conn, what=what))
     raise TypeError(f"no rule maps {type(exc).__name__} to an error code")
+
+
+def unencodable(tooling: str, what: str, problem: str) -> ToolingError:
+    """`what` could not be encoded (`problem` says why); nothing was sent."""
+    return UNENCODABLE.error({"where": f"tooling {tooling!r}", "what": what, "first": problem})
 
 
 def protocol_violation(tooling: str, what: str, violation: str) -> ToolingError:

@@ -1,9 +1,15 @@
-"""The transport's receive stream, watched: its end means the server went away; garbage breaks the protocol.
+"""The transport's streams, watched: the end of its output means the server went away, garbage breaks
+the protocol, and nothing it cannot encode reaches its writer.
 
 `signal_end(transport, on_end, on_garbage)` yields the transport with a receive stream that calls
 `on_end` when it ends or breaks, and `on_garbage` for each item that is an exception (a line the
 transport could not parse: a stdio server writing something that is not JSON-RPC on stdout).
 `offending_input` says what that line was, shortened for a message.
+
+Its send stream (`WriteGuard`) encodes each message first, as the transport will, and raises
+`Unsendable` in the sender's task for one it cannot encode (a lone surrogate, a value nested past
+the serializer's depth): the transport's writer task, shared by every request on the connection,
+would otherwise fail on it and close the connection for all of them.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import anyio
 from mcp.client import Transport
 from mcp.shared.message import SessionMessage
 
-from host.toolings.mcp_errors import first_line
+from host.toolings.mcp_errors import Unsendable, first_line
 
 ReadStream = Any
 """The SDK's transport receive stream (its protocol type lives in a private module)."""
@@ -43,7 +49,36 @@ async def signal_end(
 ) -> AsyncIterator[tuple[Any, Any]]:
     """The transport, with a receive stream that reports its end and unparseable lines."""
     async with transport as (read, write):
-        yield EndSignal(read, on_end, on_garbage), write
+        yield EndSignal(read, on_end, on_garbage), WriteGuard(write)
+
+
+WriteStream = Any
+"""The SDK's transport send stream (its protocol type lives in a private module)."""
+
+
+class WriteGuard:
+    """A `WriteStream` that refuses, with `Unsendable`, a message the transport could not encode."""
+
+    def __init__(self, inner: WriteStream) -> None:
+        self._inner = inner
+
+    async def send(self, item: SessionMessage, /) -> None:
+        try:
+            item.message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
+        except (ValueError, RecursionError) as exc:  # pydantic's serialization errors and UnicodeError are ValueErrors
+            raise Unsendable(first_line(exc)) from None
+        await self._inner.send(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> WriteGuard:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
 
 
 class EndSignal:

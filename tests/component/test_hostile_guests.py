@@ -10,6 +10,7 @@ tooling that exists but is not granted.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import time
@@ -31,6 +32,11 @@ MEMORY_SLACK = 64 * 1024 * 1024
 
 
 def rss() -> int:
+    """The process's resident memory, after glibc returned the free memory it caches (if it can)."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) * 1024
@@ -236,3 +242,51 @@ def test_a_tooling_that_exists_but_is_not_granted_is_denied(sandbox: Sandbox) ->
     assert "agent 'hostile' is not granted tooling 'other'" in error["message"]
     assert 'toolings = ["other"] in' in error["message"] and "[agents.hostile]" in error["message"]
     assert ok(results[1]) is True
+
+
+def test_calls_with_big_arguments_never_read_are_refused_once_max_pending_bytes_are_held(sandbox: Sandbox) -> None:
+    """Provenance: issue 20, point 2 (256 calls with 1 MB arguments, the inbox never read, held
+    ~860 MB in the host): the host refuses new calls with `limit-exceeded` once the bytes it holds
+    for the guest (arguments of open calls, undelivered results) would pass `max_pending_bytes`;
+    the results it holds are all delivered, and once received new calls are admitted again."""
+    args = json.dumps({"text": "x" * 1_000_000})
+    outcome = sandbox.beside_a_good_guest(
+        [GET, {"op": "flood", "h": "t", "tool": "echo", "args": args, "n": 256},
+         {"op": "kinds", "timeout_ms": 2000},
+         {"op": "call_blocking", "h": "t", "tool": "echo", "args": '{"text": "again"}'},
+         {"op": "flood", "h": "t", "tool": "echo", "args": args, "n": 1}]
+    )  # fmt: skip
+    assert outcome.status == "ok", outcome
+    results = json.loads(outcome.text)
+    counts = ok(results[1])
+    admitted = counts["ok"]
+    assert counts == {"ok": admitted, "limit-exceeded": 256 - admitted}
+    assert 8 <= admitted <= 34, counts  # 64 MiB: a call holds 2 MB of arguments (text and value), then its result
+    delivered = ok(results[2])
+    assert delivered == ["ToolResult"] * admitted  # nothing held was dropped
+    assert ok(results[3])["value"]["content"][0]["text"] == "again"
+    assert ok(results[4]) == {"ok": 1}
+
+
+def test_output_without_newlines_is_forwarded_as_one_cut_line(sandbox: Sandbox) -> None:
+    """Provenance: issue 20, point 2 (a guest writing to stdout without a newline made the host
+    buffer it whole: 1.7 GB of host RSS with `memory = "64MiB"`): lines are cut as log lines are
+    (`MAX_OUTPUT_LINE` bytes, then a marker saying how much was cut), and what the host reads is
+    bounded, however much the guest writes."""
+    import io
+    import re
+
+    from host.runtime.output import MAX_OUTPUT_LINE
+
+    sink = io.StringIO()
+    guest = sandbox.host.start(
+        sandbox.probe, json.dumps({"steps": [{"op": "write", "text": "x" * 1024, "times": 8 * 1024},
+                                             {"op": "print", "text": " end"}, {"op": "print", "text": "after"}]}),
+        agent="hostile", policy=sandbox.host.policy("hostile", sandbox.host.config.agents["hostile"]), output=sink,
+    )  # fmt: skip
+    outcome = sandbox.host.wait(guest)
+    assert outcome.status == "ok", outcome
+    lines = sink.getvalue().splitlines()
+    assert len(lines) == 2 and max(len(line) for line in lines) < MAX_OUTPUT_LINE + 64, [x[:80] for x in lines]
+    assert re.fullmatch(rf"\[hostile\] x{{{MAX_OUTPUT_LINE}}}\.\.\. \[\d+ bytes cut\]", lines[0]), lines[0][-80:]
+    assert lines[1] == "[hostile] after"

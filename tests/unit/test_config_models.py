@@ -274,3 +274,12 @@ def test_auth_is_read_for_http_toolings_only_and_its_secret_is_never_shown() -> 
     assert oauth.toolings["h"].auth.scopes == ("a", "b")  # type: ignore[union-attr]
     stdio = error_of('[tooling.s]\ncommand = "x"\nauth = { type = "oauth" }\n')
     assert str(stdio) == f'{FILE}: tooling.s.auth: `auth` applies only to transport = "http"'
+
+
+def test_max_pending_bytes_must_hold_one_call_of_the_largest_arguments(tmp_path: Path) -> None:
+    """Provenance: issue 20, point 2: a bound below one call's arguments would refuse every call."""
+    with pytest.raises(ConfigError) as caught:
+        parse_config('[host]\nmax_pending_bytes = "1MiB"\n', tmp_path / "agent-host.toml")
+    message = str(caught.value)
+    assert "max_pending_bytes" in message and "is too small" in message
+    assert "raise max_pending_bytes or lower max_argument_bytes" in message

@@ -13,6 +13,7 @@ import pytest
 
 from host.errors import ErrorCode, ToolingError
 from host.inbox import Inbox, Progress
+from host.model import CallOutcome, ResourceData
 
 WAIT = 5.0
 
@@ -195,3 +196,52 @@ def test_the_bound_holds_under_concurrent_pushes_and_receives() -> None:
     thread.join(WAIT)
     assert inbox.peak <= inbox.capacity
     assert finals > 0
+
+
+def test_bytes_held_for_a_guest_are_bounded_by_refusing_new_calls_never_by_dropping_results() -> None:
+    """Provenance: issue 20, point 2 (a guest opening 256 calls with 1 MB arguments and never reading
+    its inbox held ~860 MB in the host): the arguments of open calls and undelivered envelopes count
+    against `max_pending_bytes`; past it `call-tool` and `subscribe-*` are `limit-exceeded`."""
+    inbox = Inbox(max_pending_bytes=1000, pending_key="max_pending_bytes in test.toml [host]")
+    inbox.open_call("a", 300)
+    inbox.open_call("b", 300)
+    assert inbox.held_bytes == 600
+    with pytest.raises(ToolingError) as refused:
+        inbox.open_call("c", 500)
+    assert refused.value.code is ErrorCode.LIMIT_EXCEEDED
+    message = refused.value.message
+    assert "600 bytes are held for this guest's open calls and undelivered envelopes" in message
+    assert (
+        "the 500 bytes of this call's arguments would pass the limit of 1000 (max_pending_bytes in test.toml" in message
+    )
+    assert "receive envelopes from the inbox or cancel calls first" in message
+    big = CallOutcome("echo", "{}", "x" * 2000)
+    inbox.push_final("a", "tool-result", big)  # a result is never dropped, even past the bound
+    assert inbox.held_bytes > 1000
+    with pytest.raises(ToolingError, match="limit-exceeded|bytes are held"):
+        inbox.open_call("c", 1)
+    with pytest.raises(ToolingError, match="bytes are held"):
+        inbox.open_subscription("s")
+    envelope = inbox.recv(None)
+    assert envelope is not None and envelope.payload is big
+    assert inbox.held_bytes == 300  # the result was received and call a forgotten
+    inbox.cancel("b")
+    assert inbox.held_bytes == 0
+    inbox.open_call("c", 900)
+    inbox.open_subscription("s")
+
+
+def test_coalesced_and_removed_envelopes_give_their_bytes_back() -> None:
+    inbox = Inbox(max_pending_bytes=10_000)
+    inbox.open_subscription("s")
+    inbox.push_event("s", "resource-updated", ResourceData(uri="u", mime_type=None, text="x" * 3000))
+    first = inbox.held_bytes
+    inbox.push_event("s", "resource-updated", ResourceData(uri="u", mime_type=None, text="x" * 10))
+    assert inbox.held_bytes < first - 2900
+    inbox.open_call("c", 100)
+    inbox.push_progress("c", Progress(1, 2, "m" * 500))
+    inbox.push_progress("c", Progress(2, 2, None))
+    assert inbox.held_bytes < first
+    inbox.cancel("c")
+    inbox.close_subscription("s")
+    assert inbox.held_bytes == 0

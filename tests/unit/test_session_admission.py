@@ -161,3 +161,25 @@ def test_lists_keep_only_what_the_agent_may_see(admission: Admission) -> None:
     assert [t.name for t in admission.visible_tools("py", tools)] == ["echo", "echo2", "hidden", "write"]
     resources = [ResourceSpec("mock://a", "a"), ResourceSpec("mock://private", "p")]
     assert [r.uri for r in admission.visible_resources("m", resources)] == ["mock://a"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        ('{"text": "\\ud800"}', "a lone UTF-16 surrogate (\\ud800) that no UTF-8 text can hold at $.text"),
+        ('{"text": "x", "deep": ' + "[" * 300 + "]" * 300 + "}", "nested more than 128 levels deep at $.deep"),
+        ('{"text": "x", "deep": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested more than 128 levels deep"),
+        ('{"text": "x", "n": ' + "9" * 5000 + "}", "an integer of 5000 digits (more than 1000) at $.n"),
+        ('{"text": "x", "n": NaN}', "NaN is not a JSON number at $.n"),
+        ('{"text": "x", "n": [Infinity]}', "Infinity is not a JSON number at $.n[0]"),
+        ('{"text": "x", "n": 1e400}', "the number 1e400 is too large for a float at $.n"),
+    ],
+)
+def test_arguments_that_no_peer_could_take_are_invalid_arguments_naming_the_problem(
+    admission: Admission, mock: Tooling, arguments: str, named: str
+) -> None:
+    """Provenance: issue 20, point 3: a lone surrogate broke the shared connection's writer, deep
+    nesting and long integers raised RecursionError/ValueError out of admission, NaN went through."""
+    error = refusal(admission, mock, "echo", arguments)
+    assert error.code is ErrorCode.INVALID_ARGUMENTS, error
+    assert named in error.message and "the arguments of tool 'echo'" in error.message

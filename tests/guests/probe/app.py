@@ -210,6 +210,11 @@ class WitWorld(wit_world.WitWorld):
                                 break
                         if count is not None and len(value) >= count:
                             break
+                elif op == "kinds":
+                    # Receive until a recv times out (`timeout_ms`); only the kinds of what arrived.
+                    value = []
+                    while (envelope := inbox.recv(step.get("timeout_ms", 10000))) is not None:
+                        value.append(type(envelope.event).__name__.removeprefix("Event_"))
                 elif op == "pending":
                     value = []
                     while (envelope := inbox.try_recv()) is not None:
@@ -240,6 +245,12 @@ class WitWorld(wit_world.WitWorld):
                     value = True
                 elif op == "print":
                     print(step["text"])
+                    value = True
+                elif op == "write":
+                    # Write `text` to stdout `times` times, adding no newline.
+                    for _ in range(step.get("times", 1)):
+                        sys.stdout.write(step["text"])
+                    sys.stdout.flush()
                     value = True
                 elif op == "eprint":
                     print(step["text"], file=sys.stderr)

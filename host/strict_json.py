@@ -1,0 +1,154 @@
+"""Strict JSON: the one parser of JSON text a guest (or a client) hands the host, and its inverse.
+
+`parse(text)` accepts the JSON every peer of the host can take back: RFC 8259 JSON nested at most
+`MAX_DEPTH` deep, integers of at most `MAX_INTEGER_DIGITS` digits, no `NaN`/`Infinity` (nor a
+number too large for a float), no lone UTF-16 surrogate (`"\\ud800"`: no UTF-8 text can hold it).
+Anything else raises `JsonTextError` (a `ValueError`, never a `RecursionError`) naming the problem
+and where: line and column for text that is not JSON, the path (`$.a[0]`) for a value outside the
+rules. `dumps(value)` writes a value under the same rules. The parsed value is walked only when the
+text could break a rule (many brackets, a surrogate escape, a refused number).
+
+This module imports nothing from the rest of the package.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Final
+
+MAX_DEPTH: Final = 128
+"""Arrays and objects nested in one another at most (the MCP SDK's serializer stops at ~250 levels,
+Python's recursion at ~1000: deeper values would fail in the host, not at the guest's door)."""
+
+MAX_INTEGER_DIGITS: Final = 1000
+"""Digits of one integer at most (Python refuses to convert integers past 4300 digits)."""
+
+MAX_WHERE: Final = 80
+"""Characters of a path named in an error (a path 128 levels deep is cut)."""
+
+_SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
+"""An escape of a UTF-16 surrogate (maybe half of a valid pair: the walk decides)."""
+
+
+class JsonTextError(ValueError):
+    """JSON text (or a value) outside the strict rules: `problem` says what, `where` where."""
+
+    def __init__(self, problem: str, where: str) -> None:
+        if len(where) > MAX_WHERE:
+            where = where[: MAX_WHERE - 3] + "..."
+        super().__init__(f"{problem} at {where}")
+        self.problem = problem
+        self.where = where
+
+
+class _Rejected:
+    """Stands in the parsed value for a number the rules refuse; the walk reports it with its path."""
+
+    __slots__ = ("problem",)
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+
+
+def parse(text: str) -> object:
+    """The value of JSON `text` under the strict rules (see the module docstring).
+
+    Raises `JsonTextError` naming the problem and where it is.
+    """
+    rejected: list[_Rejected] = []
+
+    def constant(name: str) -> _Rejected:
+        found = _Rejected(f"{name} is not a JSON number")
+        rejected.append(found)
+        return found
+
+    def integer(digits: str) -> int | _Rejected:
+        count = len(digits) - digits.startswith("-")
+        if count > MAX_INTEGER_DIGITS:
+            found = _Rejected(f"an integer of {count} digits (more than {MAX_INTEGER_DIGITS})")
+            rejected.append(found)
+            return found
+        return int(digits)
+
+    def number(literal: str) -> float | _Rejected:
+        value = float(literal)
+        if not math.isfinite(value):
+            found = _Rejected(f"the number {literal[:20]}{'...' if len(literal) > 20 else ''} is too large for a float")
+            rejected.append(found)
+            return found
+        return value
+
+    try:
+        value = json.loads(text, parse_constant=constant, parse_int=integer, parse_float=number)
+    except json.JSONDecodeError as exc:
+        raise JsonTextError(f"not JSON ({exc.msg})", f"line {exc.lineno}, column {exc.colno}") from None
+    except RecursionError:
+        raise JsonTextError(f"nested more than {MAX_DEPTH} levels deep", "the outermost value") from None
+    if rejected or text.count("[") + text.count("{") > MAX_DEPTH or _SURROGATE_ESCAPE.search(text):
+        _walk(value)
+    return value
+
+
+def dumps(value: object) -> str:
+    """`value` as JSON text under the strict rules (non-ASCII kept as is); `JsonTextError` otherwise."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except RecursionError:
+        raise JsonTextError(f"nested more than {MAX_DEPTH} levels deep", "the outermost value") from None
+    except ValueError as exc:  # NaN or Infinity, or a circular reference (the walk names where)
+        _walk(value)
+        raise JsonTextError(str(exc), "the value") from None
+    except TypeError as exc:  # a Python value JSON has no form for
+        raise JsonTextError(str(exc), "the value") from None
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            _walk(value)  # names the path of the lone surrogate
+            raise JsonTextError("text that no UTF-8 text can hold", "the value") from None
+    if text.count("[") + text.count("{") > MAX_DEPTH:
+        _walk(value)
+    return text
+
+
+def _walk(value: object) -> None:
+    """Raise `JsonTextError` for the first part of `value` outside the rules (iterative: any depth)."""
+    stack: list[tuple[object, str, int]] = [(value, "$", 0)]
+    while stack:
+        item, path, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= MAX_DEPTH:
+                raise JsonTextError(f"nested more than {MAX_DEPTH} levels deep", path)
+            if isinstance(item, dict):
+                for key in item:
+                    _check_text(key, f"{path} (a key)")
+                inner = [
+                    (v, f"{path}.{k}" if _plain(k) else f"{path}[{str(k)[:40]!r}]", depth + 1) for k, v in item.items()
+                ]
+            else:
+                inner = [(v, f"{path}[{index}]", depth + 1) for index, v in enumerate(item)]
+            stack.extend(reversed(inner))  # popped in document order: the first problem is reported
+        elif isinstance(item, str):
+            _check_text(item, path)
+        elif isinstance(item, _Rejected):
+            raise JsonTextError(item.problem, path)
+        elif isinstance(item, float) and not math.isfinite(item):
+            name = "NaN" if math.isnan(item) else "Infinity" if item > 0 else "-Infinity"
+            raise JsonTextError(f"{name} is not a JSON number", path)
+
+
+def _plain(key: object) -> bool:
+    return isinstance(key, str) and key.isidentifier() and len(key) <= 40
+
+
+def _check_text(text: object, path: str) -> None:
+    if isinstance(text, str) and not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            code = ord(text[exc.start])
+            raise JsonTextError(
+                f"a lone UTF-16 surrogate (\\u{code:04x}) that no UTF-8 text can hold", f"{path}, character {exc.start}"
+            ) from None
