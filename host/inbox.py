@@ -6,7 +6,8 @@ wit/inbox.wit): envelopes are received in the order their first event was pushed
 `capacity` are ever queued, by admission control, not by dropping; an undelivered progress or
 subscription envelope is updated in place rather than queued again; a call's final envelope is
 queued at most once; nothing is queued or delivered for an id after it was cancelled or closed.
-Bytes held are bounded by admission too (`max_pending_bytes`, see `Inbox`), never by dropping.
+Bytes held are bounded too (`max_pending_bytes`, see `Inbox`): by admission, and a result or
+event that would pass the bound is replaced by a `limit-exceeded` error for its id, never dropped.
 
 This module imports neither wasmtime nor mcp.
 """
@@ -32,6 +33,10 @@ from host.model import CallOutcome, ResourceData
 from host.model import Envelope as Envelope
 from host.model import EventKind as EventKind
 from host.model import Progress as Progress
+
+ADMISSION_SHARE: Final = 0.5
+"""Share of `max_pending_bytes` within which new calls and subscriptions are admitted; the rest is
+room for the results of calls already open."""
 
 ENVELOPE_BYTES: Final = 64
 """Bytes counted for an envelope besides its text (its id and kind)."""
@@ -81,10 +86,10 @@ class Inbox:
     max_open_calls + max_subscriptions` is checked at construction (`ValueError` otherwise).
 
     Bytes held for the guest (`held_bytes`: the arguments of its open calls, as given to `open_call`,
-    and the text of its undelivered envelopes, see `payload_size`) are bounded the same way: a call
-    or subscription is refused while they would pass `max_pending_bytes`; a pushed event is never
-    refused, so they may pass it by the results of calls already open (each at most
-    `max_result_bytes`) until the guest receives them. `pending_key` names the bound in messages.
+    and the text of its undelivered envelopes, see `payload_size`) never pass `max_pending_bytes`
+    by more than one error envelope per id: a call or subscription is refused while they would pass
+    `ADMISSION_SHARE` of it (leaving room for results), and a final result or subscription event that would pass it is queued as a `limit-exceeded`
+    error for its id instead (the guest learns what was not kept). `pending_key` names the bound.
     """
 
     def __init__(
@@ -254,6 +259,7 @@ class Inbox:
             if call is None or call.final_queued:
                 return
             call.final_queued = True
+            kind, payload = self._fitting(kind, payload, "the result of this call")
             self._append(call_id, kind, payload)
 
     def push_event(self, sub_id: str, kind: EventKind, payload: object) -> None:
@@ -263,6 +269,8 @@ class Inbox:
             if sub_id not in self._subscriptions:
                 return
             pending = self._subscriptions[sub_id]
+            held = pending.size if pending is not None and pending.live else 0
+            kind, payload = self._fitting(kind, payload, "this subscription's event", held)
             if pending is not None and pending.live:
                 self._replace(pending, kind, payload)
                 return
@@ -275,13 +283,28 @@ class Inbox:
             raise ToolingError(ErrorCode.UNAVAILABLE, "the guest's inbox is closed (its run has ended)")
 
     def _check_bytes(self, size: int, what: str) -> None:
-        if self.held_bytes + size > self.max_pending_bytes:
+        admitted = int(self.max_pending_bytes * ADMISSION_SHARE)
+        if self.held_bytes + size > admitted:
             raise ToolingError(
                 ErrorCode.LIMIT_EXCEEDED,
                 f"{self.held_bytes} bytes are held for this guest's open calls and undelivered envelopes; {what} "
-                f"would pass the limit of {self.max_pending_bytes} ({self._pending_key}): receive envelopes from "
-                "the inbox or cancel calls first",
+                f"would pass the {admitted} admitted within the limit of {self.max_pending_bytes} "
+                f"({self._pending_key}; half is kept for results): receive envelopes from the inbox or cancel calls "
+                "first",
             )
+
+    def _fitting(self, kind: EventKind, payload: object, what: str, replaced: int = 0) -> tuple[EventKind, object]:
+        """(kind, payload), or a `limit-exceeded` error in their place when queuing them (instead of
+        `replaced` bytes already queued for the same id) would pass `max_pending_bytes`."""
+        size = payload_size(payload)
+        if self.held_bytes - replaced + size <= self.max_pending_bytes:
+            return kind, payload
+        return "error", ToolingError(
+            ErrorCode.LIMIT_EXCEEDED,
+            f"{what} ({size} bytes) was not kept: {self.held_bytes} bytes are already held for this guest's "
+            f"open calls and undelivered envelopes, and the limit is {self.max_pending_bytes} ({self._pending_key}); "
+            "receive envelopes from the inbox sooner or open fewer calls at once",
+        )
 
     def _replace(self, slot: _Slot, kind: EventKind, payload: object) -> None:
         size = payload_size(payload)

@@ -182,10 +182,11 @@ class HostSettings(Placed):
             )
             hint = "raise inbox_size or lower max_open_calls / max_subscriptions"
             problems.append(At(("inbox_size",), message, hint=hint, value=self.inbox_size))
-        if self.max_pending_bytes < 2 * self.max_argument_bytes:
+        if self.max_pending_bytes < 4 * self.max_argument_bytes:
             message = (
                 f"{self.max_pending_bytes} is too small: one call of max_argument_bytes = {self.max_argument_bytes} "
-                f"holds {2 * self.max_argument_bytes} (its text and parsed value)"
+                f"holds {2 * self.max_argument_bytes} (its text and parsed value), and calls are admitted only "
+                "within half of max_pending_bytes (the other half is room for their results)"
             )
             hint = "raise max_pending_bytes or lower max_argument_bytes"
             problems.append(At(("max_pending_bytes",), message, hint=hint, value=self.max_pending_bytes))

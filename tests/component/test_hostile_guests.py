@@ -261,9 +261,10 @@ def test_calls_with_big_arguments_never_read_are_refused_once_max_pending_bytes_
     counts = ok(results[1])
     admitted = counts["ok"]
     assert counts == {"ok": admitted, "limit-exceeded": 256 - admitted}
-    assert 8 <= admitted <= 34, counts  # 64 MiB: a call holds 2 MB of arguments (text and value), then its result
+    assert 4 <= admitted <= 17, counts  # half of 64 MiB: a call holds 2 MB of arguments (text and value)
     delivered = ok(results[2])
-    assert delivered == ["ToolResult"] * admitted  # nothing held was dropped
+    assert len(delivered) == admitted  # every admitted call answered: a result, or limit-exceeded if it did not fit
+    assert set(delivered) <= {"ToolResult", "Error"} and delivered[0] == "ToolResult", delivered
     assert ok(results[3])["value"]["content"][0]["text"] == "again"
     assert ok(results[4]) == {"ok": 1}
 

@@ -201,8 +201,9 @@ def test_the_bound_holds_under_concurrent_pushes_and_receives() -> None:
 def test_bytes_held_for_a_guest_are_bounded_by_refusing_new_calls_never_by_dropping_results() -> None:
     """Provenance: issue 20, point 2 (a guest opening 256 calls with 1 MB arguments and never reading
     its inbox held ~860 MB in the host): the arguments of open calls and undelivered envelopes count
-    against `max_pending_bytes`; past it `call-tool` and `subscribe-*` are `limit-exceeded`."""
-    inbox = Inbox(max_pending_bytes=1000, pending_key="max_pending_bytes in test.toml [host]")
+    against `max_pending_bytes`; past it `call-tool` and `subscribe-*` are `limit-exceeded`, and a
+    result that does not fit is a `limit-exceeded` error for its call, never silently dropped."""
+    inbox = Inbox(max_pending_bytes=2000, pending_key="max_pending_bytes in test.toml [host]")
     inbox.open_call("a", 300)
     inbox.open_call("b", 300)
     assert inbox.held_bytes == 600
@@ -212,23 +213,39 @@ def test_bytes_held_for_a_guest_are_bounded_by_refusing_new_calls_never_by_dropp
     message = refused.value.message
     assert "600 bytes are held for this guest's open calls and undelivered envelopes" in message
     assert (
-        "the 500 bytes of this call's arguments would pass the limit of 1000 (max_pending_bytes in test.toml" in message
+        "the 500 bytes of this call's arguments would pass the 1000 admitted within the limit of 2000 "
+        "(max_pending_bytes in test.toml" in message
     )
     assert "receive envelopes from the inbox or cancel calls first" in message
-    big = CallOutcome("echo", "{}", "x" * 2000)
-    inbox.push_final("a", "tool-result", big)  # a result is never dropped, even past the bound
-    assert inbox.held_bytes > 1000
-    with pytest.raises(ToolingError, match="limit-exceeded|bytes are held"):
-        inbox.open_call("c", 1)
+    small = CallOutcome("echo", "{}", "x" * 100)
+    inbox.push_final("b", "tool-result", small)
+    held = inbox.held_bytes
+    inbox.push_final("a", "tool-result", CallOutcome("echo", "{}", "x" * 3000))  # does not fit
+    assert inbox.held_bytes <= 2000 + 1000  # at most one error envelope past the bound
     with pytest.raises(ToolingError, match="bytes are held"):
-        inbox.open_subscription("s")
-    envelope = inbox.recv(None)
-    assert envelope is not None and envelope.payload is big
-    assert inbox.held_bytes == 300  # the result was received and call a forgotten
-    inbox.cancel("b")
-    assert inbox.held_bytes == 0
+        inbox.open_call("c", 500)
+    first = inbox.recv(None)
+    assert first is not None and first.payload is small
+    replaced = inbox.recv(None)
+    assert replaced is not None and replaced.id == "a" and replaced.kind == "error"
+    assert isinstance(replaced.payload, ToolingError)
+    assert replaced.payload.code is ErrorCode.LIMIT_EXCEEDED
+    assert "the result of this call" in replaced.payload.message and "max_pending_bytes in test.toml" in message
+    assert held > 0 and inbox.held_bytes == 0  # both received, both calls forgotten
     inbox.open_call("c", 900)
     inbox.open_subscription("s")
+
+
+def test_a_subscription_event_that_does_not_fit_is_a_limit_exceeded_error_for_it() -> None:
+    inbox = Inbox(max_pending_bytes=1000)
+    inbox.open_subscription("s")
+    inbox.push_event("s", "resource-updated", ResourceData(uri="u", mime_type=None, text="x" * 5000))
+    envelope = inbox.recv(None)
+    assert envelope is not None and envelope.kind == "error"
+    assert isinstance(envelope.payload, ToolingError) and envelope.payload.code is ErrorCode.LIMIT_EXCEEDED
+    inbox.push_event("s", "resource-updated", ResourceData(uri="u", mime_type=None, text="fits"))
+    later = inbox.recv(None)
+    assert later is not None and later.kind == "resource-updated"
 
 
 def test_coalesced_and_removed_envelopes_give_their_bytes_back() -> None:
