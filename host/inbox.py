@@ -88,8 +88,9 @@ class Inbox:
     Bytes held for the guest (`held_bytes`: the arguments of its open calls, as given to `open_call`,
     and the text of its undelivered envelopes, see `payload_size`) never pass `max_pending_bytes`
     by more than one error envelope per id: a call or subscription is refused while they would pass
-    `ADMISSION_SHARE` of it (leaving room for results), and a final result or subscription event that would pass it is queued as a `limit-exceeded`
-    error for its id instead (the guest learns what was not kept). `pending_key` names the bound.
+    `ADMISSION_SHARE` of it (leaving room for results), and a final result or subscription event
+    that would pass it is queued as a `limit-exceeded` error for its id instead (the guest learns
+    what was not kept). `pending_key` names the bound.
     """
 
     def __init__(
