@@ -260,8 +260,8 @@ class Inbox:
             if call is None or call.final_queued:
                 return
             call.final_queued = True
-            kind, payload = self._fitting(kind, payload, "the result of this call")
-            self._append(call_id, kind, payload)
+            fitted, payload = self._fitting(kind, payload, "the result of this call")
+            self._append(call_id, fitted, payload)
 
     def push_event(self, sub_id: str, kind: EventKind, payload: object) -> None:
         """Queue an event of subscription `sub_id`; while an earlier envelope of it is undelivered,
