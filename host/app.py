@@ -25,6 +25,7 @@ from host.inbox import Inbox
 from host.paths import cache_dir
 from host.pins import Pins
 from host.policy import AgentPolicy
+from host.rotation import LogBounds
 from host.runtime.engine import Runtime, Shipped
 from host.runtime.guest import GuestThread, Outcome, start_guest
 from host.server_policy import PolicyAnswers
@@ -66,12 +67,19 @@ class Host:
         """The pinned tool definitions of the `pin_tools` toolings (in `agent-host.lock` beside the config)."""
         settings = config.host
         if audit is None and settings.audit_log is not None:
-            audit = AuditLog(settings.audit_log, include_arguments=settings.audit_arguments)
+            bounds = LogBounds(settings.audit_log_max, settings.audit_log_keep)
+            audit = AuditLog(settings.audit_log, include_arguments=settings.audit_arguments, bounds=bounds)
         self.audit = audit
         self.log_dir = Path(tempfile.mkdtemp(prefix="agent-host-logs-"))
         self.bridge = Bridge()
         answers = PolicyAnswers(config, self.approver, self.validator, self.audit)
-        self.toolings = ToolingSet(config.toolings, nursery=self.bridge.nursery, log_dir=self.log_dir, requests=answers)
+        self.toolings = ToolingSet(
+            config.toolings,
+            nursery=self.bridge.nursery,
+            log_dir=self.log_dir,
+            requests=answers,
+            server_log=LogBounds(settings.server_log_max, settings.server_log_keep),
+        )
         self._runtime: Runtime | None = None
         self._running: list[GuestThread] = []
         self._lock = threading.RLock()

@@ -4,8 +4,11 @@ Operations refused before they reach a server (denied, invalid arguments, limits
 An asynchronous call is logged when it ends (a cancelled one with outcome `cancelled`). Writes are
 serialized by a lock and flushed line by line, so concurrent guests never interleave a line and a
 crash loses at most the line being written. A write that fails is reported once on the host's log
-and the host goes on. A forwarding log (`forward`: a Ray worker's) hands each line to a
-callable instead; the driver appends such lines to its file with `write_line`.
+and the host goes on. The file is bounded (`rotation.RotatingFile`: rotated at `[host]
+audit_log_max`, `audit_log_keep` old files kept, a line never split); with `include_arguments` (the
+arguments may hold secrets) it is created with mode 0600, and an existing one is tightened to it.
+A forwarding log (`forward`: a Ray worker's) hands each line to a callable instead; the driver
+appends such lines to its file with `write_line`.
 """
 
 from __future__ import annotations
@@ -16,9 +19,9 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
 
 from host.errors import ConfigError
+from host.rotation import AUDIT_LOG_BOUNDS, DEFAULT_MODE, PRIVATE_MODE, LogBounds, RotatingFile
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +30,12 @@ class AuditLog:
     """An open audit log file. Thread-safe."""
 
     def __init__(
-        self, path: Path | None, *, include_arguments: bool = False, forward: Callable[[str], None] | None = None
+        self,
+        path: Path | None,
+        *,
+        include_arguments: bool = False,
+        forward: Callable[[str], None] | None = None,
+        bounds: LogBounds = AUDIT_LOG_BOUNDS,
     ) -> None:
         """Open `path` for appending, creating its folder; raises `ConfigError` when that fails. With
         `forward` instead (and `path` None) no file is opened: each line goes to `forward`, called
@@ -39,12 +47,12 @@ class AuditLog:
         self._lock = threading.Lock()
         self._failed = False
         self._forward = forward
-        self._file: TextIO | None = None
+        self._file: RotatingFile | None = None
         if path is None:
             return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = path.open("a", encoding="utf-8", buffering=1)
+            self._file = RotatingFile(path, bounds, mode=PRIVATE_MODE if include_arguments else DEFAULT_MODE)
         except OSError as exc:
             raise ConfigError(f"cannot open the audit log {path}: {exc.strerror or exc}") from None
 
@@ -92,7 +100,7 @@ class AuditLog:
             if self._file is None:
                 return
             try:
-                self._file.write(line)
+                self._file.write(line.encode("utf-8", errors="backslashreplace"))
             except OSError as exc:
                 if not self._failed:
                     self._failed = True

@@ -1,12 +1,13 @@
 """Building guest folders into components with componentize-py, cached by content.
 
-A guest folder holds the module defining `class WitWorld(wit_world.WitWorld)` (`guest_module`);
-the folder and the guest library (`agentlib`) are on the guest's module path. The component's
-entry is a generated module (`ENTRY_MODULE`) wrapping the guest's `WitWorld` with
-`agentlib.entry.wrap`, so that an uncaught host error, a non-str answer or running out of memory
-is reported with its reason instead of a panic. Builds are cached as `builds/<folder>-<key>.wasm`
-(`build_key`): an unchanged guest is never rebuilt, any change rebuilds it, writes are atomic.
-componentize-py runs as a stoppable child of the host's own Python (10-20 s, ~400 MB).
+A guest folder holds the module defining `class WitWorld(wit_world.WitWorld)` (`guest_module`); the
+folder and the guest library (`agentlib`) are on the guest's module path, never the host's installed
+packages (`NO_SITE_PACKAGES`), as in dev mode. The entry is a generated module (`ENTRY_MODULE`)
+wrapping the guest's `WitWorld` with `agentlib.entry.wrap`, so that an uncaught host error, a non-str
+answer or running out of memory is reported with its reason instead of a panic. Builds are cached
+as `builds/<folder>-<key>.wasm`; `build_key` covers everything a build is made of, so an unchanged
+guest is never rebuilt and any change rebuilds it; writes are atomic. componentize-py runs as a
+stoppable child of the host's own Python (10-20 s, ~400 MB).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Final
 
 from host import cache
-from host.errors import BuildError
+from host.errors import MISSING_MODULE_HINT, BuildError
 from host.paths import cache_dir, guest_lib_dir, wit_dir
 from host.progress import progress
 from host.stopping import StopToken, run_child
@@ -34,13 +35,16 @@ BUILD_OUTPUT_TAIL: Final = 3000
 """Characters of componentize-py's output quoted in a build error."""
 
 _SKIP_DIRS: Final = {"__pycache__", "wit_world", "componentize_py_async_support", ".mypy_cache", ".ruff_cache"}
-_SKIP_SUFFIXES: Final = (".pyc", ".wasm", ".cwasm")
+_SKIP_SUFFIXES: Final = (".wasm", ".cwasm")
+"""Not keyed: build outputs. (A `.pyc` outside `__pycache__` is keyed: Python imports it without source.)"""
 _RUNNER: Final = "import sys; from componentize_py import script; sys.argv[0] = 'componentize-py'; sys.exit(script())"
-BUILD_HINTS: Final = {
-    "ModuleNotFoundError": "a guest can import the standard library, agentlib and what its folder holds: copy a "
-    "pure-Python package into the guest folder (a package with native extensions cannot run in a guest)",
-}
+BUILD_HINTS: Final = {"ModuleNotFoundError": MISSING_MODULE_HINT}
 """A hint for a failed build, by the exception type that ended componentize-py's output."""
+
+NO_SITE_PACKAGES: Final = "no-site-packages"
+"""A folder shaped like a virtual environment whose site-packages is empty: componentize-py adds
+`$VIRTUAL_ENV/lib/*/site-packages` to the guest's module path (else the host's, found with `site`)."""
+
 
 ENTRY_MODULE: Final = "_agent_host_entry"
 """The module componentize-py compiles: the guest's `WitWorld`, wrapped (see `entry_source`)."""
@@ -114,9 +118,11 @@ def _source_files(root: Path) -> Iterator[Path]:
 
 def build_key(folder: Path, module: str) -> str:
     """sha256 of every source file of the folder (path and bytes; caches, bindings and `.wasm`
-    excluded), the WIT package, the guest library, the entry module and the componentize-py version."""
+    excluded), the WIT package, the guest library, the entry module and the componentize-py version:
+    everything a build is made of (no site-packages: `NO_SITE_PACKAGES`)."""
     digest = hashlib.sha256()
     digest.update(f"componentize-py {COMPONENTIZE_PY_VERSION}\0module {module}\0world {WORLD}\0".encode())
+    digest.update(f"site-packages {NO_SITE_PACKAGES}\0".encode())  # builds that could bundle the host's differ
     digest.update(entry_source(module).encode())
     for label, root in (("guest", folder), ("wit", wit_dir()), ("lib", guest_lib_dir())):
         for path in _source_files(root):
@@ -162,7 +168,7 @@ def build_guest(folder: Path, *, module: str | None = None, force: bool = False,
         what = f"building guest {folder.name} with componentize-py {COMPONENTIZE_PY_VERSION}"
         with progress(what):
             # RUST_BACKTRACE=0: the Python error, not Rust frames, ends componentize-py's output.
-            env = {**os.environ, "RUST_BACKTRACE": "0"}
+            env = {**os.environ, "RUST_BACKTRACE": "0", "VIRTUAL_ENV": str(_no_site_packages(entry_dir))}
             returncode, output = run_child(command, stop, what, cwd=folder, env=env)
             output = output.strip()[-BUILD_OUTPUT_TAIL:]
             if returncode != 0:
@@ -177,6 +183,13 @@ def build_guest(folder: Path, *, module: str | None = None, force: bool = False,
         shutil.rmtree(entry_dir, ignore_errors=True)
     cache.auto_prune(root)
     return target
+
+
+def _no_site_packages(folder: Path) -> Path:
+    """`folder/NO_SITE_PACKAGES`, made: a virtual environment with an empty site-packages."""
+    root = folder / NO_SITE_PACKAGES
+    (root / "lib" / "python3" / "site-packages").mkdir(parents=True, exist_ok=True)
+    return root
 
 
 def resolve_component(spec: Path, *, module: str | None = None, stop: StopToken | None = None) -> Path:

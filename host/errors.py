@@ -15,9 +15,16 @@ This module imports nothing from the rest of the package.
 from __future__ import annotations
 
 import enum
-from typing import ClassVar
+from typing import ClassVar, Final
 
 from host import status_codes
+
+MISSING_MODULE_HINT: Final = (
+    "a guest can import the standard library, agentlib and what its folder holds, never the host's installed "
+    "packages: copy a pure-Python package into the guest folder (`pip install --no-deps --target FOLDER "
+    "PACKAGE`, then its pure-Python dependencies likewise); a package with native extensions cannot run in a guest"
+)
+"""What to do about a module a guest cannot import: the same hint for a build and a dev run."""
 
 
 class ErrorCode(enum.StrEnum):

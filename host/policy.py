@@ -91,6 +91,8 @@ class Limits:
     wall_time: Limit
     max_argument_bytes: Limit
     max_result_bytes: Limit
+    guest_output: Limit
+    """Bytes of stdout, and as many of stderr, the guest may write in one run (beyond: dropped)."""
 
     def check_argument_size(self, size: int, what: str) -> None:
         if size > self.max_argument_bytes.value:
@@ -194,6 +196,7 @@ class AgentPolicy:
             wall_time=limit(agent.timeout if agent else None, host.timeout, "timeout"),
             max_argument_bytes=limit(None, host.max_argument_bytes, "max_argument_bytes"),
             max_result_bytes=limit(None, host.max_result_bytes, "max_result_bytes"),
+            guest_output=limit(None, host.guest_output_max, "guest_output_max"),
         )
         capabilities = Capabilities(
             agent=name,

@@ -33,6 +33,22 @@ TERMINATE_GRACE: Final = 2.0
 """Seconds a child process gets to exit after SIGTERM before it is killed."""
 
 
+_groups: set[int] = set()
+"""Tracked process groups; no lock (`kill_descendants` runs in a signal handler): `set.add`,
+`discard` and copying the set are each atomic under the GIL."""
+
+
+def track_group(group: int) -> None:
+    """Register process group `group` until `forget_group`: a group that outlives the step that
+    started it (a stdio MCP server's, ended by its tooling when done with the server), so that
+    exiting at once (`kill_descendants`) kills it too, even what a server left behind when it exited."""
+    _groups.add(group)
+
+
+def forget_group(group: int) -> None:
+    _groups.discard(group)
+
+
 class Interrupted(HostError):
     """A signal (or an embedder's stop request) ended the command before it finished."""
 
@@ -164,7 +180,13 @@ def _wait_group_gone(group: int) -> None:
 def kill_descendants() -> None:
     """SIGKILL every process this one started, and what they started (on Linux, read from /proc;
     elsewhere nothing): the last step of exiting at once, so that no child (a stdio server, a local
-    Ray's processes, a compiler) outlives the host."""
+    Ray's processes, a compiler) outlives the host; and every tracked process group (`track_group`:
+    what a stdio server started, even once the server is gone)."""
+    for group in list(_groups):
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except OSError:
+            pass
     parents: dict[int, list[int]] = {}
     try:
         entries = list(Path("/proc").iterdir())

@@ -8,6 +8,7 @@ is one, as `auto` is. `ray.init` runs on the main thread (elsewhere it leaves a 
 is not interrupted halfway (that leaves Ray's agents running): a stop request during it is honoured
 as soon as it returns. Signal handlers are kept (Ray replaces SIGTERM's); what Ray prints on stdout
 goes to stderr (stdout is the answer's). On exit the driver disconnects; a local Ray is shut down.
+A local Ray listens on loopback alone (`LOOPBACK`): nothing of it is reachable from the network.
 """
 
 from __future__ import annotations
@@ -43,6 +44,15 @@ SETTINGS: Final = 0x4
 SETTINGS_FRAME: Final = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
 """An empty HTTP/2 SETTINGS frame: length 0, type SETTINGS, no flags, stream 0."""
 
+LOOPBACK: Final = "127.0.0.1"
+"""The address a local Ray's processes bind (its GCS, raylet and workers listen on the node's
+address, and on every interface unless that address is loopback)."""
+
+LOCAL_ONLY: Final = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+"""Ray's switch (read when Ray is imported, inherited by its processes) which, set to "0", makes
+each of them take loopback as the node's address (`ray.init(_node_ip_address=...)` alone turns
+127.0.0.1 back into the machine's address)."""
+
 logger = logging.getLogger(__name__)
 
 
@@ -77,6 +87,9 @@ def ray_cluster(address: str | None, stop: StopToken, *, verbose: bool = False) 
     if address is not None and address != "auto":
         _probe(address)
         _use_token_if_any()  # before Ray is imported: it reads its settings once
+    local = {} if address is not None else {"_node_ip_address": LOOPBACK}
+    if address is None:
+        os.environ[LOCAL_ONLY] = "0"  # before Ray is imported, as above
     ray = import_ray()
     what = "starting a local Ray" if address is None else f"joining the Ray cluster at {address}"
     with contextlib.redirect_stdout(sys.stderr):  # Ray prints its workers' deaths on stdout
@@ -87,7 +100,7 @@ def ray_cluster(address: str | None, stop: StopToken, *, verbose: bool = False) 
                     level = logging.INFO if verbose else ERROR
                     context = ray.init(
                         address=address if address is not None else "local", namespace="agent-host",
-                        include_dashboard=False, log_to_driver=verbose, logging_level=level,
+                        include_dashboard=False, log_to_driver=verbose, logging_level=level, **local,
                     )  # fmt: skip
                 finally:
                     for sig, handler in handlers.items():

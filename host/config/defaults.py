@@ -50,5 +50,21 @@ DEFAULT_MAX_SUBSCRIPTIONS: Final = 256
 DEFAULT_RECV_TIMEOUT: Final = 60.0
 """Seconds `inbox.recv` waits when the guest passes no timeout."""
 
+DEFAULT_SERVER_LOG_MAX: Final = 8 * 1024 * 1024
+"""Bytes of a stdio server's stderr log before it is rotated (`[host] server_log_max`)."""
+
+DEFAULT_SERVER_LOG_KEEP: Final = 1
+"""Rotated stderr logs kept per stdio server (`[host] server_log_keep`)."""
+
+DEFAULT_AUDIT_LOG_MAX: Final = 64 * 1024 * 1024
+"""Bytes of the audit log before it is rotated (`[host] audit_log_max`)."""
+
+DEFAULT_AUDIT_LOG_KEEP: Final = 5
+"""Rotated audit logs kept (`[host] audit_log_keep`): AUDIT.1 (newest) ... AUDIT.5."""
+
+DEFAULT_GUEST_OUTPUT_MAX: Final = 16 * 1024 * 1024
+"""Bytes of stdout, and as many of stderr, one guest run may write (`[host] guest_output_max`);
+beyond, its output is dropped (a notice says so)."""
+
 DEFAULT_MAX_CALL_TIME: Final = 600.0
 """Seconds a tool call may take in all, however often it reports progress (`max_call_time`)."""

@@ -18,7 +18,10 @@ from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_
 
 from host.config.base import At, Named, Need, Placed, Table, fail, problem, source_of
 from host.config.defaults import (
+    DEFAULT_AUDIT_LOG_KEEP,
+    DEFAULT_AUDIT_LOG_MAX,
     DEFAULT_CPU_TIME,
+    DEFAULT_GUEST_OUTPUT_MAX,
     DEFAULT_INBOX_SIZE,
     DEFAULT_MAX_ARGUMENT_BYTES,
     DEFAULT_MAX_OPEN_CALLS,
@@ -28,6 +31,8 @@ from host.config.defaults import (
     DEFAULT_MEMORY,
     DEFAULT_RECV_TIMEOUT,
     DEFAULT_RUN_TIMEOUT,
+    DEFAULT_SERVER_LOG_KEEP,
+    DEFAULT_SERVER_LOG_MAX,
 )
 from host.config.toolings import ElicitationMode, ToolingConfig
 from host.config.types import (
@@ -157,7 +162,18 @@ class HostSettings(Placed):
     audit_log: FilePath | None = None
     """JSON Lines file receiving one line per tooling operation (relative to the config file)."""
     audit_arguments: bool = Field(default=False, strict=True)
-    """Whether audit lines include the arguments themselves (not only their size)."""
+    """Whether audit lines include the arguments themselves (not only their size); the file is then
+    created (or tightened to) mode 0600."""
+    audit_log_max: Size = DEFAULT_AUDIT_LOG_MAX
+    """Bytes of the audit log before it is rotated (renamed AUDIT.1, older ones shifted)."""
+    audit_log_keep: Steps = DEFAULT_AUDIT_LOG_KEEP
+    """Rotated audit logs kept (AUDIT.1 ... AUDIT.N); 0: the log is emptied when it is full."""
+    server_log_max: Size = DEFAULT_SERVER_LOG_MAX
+    """Bytes of a stdio server's stderr log before it is rotated."""
+    server_log_keep: Steps = DEFAULT_SERVER_LOG_KEEP
+    """Rotated stderr logs kept per stdio server."""
+    guest_output_max: Size = DEFAULT_GUEST_OUTPUT_MAX
+    """Bytes of stdout, and as many of stderr, one guest run may write; beyond, its output is dropped."""
     allow: tuple[str, ...] = ()
     """Toolings (names or globs) granted to a guest run without an `[agents.NAME]` table, like `--allow`."""
     executor: Executor = "local"

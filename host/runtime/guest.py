@@ -30,6 +30,7 @@ from host.policy import AgentPolicy
 from host.runtime import thread_state, wit_values
 from host.runtime.engine import Runtime
 from host.runtime.output import Forwarder
+from host.runtime.output_files import CappedFile
 from host.runtime.run_guard import RunGuard, TripKind
 from host.runtime.trap_reasons import innermost, trap_reason
 from host.session import GuestSession
@@ -170,8 +171,11 @@ def run_guest(
     forwarder = Forwarder(agent, [out_path, err_path], output or sys.stderr)
     store = Store(runtime.engine)
     guard: RunGuard | None = None
+    outputs: list[CappedFile] = []
     try:
-        store.set_wasi(_wasi(policy, out_path, err_path))
+        outputs += [CappedFile(path, policy.limits.guest_output, agent=agent, stream=stream)
+                   for path, stream in ((out_path, "stdout"), (err_path, "stderr"))]  # fmt: skip
+        store.set_wasi(_wasi(policy, *outputs))
         store.set_limits(memory_size=int(policy.limits.memory.value))
         guard = RunGuard(store, cpu_time=policy.limits.cpu_time, wall_time=policy.limits.wall_time)
         session.deadline = guard.deadline
@@ -184,16 +188,18 @@ def run_guest(
         session.close()
         forwarder.stop()
         store.close()
+        for capped in outputs:
+            capped.close()
         shutil.rmtree(workdir, ignore_errors=True)
     tripped = guard.tripped if guard is not None and status == "trap" else None
     return Outcome(agent, status, text, time.monotonic() - start, session.inbox.peak, tripped=tripped)
 
 
-def _wasi(policy: AgentPolicy, out_path: Path, err_path: Path) -> WasiConfig:
-    """Deny-all WASI plus the policy's directories and environment; output to files."""
+def _wasi(policy: AgentPolicy, stdout: CappedFile, stderr: CappedFile) -> WasiConfig:
+    """Deny-all WASI plus the policy's directories and environment; output to bounded files."""
     wasi = WasiConfig()
-    wasi.stdout_file = str(out_path)
-    wasi.stderr_file = str(err_path)
+    wasi.stdout_custom = stdout
+    wasi.stderr_custom = stderr
     for grant in policy.dirs:
         wasi.preopen_dir(str(grant.host), grant.guest, fs_mutable=grant.writable)
     if policy.env:

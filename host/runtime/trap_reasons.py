@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Final
 
 from host.config import format_size
-from host.errors import ToolingError
+from host.errors import MISSING_MODULE_HINT, ToolingError
 from host.policy import AgentPolicy
 
 
@@ -62,11 +62,6 @@ def _out_of_memory(detail: str, policy: AgentPolicy) -> str:
 def _missing_module(detail: str, policy: AgentPolicy) -> str:
     return f"the guest raised ModuleNotFoundError: {detail}; {MISSING_MODULE_HINT}"
 
-
-MISSING_MODULE_HINT: Final = (
-    "a guest can import the standard library, agentlib and what its folder holds: copy a pure-Python "
-    "package into the guest folder (a package with native extensions cannot run in a guest)"
-)
 
 EXCEPTION_REASONS: Final[dict[str, Callable[[str, AgentPolicy], str]]] = {
     "MemoryError": _out_of_memory,

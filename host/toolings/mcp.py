@@ -28,6 +28,7 @@ from host import strict_json
 from host.config import McpToolingConfig
 from host.errors import ErrorCode, ToolingError
 from host.model import CallResult, JsonObject, Operation, ResourceData, ResourceSpec, ToolSpec
+from host.rotation import SERVER_LOG_BOUNDS, LogBounds
 from host.toolings import mcp_wire
 from host.toolings.base import Change, ConfiguredTooling, ProgressFn, WatchSet
 from host.toolings.mcp_connection import McpConnection
@@ -58,9 +59,16 @@ class McpTooling(ConfiguredTooling):
     _config: McpToolingConfig
 
     def __init__(
-        self, config: McpToolingConfig, *, nursery: TaskGroup, log_dir: Path, requests: ServerRequests | None = None
+        self,
+        config: McpToolingConfig,
+        *,
+        nursery: TaskGroup,
+        log_dir: Path,
+        requests: ServerRequests | None = None,
+        log_bounds: LogBounds = SERVER_LOG_BOUNDS,
     ) -> None:
         super().__init__(config)
+        self._log_bounds = log_bounds
         self._callbacks = ServerCallbacks(self.name, requests if requests is not None else DeclineAll())
         self._nursery = nursery
         self._log_dir = log_dir
@@ -121,7 +129,9 @@ class McpTooling(ConfiguredTooling):
         if self._conn is not None:
             await self._conn.close()
         self._tools = None
-        conn = McpConnection(self._config, self._log_dir, self._on_message, self._on_lost, self._callbacks)
+        conn = McpConnection(
+            self._config, self._log_dir, self._on_message, self._on_lost, self._callbacks, log_bounds=self._log_bounds
+        )
         self._nursery.start_soon(conn.own, name=f"mcp-owner-{self.name}")
         with anyio.move_on_after(self._config.connect_timeout):
             await conn.ready.wait()

@@ -14,28 +14,31 @@ The watched receive stream is `mcp_stream`; one listen stream is `mcp_listen`.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Final, TextIO
+from typing import Final
 
 import anyio
 import httpx2
 from mcp import Client
 from mcp.client import Transport
 from mcp.client.session import MessageHandlerFnT
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ServerEvent
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from host.config import McpServerConfig
 from host.errors import ToolingError
+from host.rotation import SERVER_LOG_BOUNDS, LogBounds
 from host.toolings.base import WatchSet
 from host.toolings.mcp_auth import host_auth
 from host.toolings.mcp_errors import STDERR_TAIL, connect_error, unauthorized
 from host.toolings.mcp_listen import Listen
 from host.toolings.mcp_requests import ServerCallbacks
+from host.toolings.mcp_stdio import stdio_transport
 from host.toolings.mcp_stream import offending_input, signal_end
 from host.toolings.mcp_tasks import TasksExtension
 
@@ -82,8 +85,12 @@ class McpConnection:
         on_message: MessageHandlerFnT,
         on_lost: OnLost,
         callbacks: ServerCallbacks | None = None,
+        *,
+        log_bounds: LogBounds = SERVER_LOG_BOUNDS,
     ) -> None:
-        """`callbacks` answer the server's requests (elicitation, sampling, roots, logs); none: the SDK's defaults."""
+        """`callbacks` answer the server's requests (elicitation, sampling, roots, logs); none: the SDK's
+        defaults. `log_bounds` bound a stdio server's stderr log (`mcp_stdio`)."""
+        self._log_bounds = log_bounds
         self._options = callbacks.client_options() if callbacks is not None else {}
         self.config = config
         self.stderr_path = log_dir / f"{config.name}.stderr.log"
@@ -157,7 +164,8 @@ class McpConnection:
     async def _enter(self, stack: AsyncExitStack) -> Client:
         """Enter the transport and the client on `stack`.
 
-        A stdio server's stderr goes to `<log_dir>/<name>.stderr.log`; its environment is the SDK's
+        A stdio server's stderr goes to `<log_dir>/<name>.stderr.log` (bounded, and what the server
+        started ended with it: `mcp_stdio`); its environment is the SDK's
         safe default (HOME, LOGNAME, PATH, SHELL, TERM, USER) plus the tooling's `env`. A server
         object of this process (`transport = "memory"`) is served in process by the SDK's
         `Client(server)`: no transport stream to watch, it cannot go away on its own.
@@ -177,11 +185,10 @@ class McpConnection:
             return _results_checked_by_the_host(await stack.enter_async_context(server))
         transport: Transport
         if config.transport == "stdio":
-            errlog: TextIO = stack.enter_context(self.stderr_path.open("a", encoding="utf-8"))
             params = StdioServerParameters(
                 command=config.command, args=list(config.args), env=dict(config.env) or None, cwd=config.cwd
             )
-            transport = stdio_client(params, errlog=errlog)
+            transport = stdio_transport(params, self.stderr_path, self._log_bounds)
         else:
             http = await stack.enter_async_context(
                 httpx2.AsyncClient(
@@ -260,8 +267,11 @@ class McpConnection:
             await self._done.wait()
 
     def stderr_tail(self) -> str:
+        """The last `STDERR_TAIL` characters (about) of the server's stderr log ("" when none)."""
         try:
-            text = self.stderr_path.read_text(encoding="utf-8", errors="replace")
+            with self.stderr_path.open("rb") as log:
+                log.seek(max(0, os.fstat(log.fileno()).st_size - 4 * STDERR_TAIL))
+                text = log.read().decode("utf-8", errors="replace")
         except OSError:
             return ""
         return text[-STDERR_TAIL:].strip()

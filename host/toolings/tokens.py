@@ -1,10 +1,13 @@
 """OAuth tokens of the HTTP toolings, one file per tooling, in the user's config folder.
 
 - Folder: `$AGENT_HOST_TOKENS`, else `<user config folder>/agent-host/tokens` (`platformdirs`:
-  `$XDG_CONFIG_HOME/agent-host/tokens` or `~/.config/agent-host/tokens` on Linux), mode 0700.
+  `$XDG_CONFIG_HOME/agent-host/tokens` or `~/.config/agent-host/tokens` on Linux), mode 0700: an
+  existing folder that others may read or enter is tightened to it at each write.
 - `<tooling>.json`: the server URL the tokens belong to, the token response, when the access token
   expires (seconds since the epoch) and the registered client. Written whole (a temp file renamed
-  over it), created with mode 0600, never readable by others even for an instant.
+  over it), created with mode 0600, never readable by others even for an instant. The temp file is
+  created with `O_EXCL | O_NOFOLLOW`: a file or symlink planted at its name is removed (the link
+  itself, never what it points to) and the file created anew, never written through.
 - Tokens stored for another URL are not used (the tooling's `url` changed: log in again).
 This module never logs, prints or returns a token in a message; `Record.summary` is what may be shown.
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +25,8 @@ from typing import Any, Final
 ENV_TOKENS: Final = "AGENT_HOST_TOKENS"
 FILE_MODE: Final = 0o600
 FOLDER_MODE: Final = 0o700
+TEMP_ATTEMPTS: Final = 3
+"""Times the temp file is created anew after finding something at its name, before giving up."""
 
 
 def tokens_dir() -> Path:
@@ -97,13 +103,13 @@ class TokenFile:
 
     def save(self, record: Record) -> None:
         """Write `record` whole, mode 0600 from the first byte."""
-        self.path.parent.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
+        _private_folder(self.path.parent)
         body = {"url": record.url, "tokens": record.tokens, "expires_at": record.expires_at, "client": record.client}
         temp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+        fd = _create_new(temp)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as out:
-                os.fchmod(out.fileno(), FILE_MODE)  # O_CREAT's mode is only for new files
+                os.fchmod(out.fileno(), FILE_MODE)  # the umask may have narrowed it further, never widened
                 json.dump(body, out, indent=1)
             os.replace(temp, self.path)
         except BaseException:
@@ -119,3 +125,22 @@ class TokenFile:
             return False
         self._seen = None
         return True
+
+
+def _private_folder(folder: Path) -> None:
+    """Create `folder` with mode 0700, or tighten an existing one that others may use to it."""
+    folder.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
+    mode = stat.S_IMODE(folder.stat().st_mode)
+    if mode & ~FOLDER_MODE:
+        os.chmod(folder, mode & FOLDER_MODE)
+
+
+def _create_new(path: Path) -> int:
+    """A new file at `path` (mode 0600), written by nobody else: never through a symlink or an
+    existing file; what is found there is removed (a symlink itself, not its target) first."""
+    for _ in range(TEMP_ATTEMPTS):
+        try:
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
+        except FileExistsError:
+            path.unlink(missing_ok=True)
+    raise FileExistsError(f"{path}: something keeps appearing at the name of the token store's temp file")

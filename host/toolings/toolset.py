@@ -21,6 +21,7 @@ from anyio.abc import TaskGroup
 
 from host.config import HttpToolingConfig, MockToolingConfig, PythonToolingConfig, StdioToolingConfig, ToolingConfig
 from host.errors import ErrorCode, ToolingError
+from host.rotation import SERVER_LOG_BOUNDS, LogBounds
 from host.toolings.base import Tooling
 from host.toolings.server_requests import DeclineAll, ServerRequests
 from host.toolings.watchers import Watchers
@@ -34,12 +35,16 @@ class Surroundings:
     nursery: TaskGroup
     log_dir: Path
     requests: ServerRequests
+    server_log: LogBounds
+    """How far each stdio server's stderr log may grow."""
 
 
 def _mcp(config: StdioToolingConfig | HttpToolingConfig, around: Surroundings) -> Tooling:
     from host.toolings.mcp import McpTooling  # lazily: imports the MCP SDK
 
-    return McpTooling(config, nursery=around.nursery, log_dir=around.log_dir, requests=around.requests)
+    return McpTooling(
+        config, nursery=around.nursery, log_dir=around.log_dir, requests=around.requests, log_bounds=around.server_log
+    )
 
 
 def _python(config: PythonToolingConfig, around: Surroundings) -> Tooling:
@@ -73,11 +78,14 @@ class ToolingSet:
         nursery: TaskGroup,
         log_dir: Path,
         requests: ServerRequests | None = None,
+        server_log: LogBounds = SERVER_LOG_BOUNDS,
     ) -> None:
-        """`requests` answers the servers' requests (default: `DeclineAll`)."""
+        """`requests` answers the servers' requests (default: `DeclineAll`); `server_log` bounds each
+        stdio server's stderr log."""
         self._configs = dict(configs)
         self._nursery = nursery
-        self._surroundings = Surroundings(nursery, log_dir, requests if requests is not None else DeclineAll())
+        answers = requests if requests is not None else DeclineAll()
+        self._surroundings = Surroundings(nursery, log_dir, answers, server_log)
         self._toolings: dict[str, Tooling] = {}
         self._watchers: dict[str, Watchers] = {}
 

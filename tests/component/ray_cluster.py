@@ -28,7 +28,7 @@ RAY: Final = Path(sys.executable).with_name("ray")
 
 ENV: Final = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
 
-MARKERS: Final = ("ray::", "raylet", "gcs_server", "ray/_private", "ray/dashboard")
+MARKERS: Final = ("ray::", "raylet", "gcs_server", "ray/_private", "ray/dashboard", "ray/autoscaler")
 """What the command line of every Ray process contains one of."""
 
 

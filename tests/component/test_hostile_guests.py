@@ -219,6 +219,38 @@ def test_files_and_environment_outside_the_grants_are_out_of_reach(sandbox: Sand
     assert not (sandbox.root / "ro" / "new.txt").exists()
 
 
+def test_a_symlink_a_guest_makes_cannot_take_it_outside_its_folders(sandbox: Sandbox) -> None:
+    """Issue 20, point 14: what wasmtime's WASI (wasmtime-py 50) does with a guest's symlinks; it has
+    no switch to refuse them. A link with an absolute target, or in a read-only folder, is refused; a
+    relative one is created even when it points out of the folder (`../x`), but the guest cannot
+    follow it, to read or to write: WASI resolves every path inside the preopen. A link inside the
+    folder works. The README says so next to `dirs`: on the host, such a link is a plain symlink."""
+    secret = sandbox.root / "secret.txt"
+    outcome = sandbox.run(
+        "hostile",
+        [{"op": "symlink", "target": str(secret), "path": "/rw/absolute"},
+         {"op": "symlink", "target": "/ro/data.txt", "path": "/rw/across"},
+         {"op": "symlink", "target": "data.txt", "path": "/ro/inside"},
+         {"op": "symlink", "target": "../secret.txt", "path": "/rw/escaping"},
+         {"op": "read_file", "path": "/rw/escaping"},
+         {"op": "write_file", "path": "/rw/escaping", "text": "overwritten"},
+         {"op": "write_file", "path": "/rw/target.txt", "text": "inside"},
+         {"op": "symlink", "target": "target.txt", "path": "/rw/inner"},
+         {"op": "read_file", "path": "/rw/inner"}],
+    )  # fmt: skip
+    assert outcome.status == "ok", outcome
+    results = json.loads(outcome.text)
+    for refused in (0, 1, 2):
+        assert "PermissionError" in err(results[refused])["message"], results[refused]
+    assert ok(results[3]) == "../secret.txt"  # created, pointing out of the folder...
+    assert "PermissionError" in err(results[4])["message"]  # ...but not followed to read
+    assert "PermissionError" in err(results[5])["message"]  # nor to write
+    assert ok(results[8]) == "inside"
+    assert secret.read_text() == "outside every preopen"
+    assert os.readlink(sandbox.root / "rw" / "escaping") == "../secret.txt"  # on the host, a plain symlink
+    assert not (sandbox.root / "rw" / "absolute").exists() and not (sandbox.root / "ro" / "inside").is_symlink()
+
+
 def test_a_guest_cannot_open_a_socket(sandbox: Sandbox) -> None:
     import socket
 

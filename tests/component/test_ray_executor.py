@@ -4,13 +4,15 @@ Provenance: issue 14. Point 1 (`--executor ray`, `--ray-address`, `[host] execut
 the outcome table, `--json`, exit codes and stdout as locally), point 3 (stdio and Python toolings
 on the worker, grants and limits, one audit log written by the driver, `--approve ask` refused),
 point 4 (a dead worker is the agent's `crashed` outcome, retried for a `restartable` agent; SIGINT
-stops every actor; nothing is left), point 5 (Ray on a local cluster of 2 CPUs).
+stops every actor; nothing is left), point 5 (Ray on a local cluster of 2 CPUs). Issue 20, point 13
+(a local Ray listens on loopback alone; the helpers see, and stop, every process of a Ray head).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -21,8 +23,8 @@ from typing import Any, Final
 import pytest
 
 from tests.component.conftest import OBSERVED_TOML, PROBE, REPO, Server
-from tests.component.ray_cluster import left_after, parents_of, ray_processes
-from tests.processes import wait_for_line
+from tests.component.ray_cluster import left_after, parents_of, ray_processes, start_head
+from tests.processes import descendants, process_table, wait_for_line
 
 pytestmark = [pytest.mark.component, pytest.mark.ray]
 
@@ -214,3 +216,57 @@ def test_a_second_sigint_exits_at_once_and_leaves_no_process_of_the_local_ray(pr
     assert process.returncode == 130, seen + err
     assert "SIGINT again: exiting at once" in err
     assert left_after(10.0, ignore=before) == {}
+
+
+LOOPBACK_ADDRESSES: Final = ("127.0.0.1", "[::ffff:127.0.0.1]", "[::1]")
+
+
+def listening(pids: set[int]) -> list[str]:
+    """The TCP sockets that processes `pids` listen on, as `ss` shows them ("ADDRESS:PORT by NAME")."""
+    found = []
+    for line in subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True, check=True).stdout.splitlines():
+        fields = line.split()
+        owners = [(name, int(pid)) for name, pid in re.findall(r'\("([^"]+)",pid=(\d+)', line)]
+        found += [f"{fields[3]} by {name}" for name, pid in owners if pid in pids]
+    return found
+
+
+def test_a_local_ray_listens_on_loopback_alone(probe_wasm: Path, tmp_path: Path) -> None:
+    """Issue 20, point 13: the local Ray of `--executor ray` listened on the machine's address and on
+    every interface (its GCS, raylet, workers and agents)."""
+    before = set(ray_processes())
+    config = tmp_path / "agent-host.toml"
+    config.write_text(
+        agent_toml("waiting", {"op": "print", "text": "waiting started"}, {"op": "recv", "timeout_ms": 60000}, extra="")
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "host", "run", "--config", str(config), "--executor", "ray"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+    )  # fmt: skip
+    try:
+        seen = wait_for_line(process, "waiting started")
+        ours = (set(ray_processes()) - before) | set(descendants(process.pid))
+        sockets = listening(ours)
+        assert any(" by gcs_server" in s for s in sockets), seen + "\n".join(sockets)
+        assert [s for s in sockets if not s.startswith(LOOPBACK_ADDRESSES)] == []
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert left_after(10.0, ignore=before) == {}
+
+
+def test_a_ray_head_the_tests_start_leaves_no_process_when_stopped() -> None:
+    """Issue 20, point 13: the test helpers' list of Ray processes missed the autoscaler monitor
+    (`ray/autoscaler/_private/monitor.py`), so `Head.stop` left it running and no leak check saw it."""
+    head = start_head()
+    try:
+        mine = {pid for pid, (_, _, cmd) in process_table().items() if str(head.folder) in cmd}
+        assert mine, "the head's processes name its temp folder"
+        assert mine <= set(ray_processes()), {pid: process_table()[pid][2][:120] for pid in mine - set(ray_processes())}
+    finally:
+        head.stop()
+    left = {pid for pid, (_, state, cmd) in process_table().items() if str(head.folder) in cmd and state != "Z"}
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == set()

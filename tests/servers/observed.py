@@ -14,6 +14,9 @@ Tools:
 - `redescribe(name, description)`: changes the description of tool NAME and notifies list subscribers.
 - `exit_now()`: the process exits at once (a crash).
 - `big(size)`: returns a text of `size` characters.
+- `spawn()`: starts a child process that sleeps (in the server's process group) and returns its pid:
+  a process the server started, which must not outlive it.
+- `shout(size)`: writes `size` bytes to stderr (a server that floods its log).
 - `activity()`: {"started", "finished", "cancelled", "listens": [[URIs of each open listen stream]],
   "subscribed": [URIs subscribed with 2025-era resources/subscribe]}.
 Resources: `obs://a`, `obs://b` (text/plain), plus those added. `echo`'s description is
@@ -28,6 +31,8 @@ connected with the 2025-11-25 handshake (agent-host `protocol = "2025-11-25"`) s
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from typing import Any
 
 import anyio
@@ -154,6 +159,24 @@ def build() -> MCPServer:
     def activity() -> dict[str, Any]:
         """What this server observed."""
         return {**counts, "listens": [list(uris) for uris in listens], "subscribed": sorted(subscribed)}
+
+    @server.tool()
+    def spawn() -> int:
+        """Start a child that sleeps for a long time; its pid."""
+        child = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(600)"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        return child.pid
+
+    @server.tool()
+    def shout(size: int) -> int:
+        """Write `size` bytes to stderr, in lines of 1000."""
+        line = b"x" * 999 + b"\n"
+        for _ in range(size // len(line)):
+            os.write(2, line)
+        os.write(2, b"y" * (size % len(line)))
+        return size
 
     # Record the resource URIs of every open subscriptions/listen stream.
     handlers = server._lowlevel_server._request_handlers

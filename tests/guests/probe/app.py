@@ -287,6 +287,16 @@ class WitWorld(wit_world.WitWorld):
                     connection = socket.create_connection(("127.0.0.1", step["port"]), timeout=2)
                     connection.close()
                     value = "connected"
+                elif op == "spew":
+                    stream = sys.stderr if step.get("stream") == "stderr" else sys.stdout
+                    line = "z" * 99 + "\n"
+                    for _ in range(step["bytes"] // len(line)):
+                        stream.write(line)
+                    stream.flush()
+                    value = True
+                elif op == "symlink":
+                    os.symlink(step["target"], step["path"])
+                    value = os.readlink(step["path"])
                 elif op == "listdir":
                     value = sorted(os.listdir(step["path"]))
                 else:
