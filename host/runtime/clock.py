@@ -1,23 +1,13 @@
 """The WASI monotonic clock, served by the host so that a waiting guest stays stoppable.
 
-wasmtime checks epoch deadlines only while wasm runs: a guest blocked inside WASI (`time.sleep` is
-`subscribe-duration` or `subscribe-instant`, then `poll`) would outlive its wall-clock limit, stop
-requests and signals until its wait ended (shared/notes/wasmtime-py-components.md). In a guest's
-sandbox only timers become ready *later*: there is no stdin (reads end at once), no network
-(sockets fail at once) and files are always ready. So the host defines the guest's
-`wasi:clocks/monotonic-clock` itself, shadowing WASI's, at the version the component imports:
-
-- `subscribe-duration` / `subscribe-instant` wait on the run's `RunGuard` (a stop, a signal or the
-  wall-clock deadline ends the wait at once, and the guest traps at its next instruction), then
-  return a real WASI pollable that is already ready, made by a tiny adapter component (`_ADAPTER`)
-  instantiated in the guest's store. A timer therefore never fires early; code a guest runs between
-  subscribing and polling runs after the wait, as if the guest had been descheduled.
-- `now` counts nanoseconds from the start of the run (as WASI's clock counts from its context's
-  creation); `resolution` is 1 ns.
-
-Invariants: the pollable type is WASI's own (read from a pollable the adapter made), so the guest's
-other WASI imports type-check and WASI's destructor frees every pollable; waits run on the guest's
-thread inside host functions, so they are never the guest's CPU time.
+wasmtime checks epoch deadlines only while wasm runs, so a guest blocked in WASI (`time.sleep`)
+would outlive its limits, stops and signals (docs/notes/wasmtime-waits.md). Only timers become
+ready later in a guest's sandbox (no stdin, no network; files are always ready), so the host
+shadows `wasi:clocks/monotonic-clock` at the version the component imports: `subscribe-*` wait on
+the run's `RunGuard` (a stop or the deadline ends the wait at once; the guest then traps), then
+return a WASI pollable that is already ready. Timers never fire early; `now` counts from the run's
+start. Invariants: the pollable type is WASI's own, so WASI's destructor frees every pollable;
+waits run on the guest's thread inside host functions, so they are never the guest's CPU time.
 """
 
 from __future__ import annotations

@@ -33,6 +33,8 @@ pytestmark = pytest.mark.component
 HOUR_MS: Final = 3_600_000
 BOUND: Final = 30.0
 """Seconds a test waits for a stopped guest: far below the hour its sleep asks for."""
+START: Final = 300.0
+"""Seconds a test waits for a guest to start (its first compile on a loaded machine included)."""
 
 SLEEPER_WAT: Final = r"""
 (component
@@ -100,6 +102,7 @@ def sleeper(
     make_host: Callable[[str], Host], probe_wasm: Path, limits: str, output: Lines | None = None
 ) -> GuestThread:
     host = make_host(f"[agents.sleeper]\n{limits}\n")
+    host.runtime.load(probe_wasm)  # compiled (once) before the clock of the test starts
     steps = [{"op": "print", "text": "sleeping"}, {"op": "sleep", "ms": HOUR_MS}]
     return host.start(
         probe_wasm, json.dumps({"steps": steps}), agent="sleeper",
@@ -120,7 +123,7 @@ def test_a_sleeping_guest_is_stopped_at_once_by_a_stop_request(
 ) -> None:
     output = Lines("sleeping")
     guest = sleeper(make_host, probe_wasm, "timeout = 7200", output)
-    assert output.seen.wait(BOUND)
+    assert output.seen.wait(START)
     guest.stop("the test is done")
     outcome = joined(guest)
     assert (outcome.status, outcome.tripped) == ("trap", "stopped"), outcome
@@ -144,6 +147,7 @@ def test_a_component_blocked_in_wasi_poll_is_stopped_at_its_limit(
     wasm = tmp_path / "sleeper.wasm"
     wasm.write_text(SLEEPER_WAT)
     host = make_host("[agents.raw]\ntimeout = 1\n")
+    host.runtime.load(wasm)
     guest = host.start(wasm, "", agent="raw", policy=host.policy("raw", host.config.agents["raw"]))
     outcome = joined(guest)
     assert (outcome.status, outcome.tripped) == ("trap", "wall_time"), outcome
