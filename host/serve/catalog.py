@@ -5,10 +5,12 @@ It holds the offered agents (`agents.AgentCalls`) and, with `[serve] toolings`, 
 name or `TOOLING.TOOL`; the two never collide (neither an agent's nor an offered tooling's name has a
 '.'). Every call takes a turn (`turns.Turns`: at most `max_concurrent` at once, `queue` waiting, the
 rest refused with `limit-exceeded`) and ends in an `Answer`; no exception but cancellation escapes.
+A catalog offering nothing is a warning naming the config file, not an error.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -23,6 +25,8 @@ from host.serve.proxy import CLIENT, ToolingProxy
 from host.serve.relay import Relay
 from host.serve.turns import Turns
 from host.stopping import StopToken
+
+logger = logging.getLogger(__name__)
 
 
 class Catalog:
@@ -85,5 +89,11 @@ def build_catalog(host: Host, config: Config, agents: Sequence[str] = (), stop: 
     built and compiled now) and `[serve] toolings` under `[serve] grants`. Raises `HostError`."""
     calls = AgentCalls(host, prepare(host, offered(config, agents), stop))
     serve = config.serve
+    if not calls.offers and not serve.toolings:
+        logger.warning(
+            "nothing to offer: %s defines no agent with a component and [serve] offers no toolings, so "
+            "tools/list is empty (add an [agents.NAME] table with a `component`, or [serve] toolings)",
+            config.describe_source(),
+        )
     proxy = ToolingProxy(host, serve.toolings, host.policy(CLIENT, serve.client_grants())) if serve.toolings else None
     return Catalog(calls, proxy, Turns(serve.max_concurrent, serve.queue))

@@ -10,10 +10,11 @@ Nagle off (see shared notes: a hand-bound socket without it cost ~45 ms per call
 
 from __future__ import annotations
 
+import errno
 import hmac
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import uvicorn
@@ -26,6 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from host.config import ServeSettings
 from host.config.models import LOOPBACK_HOSTS, split_bind
+from host.errors import UsageError
 from host.serve import tool_api
 from host.serve.catalog import Catalog
 
@@ -91,6 +93,13 @@ def build_app(server: Server[Any], catalog: Catalog, settings: ServeSettings, bi
 BACKLOG: Final = 2048
 """Connections the listening socket queues (uvicorn's default)."""
 
+LISTEN_ERRORS: Final[Mapping[int, str]] = {
+    errno.EADDRINUSE: "the address is in use (another process listens there)",
+    errno.EADDRNOTAVAIL: "no interface of this machine has that address",
+    errno.EACCES: "permission denied (a port below 1024 needs privileges)",
+}
+"""What a failure to listen means, by errno (any other: the system's own words)."""
+
 
 async def serve_http(server: Server[Any], catalog: Catalog, settings: ServeSettings, address: str) -> None:
     """Serve `server` (and `catalog` through the tool API) at `address` (HOST:PORT) until cancelled;
@@ -100,8 +109,12 @@ async def serve_http(server: Server[Any], catalog: Catalog, settings: ServeSetti
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(BACKLOG)  # before the URL is printed: a client may connect at once (uvicorn accepts later)
+        try:
+            sock.bind((host, port))
+            sock.listen(BACKLOG)  # before the URL is printed: a client may connect at once (uvicorn accepts later)
+        except OSError as exc:
+            why = LISTEN_ERRORS.get(exc.errno or 0, exc.strerror or str(exc))
+            raise UsageError(f"cannot listen on {address}: {why}") from None
         shown = f"[{host}]" if family == socket.AF_INET6 else host
         config = uvicorn.Config(
             build_app(server, catalog, settings, host),
