@@ -182,7 +182,8 @@ def test_serve_names_only_agents_it_can_serve() -> None:
     typo = error_of("[serve]\nmax_concurent = 2\n")
     assert (typo.message, typo.hint) == (
         f"{FILE}: serve.max_concurent: unknown key",
-        "known keys here: agents, grace, grants, http, max_body, max_concurrent, queue, tokens, toolings",
+        "known keys here: agents, allowed_hosts, body_timeout, grace, grants, header_timeout, http, idle_timeout, "
+        "max_body, max_concurrent, max_connections, queue, tokens, toolings",
     )
     lines = str(error_of('[agents.a]\n[serve]\nagents = ["a", "b"]\n')).splitlines()
     assert lines == [
