@@ -5,8 +5,8 @@ Every offered agent's component is built and compiled before the server starts (
 stderr; with `--stdio`, stdout then carries only the MCP protocol). Each call runs a fresh guest
 with the agent's grants and limits, as `agent-host run --agent NAME` does; a proxied tool is called
 as agent `serve`. Calls needing approval are decided by `--approve`. The server ends at
-SIGINT/SIGTERM (130/143), or when a stdio client closes stdin (0), its guests stopped and no
-process left.
+SIGINT/SIGTERM (130/143), or when a stdio client closes stdin (0, once every request it sent is
+answered), its guests stopped and no process left.
 """
 
 from __future__ import annotations

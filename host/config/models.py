@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Final, Self
@@ -229,6 +230,29 @@ def split_bind(address: str) -> tuple[str, int]:
     return host, int(port)
 
 
+ANY_HOST: Final = "*"
+"""The `[serve] allowed_hosts` entry that accepts any `Host` header."""
+
+_HOST_NAME: Final = re.compile(r"\[[0-9A-Fa-f:.*?]+\]|[A-Za-z0-9_.*?-]+")
+
+
+def split_host_pattern(entry: str) -> tuple[str, str | None]:
+    """A `Host` header value, or a `[serve] allowed_hosts` entry, as (name in lower case, port or None):
+    `NAME`, `NAME:PORT`, an IPv6 address in brackets (`[::1]:8080`); in an entry, `*` and `?` glob the
+    name and a port may be `*`. Raises `ValueError` for anything else."""
+    name, port = entry, None
+    if entry.startswith("["):
+        name, _, rest = entry.partition("]")
+        name += "]"
+        if rest:
+            port = rest[1:] if rest.startswith(":") else ""
+    elif ":" in entry:
+        name, _, port = entry.rpartition(":")
+    if not _HOST_NAME.fullmatch(name) or (port is not None and port != "*" and not port.isdigit()):
+        raise ValueError(f"expected NAME or NAME:PORT (an IPv6 address in brackets), got {entry!r}")
+    return name.lower(), port
+
+
 def bind_problem(address: str, tokens: Sequence[str]) -> str | None:
     """Why `agent-host serve` may not listen at `address` (HOST:PORT) with `tokens`: a bind beyond
     loopback needs a token. None when it may. Raises `ValueError` for an address that is not HOST:PORT."""
@@ -280,12 +304,38 @@ class ServeSettings(Placed):
     answers 404 and its subscriptions end)."""
     max_subscriptions_per_session: Count = 64
     """Resources one MCP session (or one `subscriptions/listen` stream) may be subscribed to at once."""
+    max_connections: Count = 512
+    """HTTP connections open at once; more are refused at once (503 `limit-exceeded`, the request
+    unread). Lowered at start to fit the open-file limit (ulimit -n), which must leave room besides."""
+    idle_timeout: Seconds = 5.0
+    """Seconds an HTTP connection may stay open with no request under way (before its first request,
+    between requests); then it is closed."""
+    header_timeout: Seconds = 10.0
+    """Seconds from a request's first byte until its request line and headers have all arrived; then
+    the connection is closed (408)."""
+    body_timeout: Seconds = 30.0
+    """Seconds from the end of a request's headers until its whole body has arrived; then the
+    connection is closed (408)."""
+    allowed_hosts: tuple[str, ...] | None = None
+    """`Host` header values the HTTP server answers besides the loopback names: "NAME" (any port),
+    "NAME:PORT", globs such as "*.example.com"; "*": any (only with tokens). Absent: the loopback names
+    for a loopback bind, any Host for a bind beyond loopback (which needs tokens)."""
 
     @field_validator("session_idle")
     @classmethod
     def _finite(cls, value: float) -> float:
         if not math.isfinite(value):
             raise problem(f"expected a finite number of seconds, got {value!r}", "for example session_idle = 300")
+        return value
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _are_host_patterns(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        for entry in value or ():
+            try:
+                split_host_pattern(entry)
+            except ValueError as exc:
+                raise problem(str(exc), 'for example allowed_hosts = ["agents.example.com", "10.0.0.5:8080"]') from None
         return value
 
     @field_validator("http")
@@ -340,6 +390,10 @@ class ServeSettings(Placed):
         if problem is not None:
             hint = 'set `tokens = ["${AGENT_HOST_TOKEN}"]` in [serve], or bind 127.0.0.1'
             fail("ServeSettings", [At(("http",), problem, hint, self.http)])
+        if not self.tokens and ANY_HOST in (self.allowed_hosts or ()):
+            hint = 'name the hosts (allowed_hosts = ["agents.example.com"]), or set tokens = ["${AGENT_HOST_TOKEN}"]'
+            message = 'accepting any Host ("*") without a token opens the server to DNS rebinding'
+            fail("ServeSettings", [At(("allowed_hosts",), message, hint)])
         if any(not token for token in self.tokens):
             fail("ServeSettings", [At(("tokens",), "an empty token", "give each token a value (or remove it)")])
         return self

@@ -6,6 +6,7 @@ name or `TOOLING.TOOL`; the two never collide (neither an agent's nor an offered
 '.'). Every call takes a turn (`turns.Turns`: at most `max_concurrent` at once, `queue` waiting, the
 rest refused with `limit-exceeded`) and ends in an `Answer`; no exception but cancellation escapes.
 It also holds what the clients share and each may take only a part of (`clients.ClientSlots`).
+A catalog offering nothing is a warning naming the config file, not an error.
 """
 
 from __future__ import annotations
@@ -97,5 +98,11 @@ def build_catalog(host: Host, config: Config, agents: Sequence[str] = (), stop: 
     built and compiled now) and `[serve] toolings` under `[serve] grants`. Raises `HostError`."""
     calls = AgentCalls(host, prepare(host, offered(config, agents), stop))
     serve = config.serve
+    if not calls.offers and not serve.toolings:
+        logger.warning(
+            "nothing to offer: %s defines no agent with a component and [serve] offers no toolings, so "
+            "tools/list is empty (add an [agents.NAME] table with a `component`, or [serve] toolings)",
+            config.describe_source(),
+        )
     proxy = ToolingProxy(host, serve.toolings, host.policy(CLIENT, serve.client_grants())) if serve.toolings else None
     return Catalog(calls, proxy, Turns(serve.max_concurrent, serve.queue), serve)

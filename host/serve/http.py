@@ -2,19 +2,23 @@
 
 Safe by default: it binds 127.0.0.1 unless told otherwise (`[serve] http`; a bind beyond loopback
 needs a token, which the config checks); with `[serve] tokens`, every request but `/healthz` must
-carry `Authorization: Bearer TOKEN` (compared in constant time) or gets 401; the SDK's transport
-security refuses a foreign `Host` (421) or `Origin` (403) header (DNS rebinding); bodies larger than
-`[serve] max_body` are refused (413); no CORS. MCP sessions are bounded per client and in all, and
-expire when idle (`sessions.SessionLimits`). The socket is made with IPPROTO_TCP so asyncio turns
-Nagle off (see shared notes: a hand-bound socket without it cost ~45 ms per call).
+carry `Authorization: Bearer TOKEN` (compared in constant time) or gets 401; a `Host` or `Origin`
+header that `[serve] allowed_hosts` does not accept is refused with 421 or 403 (`hosts`: DNS
+rebinding); bodies larger than `[serve] max_body` are refused (413); no CORS. Connections are capped
+and every wait for a client is timed (`connections`); MCP sessions are bounded per client and in
+all, and expire when idle (`sessions.SessionLimits`); an address it cannot listen on is a
+`UsageError` naming it. The socket is made with IPPROTO_TCP so asyncio turns Nagle off (see shared
+notes: a hand-bound socket without it cost ~45 ms per call).
 """
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import hmac
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import uvicorn
@@ -26,10 +30,13 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from host.config import ServeSettings
-from host.config.models import LOOPBACK_HOSTS, split_bind
+from host.config.models import split_bind
+from host.errors import UsageError
 from host.serve import tool_api
 from host.serve.catalog import Catalog
 from host.serve.clients import CLIENT_SCOPE_KEY
+from host.serve.connections import ACCEPT_BATCH, Bounds, ConnectionGuard, fit_open_files, guarded_protocol
+from host.serve.hosts import HostCheck, HostRules
 from host.serve.sessions import MCP_PATH, SessionLimits
 
 OPEN_PATHS: Final = frozenset({"/healthz"})
@@ -76,15 +83,9 @@ async def _healthz(request: Request) -> Response:
 
 def build_app(server: Server[Any], catalog: Catalog, settings: ServeSettings, bind_host: str) -> ASGIApp:
     """The HTTP application: MCP at `/mcp`, the tool API (`tool_api`), `/healthz`, with the checks of
-    the module docstring."""
-    loopback = bind_host in LOOPBACK_HOSTS
-    security = TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"] if loopback else [f"{bind_host}:*"],
-        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
-        if loopback
-        else [f"http://{bind_host}:*", f"https://{bind_host}:*"],
-    )
+    the module docstring (the Host and Origin checks are `hosts.HostCheck`'s, so the SDK's are off;
+    it still checks a POST's Content-Type)."""
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     app: ASGIApp = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         host=bind_host,
@@ -98,11 +99,20 @@ def build_app(server: Server[Any], catalog: Catalog, settings: ServeSettings, bi
         ],
     )
     app = SessionLimits(app, lambda: server.session_manager, catalog.slots, settings, catalog.limit_log)
-    return BearerTokens(app, settings.tokens) if settings.tokens else app
+    if settings.tokens:
+        app = BearerTokens(app, settings.tokens)
+    return HostCheck(app, HostRules.of(bind_host, settings.allowed_hosts))
 
 
-BACKLOG: Final = 2048
-"""Connections the listening socket queues (uvicorn's default)."""
+MAX_HEADER_BYTES: Final = 16 * 1024
+"""Largest request line and headers h11 reads before answering 400 (h11's own default)."""
+
+LISTEN_ERRORS: Final[Mapping[int, str]] = {
+    errno.EADDRINUSE: "the address is in use (another process listens there)",
+    errno.EADDRNOTAVAIL: "no interface of this machine has that address",
+    errno.EACCES: "permission denied (a port below 1024 needs privileges)",
+}
+"""What a failure to listen means, by errno (any other: the system's own words)."""
 
 
 async def serve_http(server: Server[Any], catalog: Catalog, settings: ServeSettings, address: str) -> None:
@@ -113,18 +123,40 @@ async def serve_http(server: Server[Any], catalog: Catalog, settings: ServeSetti
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(BACKLOG)  # before the URL is printed: a client may connect at once (uvicorn accepts later)
+        try:
+            sock.bind((host, port))
+            sock.listen(ACCEPT_BATCH)  # before the URL is printed: a client may connect at once (uvicorn accepts later)
+        except OSError as exc:
+            why = LISTEN_ERRORS.get(exc.errno or 0, exc.strerror or str(exc))
+            raise UsageError(f"cannot listen on {address}: {why}") from None
         shown = f"[{host}]" if family == socket.AF_INET6 else host
+        guard = ConnectionGuard(
+            Bounds(
+                fit_open_files(settings.max_connections),
+                settings.idle_timeout,
+                settings.header_timeout,
+                settings.body_timeout,
+            )
+        )
         config = uvicorn.Config(
             build_app(server, catalog, settings, host),
+            http=guarded_protocol(guard),
+            ws="none",
+            backlog=ACCEPT_BATCH,
+            h11_max_incomplete_event_size=MAX_HEADER_BYTES,
             log_level="warning",
             lifespan="on",
             timeout_graceful_shutdown=max(1, round(settings.grace)),
         )
+        loop = asyncio.get_running_loop()
+        previous = loop.get_exception_handler()
+        loop.set_exception_handler(guard.accept_failed)
         sys.stderr.write(f"agent-host: serving MCP on http://{shown}:{sock.getsockname()[1]}/mcp\n")
         sys.stderr.flush()
-        async with catalog.running():
-            await uvicorn.Server(config).serve(sockets=[sock])
+        try:
+            async with catalog.running():
+                await uvicorn.Server(config).serve(sockets=[sock])
+        finally:
+            loop.set_exception_handler(previous)
     finally:
         sock.close()

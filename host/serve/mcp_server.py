@@ -27,6 +27,7 @@ from host import __version__
 from host.errors import ToolingError
 from host.model import Progress, ResourceData
 from host.serve.catalog import Catalog
+from host.serve.draining import Draining
 
 LOG_LEVELS: Final[Mapping[str, types.LoggingLevel]] = {
     "trace": "debug",
@@ -38,7 +39,7 @@ LOG_LEVELS: Final[Mapping[str, types.LoggingLevel]] = {
 """The MCP level of each WIT log level."""
 
 ERROR_CODES: Final[Mapping[str, int]] = {
-    "not-found": -32002,
+    "not-found": types.INVALID_PARAMS,
     "invalid-arguments": types.INVALID_PARAMS,
     "timeout": -32001,
     "denied": -32003,
@@ -46,13 +47,10 @@ ERROR_CODES: Final[Mapping[str, int]] = {
     "unavailable": -32005,
     "unauthorized": -32006,
 }
-"""The JSON-RPC error code of each WIT error code a resource request can fail with (-32002 is MCP's
-"resource not found", -32001 the SDK's timeout); any other is -32603 (internal error)."""
-
-SUBSCRIBE_ERROR_CODES: Final[Mapping[str, int]] = {**ERROR_CODES, "not-found": types.INVALID_PARAMS}
-"""The JSON-RPC error code of a refused subscription (`resources/subscribe`, `subscriptions/listen`):
-a URI that no offered tooling lists is -32602 with `{"uri": URI}` in `data`, as a plain SDK server
-answers an unknown resource (SEP-2164)."""
+"""The JSON-RPC error code of each WIT error code a resource request can fail with (a resource that does
+not exist is -32602, invalid params, as SEP-2164 has it and the SDK's `MCPServer` answers; -32001 is
+the SDK's timeout); any other is -32603 (internal error). The error's `data` is `{"uri": URI}` when
+the request names one resource (`resources/read`, `resources/subscribe`)."""
 
 CHANGES: Final = NotificationOptions(resources_changed=True, tools_changed=True)
 """What a 2025-11-25 client is told it will be notified of (with proxied toolings)."""
@@ -76,19 +74,21 @@ class _Server(Server[Any]):
         return super().create_initialization_options(notification_options, experimental_capabilities, extensions)
 
 
-def _refused(error: ToolingError, codes: Mapping[str, int] = ERROR_CODES) -> MCPError:
-    """The JSON-RPC error of a refused resource request; of the error's `data`, only the URI it
-    names (if any) is passed on."""
-    return MCPError(codes.get(error.code.value, types.INTERNAL_ERROR), str(error), _uri_of(error.data))
+def _refused(error: ToolingError, uri: str | None = None) -> MCPError:
+    """The JSON-RPC error of a refused resource request; `data` is `{"uri": URI}` for the URI the
+    request named (else the one the error's data names, if any); nothing else of the data is passed on."""
+    named = uri if uri is not None else _uri_of(error.data)
+    data = {"uri": named} if named is not None else None
+    return MCPError(ERROR_CODES.get(error.code.value, types.INTERNAL_ERROR), str(error), data)
 
 
-def _uri_of(data: str | None) -> dict[str, str] | None:
+def _uri_of(data: str | None) -> str | None:
     try:
         parsed = json.loads(data) if data is not None else None
     except ValueError:
         return None
     uri = parsed.get("uri") if isinstance(parsed, dict) else None
-    return {"uri": uri} if isinstance(uri, str) else None
+    return uri if isinstance(uri, str) else None
 
 
 def _contents(data: ResourceData) -> types.TextResourceContents | types.BlobResourceContents:
@@ -152,14 +152,14 @@ def build_server(catalog: Catalog) -> Server[Any]:
         try:
             data = await proxy.read(str(params.uri))
         except ToolingError as exc:
-            raise _refused(exc) from None
+            raise _refused(exc, str(params.uri)) from None
         return types.ReadResourceResult(contents=[_contents(data)])
 
     async def subscribe(ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
         try:
             await relay.subscribe(ctx, str(params.uri))
         except ToolingError as exc:
-            raise _refused(exc, SUBSCRIBE_ERROR_CODES) from None
+            raise _refused(exc, str(params.uri)) from None
         return types.EmptyResult()
 
     async def unsubscribe(ctx: Any, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
@@ -170,7 +170,7 @@ def build_server(catalog: Catalog) -> Server[Any]:
         try:
             return await relay.listen(ctx, params)
         except ToolingError as exc:
-            raise _refused(exc, SUBSCRIBE_ERROR_CODES) from None
+            raise _refused(exc) from None
 
     server = _Server(
         "agent-host", version=__version__, on_list_tools=list_tools, on_call_tool=call_tool,
@@ -182,6 +182,8 @@ def build_server(catalog: Catalog) -> Server[Any]:
 
 
 async def serve_stdio(server: Server[Any], catalog: Catalog) -> None:
-    """Serve one client on this process's stdin/stdout until it closes them."""
+    """Serve one client on this process's stdin/stdout until it closes stdin and every request it
+    sent is answered (`draining.Draining`)."""
     async with catalog.running(), stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+        streams = Draining(read, write)
+        await server.run(streams.reader, streams.writer, server.create_initialization_options())

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,14 +56,23 @@ class RawStdio:
 class HttpServe:
     """`agent-host serve --http 127.0.0.1:0` as a child process; `url` is its MCP endpoint."""
 
-    def __init__(self, config: Path, *extra: str, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        config: Path,
+        *extra: str,
+        env: dict[str, str] | None = None,
+        preexec: Callable[[], None] | None = None,
+    ) -> None:
         command = [sys.executable, "-m", "host", "serve", "--http", "127.0.0.1:0", "--config", str(config), *extra]
         self.process = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
-            env={**os.environ, **(env or {})},
+            env={**os.environ, **(env or {})}, preexec_fn=preexec,
         )  # fmt: skip
         assert self.process.stderr is not None
+        self.preamble: list[str] = []
+        """What the server wrote on stderr before its URL."""
         for line in self.process.stderr:  # build and compile progress first, then the URL
+            self.preamble.append(line)
             if line.startswith("agent-host: serving MCP on "):
                 self.url = line.split()[-1]
                 self.base = self.url.removesuffix("/mcp")
@@ -70,8 +80,9 @@ class HttpServe:
         raise AssertionError(f"serve did not start: exit {self.process.wait()}")
 
     def stop(self) -> int:
+        """SIGTERM, then wait for the exit; the exit code (`stderr`: what the server wrote after its URL)."""
         self.process.terminate()
-        self.process.communicate(timeout=60)
+        self.stderr = self.process.communicate(timeout=60)[1]
         return self.process.returncode
 
 

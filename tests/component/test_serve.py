@@ -334,7 +334,11 @@ def test_the_http_tool_api_lists_and_runs_the_agents_with_a_status_per_error_cod
     assert "agent idle was stopped: the guest raised ValueError" in failed.json()["error"]["message"]
     assert (too_big.status_code, too_big.json()["error"]["code"]) == (413, "limit-exceeded")
     assert (no_token.status_code, foreign.status_code) == (401, 421)
-    assert foreign.json()["error"] == {"code": "denied", "message": "Invalid Host header"}
+    assert foreign.json()["error"] == {
+        "code": "denied",
+        "message": "this server does not answer to Host 'evil.example' (DNS-rebinding protection): "
+        "add it to [serve] allowed_hosts",
+    }
     assert (not_json.status_code, not_json.json()["error"]["code"]) == (400, "invalid-arguments")
     assert openapi.status_code == 200 and set(openapi.json()["paths"]) == {"/tools/list", "/tools/idle", "/tools/probe"}
 
