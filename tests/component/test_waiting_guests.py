@@ -174,3 +174,20 @@ def test_sigterm_stops_a_sleeping_run_at_once_and_leaves_no_temp_folder(probe_wa
         proc.communicate()
     assert not list(scratch.glob("agent-host-*")), list(scratch.iterdir())
     assert tempfile.gettempdir() != str(scratch)
+
+
+def test_a_guest_reading_stdin_finds_it_closed_instead_of_waiting(
+    make_host: Callable[[str], Host], probe_wasm: Path
+) -> None:
+    """A guest has no stdin (WASI's is closed): a read ends at once with nothing, never a wait the
+    host cannot stop, whatever the host's own stdin is."""
+    host = make_host("[agents.reader]\ntimeout = 600\n")
+    host.runtime.load(probe_wasm)
+    steps = [{"op": "read_stdin", "n": 1}, {"op": "read_stdin", "n": 1_000_000}]
+    guest = host.start(
+        probe_wasm, json.dumps({"steps": steps}), agent="reader",
+        policy=host.policy("reader", host.config.agents["reader"]),
+    )  # fmt: skip
+    outcome = joined(guest)
+    assert outcome.status == "ok", outcome
+    assert json.loads(outcome.text) == [{"ok": ""}, {"ok": ""}]

@@ -219,6 +219,8 @@ class WitWorld(wit_world.WitWorld):
                     value = []
                     while (envelope := inbox.try_recv()) is not None:
                         value.append(_envelope(envelope))
+                elif op == "read_stdin":
+                    value = sys.stdin.buffer.read(step.get("n", 1)).decode("latin-1")
                 elif op == "sleep":
                     time.sleep(step["ms"] / 1000)
                     value = True
