@@ -178,7 +178,7 @@ class McpTooling(ConfiguredTooling):
                 if isinstance(exc, MCPError) and exc.error.code == CONNECTION_CLOSED:
                     conn.lost(f"{what} failed: connection closed")
                     if conn.protocol_violation is not None:
-                        raise protocol_violation(self.name, what, conn.protocol_violation) from None
+                        raise protocol_violation(self.name, what) from None
                 elif isinstance(exc, LOSS_EXCEPTIONS):
                     conn.lost(f"{what} failed: {type(exc).__name__}")
             raise (conn.login_error() if conn is not None else None) or request_error(
