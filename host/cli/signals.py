@@ -6,11 +6,10 @@ cancelled upstream, connections close, no child is left); while `raise_at_once` 
 that wait on one call) the signal also ends the main thread's wait at once. It does so with a
 `BaseException` (as `KeyboardInterrupt` does), so that no `except Exception` boundary on the way
 (one that reports a host bug as `internal`) takes the stop for a failure; leaving the `with`, it is
-`Interrupted`, exit 130 or 143. A step that must not be cut in the middle (building the objects
-`serve` runs, where a library would wrap the exception in its own) runs with `raise_at_once` unset
-and looks at the token afterwards (`Stopper.check`). A second signal, even while closing, exits at
-once, killing every process the command started (a local Ray's too). The previous handlers are
-restored on exit.
+`Interrupted`, exit 130 or 143. A step that must not be cut in the middle (building what `serve`
+runs: a library would wrap the exception in its own) runs with `raise_at_once` unset, then
+`Stopper.check`. A second signal, even while closing, exits at once, killing every process the
+command started (a local Ray's too). The previous handlers are restored on exit.
 """
 
 from __future__ import annotations
