@@ -27,7 +27,7 @@ from host.config import McpToolingConfig
 from host.errors import ErrorCode, ToolingError
 from host.model import CallResult, JsonObject, Operation, ResourceData, ResourceSpec, ToolSpec
 from host.toolings import mcp_wire
-from host.toolings.base import Change, ConfiguredTooling, ProgressFn, WatchSet
+from host.toolings.base import Change, ConfiguredTooling, ProgressFn, WatchSet, connect_timed_out
 from host.toolings.mcp_connection import McpConnection
 from host.toolings.mcp_errors import (
     LOSS_EXCEPTIONS,
@@ -124,12 +124,7 @@ class McpTooling(ConfiguredTooling):
             await conn.ready.wait()
         if not conn.ready.is_set():
             conn.abandon()  # report at once; the owner stops the server in the background
-            raise ToolingError(
-                ErrorCode.UNAVAILABLE,
-                f"{self._where()} did not complete the MCP handshake within {self._config.connect_timeout:g} s"
-                f"{stderr_hint(conn)} (raise `connect_timeout` in {self._config.origin} if the server is slow "
-                "to start)",
-            )
+            raise connect_timed_out(self._config, stderr_hint(conn))
         if conn.error is not None:
             raise conn.error
         self._conn = conn
