@@ -129,7 +129,7 @@ def test_failures_are_error_results_naming_what_went_wrong(served: tuple[Host, C
 
     trapped, not_a_string, unexpected, unknown, probe = run(served[1], body)
     assert trapped.is_error and trapped.content[0].text.startswith(
-        "agent idle was stopped: the guest raised ValueError"
+        "tool-failed: agent idle was stopped: the guest raised ValueError"
     )
     assert not_a_string.is_error and not_a_string.content[0].text.startswith("invalid-arguments: agent 'idle' takes")
     assert unexpected.is_error and "unexpected: text" in unexpected.content[0].text
