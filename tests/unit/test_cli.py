@@ -315,3 +315,12 @@ def test_config_check_reports_an_agent_whose_guest_asks_for_a_tooling_it_cannot_
         f"[agents.finder]: its guest asks for tooling 'search' ({tmp_path / 'finder' / 'app.py'}:7), which the "
         f'agent is not granted: add "search" to toolings in {ungranted} [agents.finder]'
     ]
+
+
+@pytest.mark.parametrize("command", ["run", "dev", "build"])
+def test_module_help_says_it_takes_a_module_name(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Provenance: issue 20, point 19 (`--module` said its default was `app.py`; it takes a module name)."""
+    assert main([command, "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--module NAME" in text and "default: app.py" not in text
+    assert "The module defining WitWorld, by its import name (app for app.py; default: app" in text
