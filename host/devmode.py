@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Final
 
 from host.builder import build_guest, guest_module
 from host.config import DirGrant
-from host.errors import BuildError
+from host.errors import BuildError, UsageError
 from host.paths import cache_dir, template
 from host.policy import AgentPolicy
 from host.stopping import StopToken
@@ -133,7 +133,13 @@ def run_until_changed(
 ) -> Outcome | None:
     """Run the guest once in dev mode; if its source changes while it runs, stop it (cooperatively:
     its waits end, its wasm traps at the next time slice) and return None: the caller starts it
-    again with the new code. Raises `Interrupted` once the host is stopped."""
+    again with the new code. Raises `Interrupted` once the host is stopped, `UsageError` when the
+    watched folder is gone (renamed or removed: its preopen would fail)."""
+    if not watch.folder.is_dir():
+        raise UsageError(
+            f"{watch.folder}: the guest folder is gone (renamed or removed); dev mode stops",
+            hint="run `agent-host dev` again with the folder's new path",
+        )
     guest = host.start(wasm, input_text, agent=agent, policy=policy)
     stopped = False
     while True:

@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from host.builder import component_problem
 from host.errors import ErrorCode, ToolingError
+from host.guest_needs import toolings_asked
 
 if TYPE_CHECKING:
     from host.app import Host
-    from host.config import Config
+    from host.config import AgentConfig, Config
     from host.model import ResourceSpec, ToolSpec
     from host.pins import PinStatus, Repin
 
@@ -95,13 +96,16 @@ def call_tool(host: Host, tooling: str, tool: str, arguments: str) -> CallReport
 
 def config_problems(config: Config) -> list[str]:
     """Every problem found without starting anything: agents' components that are missing or not
-    guests, python tools that cannot be imported. Empty when there is none."""
+    guests, toolings an agent's guest asks for that it cannot get (`unmet_needs`), python tools
+    that cannot be imported. Empty when there is none."""
     problems: list[str] = []
     for name, agent in sorted(config.agents.items()):
         if agent.component is not None:
             problem = component_problem(agent.component)
             if problem is not None:
                 problems.append(f"[agents.{name}] component: {problem} ({agent.origin})")
+            else:
+                problems += unmet_needs(config, name, agent)
     python = [tooling for tooling in config.toolings.values() if tooling.kind == "python"]
     if python:
         from host.toolings.python import import_tools  # only a config with python toolings pays for it
@@ -111,6 +115,24 @@ def config_problems(config: Config) -> list[str]:
                 import_tools(tooling)
             except ToolingError as exc:
                 problems.append(exc.message)
+    return problems
+
+
+def unmet_needs(config: Config, name: str, agent: AgentConfig) -> list[str]:
+    """A problem for each tooling the guest of agent `name` asks for by name (`guest_needs`) that
+    this file does not define or does not grant the agent: it could not run as configured."""
+    if agent.component is None:
+        return []
+    problems = []
+    for asked in toolings_asked(agent.component):
+        if asked.tooling in agent.toolings:
+            continue
+        what = f"[agents.{name}]: its guest asks for tooling {asked.tooling!r} ({asked.where}), which"
+        if asked.tooling not in config.toolings:
+            fix = f"add a [tooling.{asked.tooling}] table and grant it in toolings"
+            problems.append(f"{what} {config.describe_source()} does not define: {fix}")
+        else:
+            problems.append(f'{what} the agent is not granted: add "{asked.tooling}" to toolings in {agent.origin}')
     return problems
 
 

@@ -135,6 +135,14 @@ class Capabilities:
         return needed & self.require_approval
 
 
+def no_file_key(key: str) -> str:
+    """Where to set `[host] KEY` when no config file is in use (messages: "the limit is ...")."""
+    return (
+        f"the default `{key}`; no config file is in use: set it in [host] of agent-host.toml, which "
+        "`agent-host config init` writes"
+    )
+
+
 @dataclass(frozen=True)
 class AgentPolicy:
     """Everything the host enforces for one agent run."""
@@ -188,7 +196,9 @@ class AgentPolicy:
         def limit(own: float | None, default: float, key: str) -> Limit:
             if own is not None and where is not None:
                 return Limit(own, f"{key} in {where}")
-            return Limit(default, f"{key} in {host.origin}" if config.source is not None else f"[host] {key}")
+            if config.source is None:
+                return Limit(default, no_file_key(key))
+            return Limit(default, f"{key} in {host.origin}")
 
         limits = Limits(
             memory=limit(agent.memory if agent else None, host.memory, "memory"),

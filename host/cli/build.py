@@ -8,7 +8,7 @@ import click
 
 from host import status_codes
 from host.cli import render
-from host.cli.options import EPILOG, State, common_options
+from host.cli.options import EPILOG, State, common_options, module_option
 
 HELP = """\b
 Build GUEST (a folder with app.py) into a WebAssembly component with componentize-py, and
@@ -18,7 +18,7 @@ the component's path is printed on stdout."""
 
 @click.command("build", help=HELP, epilog=EPILOG, short_help="Build a guest folder into a component.")
 @click.argument("guest", metavar="GUEST", type=click.Path())
-@click.option("--module", metavar="NAME", help="Module defining WitWorld (default: app.py).")
+@module_option
 @click.option("-o", "--output", metavar="PATH", type=click.Path(), help="Also copy the component to PATH.")
 @click.option("--force", is_flag=True, help="Rebuild even when the cache is current.")
 @click.option("--no-compile", is_flag=True, help="Only build; the first run compiles the component (~10 s).")

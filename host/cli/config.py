@@ -33,16 +33,19 @@ def group() -> None:
 
 
 @group.command(
-    "init", epilog=EPILOG, help="Write a commented starter file (an agent for each guest folder in ./guests)."
-)
+    "init", epilog=EPILOG,
+    help="Write a commented starter file (an agent for each guest folder in ./guests; in comments when its guest "
+    "asks for a tooling the file does not define).",
+)  # fmt: skip
 @click.argument("path", required=False, metavar="[PATH]", type=click.Path())
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 @common_options
 @click.pass_obj
 def init(state: State, path: str | None, force: bool) -> int:
     from host.builder import find_guests
-    from host.config import DEFAULT_FILE_NAME, name_problem, starter_config_text
+    from host.config import DEFAULT_FILE_NAME, name_problem, starter_config_text, starter_toolings
     from host.errors import UsageError
+    from host.guest_needs import toolings_asked
 
     target = Path(path or DEFAULT_FILE_NAME)
     if target.exists() and not force:
@@ -53,9 +56,22 @@ def init(state: State, path: str | None, force: bool) -> int:
         for folder in find_guests(base)
         if name_problem(folder.name) is None
     ]
-    target.write_text(starter_config_text(guests), encoding="utf-8")
-    agents = f"agents: {', '.join(name for name, _ in guests)}" if guests else "no guest folders in ./guests yet"
+    defined = starter_toolings()
+    unmet = {
+        name: missing
+        for name, folder in guests
+        if (missing := [a.tooling for a in toolings_asked(base / folder) if a.tooling not in defined])
+    }
+    target.write_text(starter_config_text(guests, unmet), encoding="utf-8")
+    ready = [name for name, _ in guests if name not in unmet]
+    agents = f"agents: {', '.join(ready) or 'none'}" if guests else "no guest folders in ./guests yet"
     render.note(f"wrote {target} ({agents})")
+    for name, missing in unmet.items():
+        names = ", ".join(repr(tooling) for tooling in missing)
+        render.note(
+            f"agent {name} is left in comments: its guest asks for tooling {names}, which the file does not define "
+            "(add the table, then uncomment the agent)"
+        )
     render.note(f"check it with: agent-host config check {shlex.quote(str(target))}")
     return status_codes.SUCCESS
 

@@ -67,7 +67,7 @@ def command(
                     continue
                 last = outcome.exit_code
                 _show(name, outcome.status, outcome.text, outcome.duration)
-                if once:
+                if once or stopper.token.stopped:  # a signal ended the run: no more watching
                     break
                 render.note(f"watching {folder} (Ctrl-C to stop)")
                 if not watch.wait(stopper.token):

@@ -127,7 +127,11 @@ allow_option: Final = click.option(
 )  # fmt: skip
 """`--allow`, as `run` and `dev` take it."""
 
-module_option: Final = click.option("--module", metavar="NAME", help="Module defining WitWorld (default: app.py).")
+module_option: Final = click.option(
+    "--module", metavar="NAME",
+    help="The module defining WitWorld, by its import name (app for app.py; default: app, else the folder's only "
+    "module).",
+)  # fmt: skip
 """`--module`, as `run` and `dev` take it."""
 
 approve_option: Final = click.option(

@@ -4,11 +4,13 @@ One guest: GUEST (a folder, built on demand, or a .wasm) or `--agent NAME`'s com
 exactly its answer, how it failed goes to stderr; `--json` prints `{agent, status, exit_code,
 duration, output}` instead (also for a guest that could not start). Several agents (no GUEST, and
 `--agent` repeated or absent): every one runs at once on one host; an agent that cannot start is
-its own row; the exit code is the worst. A signal's exit code (130, 143) wins over every other.
+its own row; the exit code is the worst. A signal's exit code (130, 143) wins over every other,
+and an agent it stopped is told as `interrupted` with that exit code (as one it kept from starting).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import sys
@@ -59,6 +61,9 @@ COLUMNS: Final = (
     render.Column("TIME", right=True),
     render.Column("DETAIL"),
 )
+STOPPED: Final = "interrupted"
+"""The status of an agent a signal stopped or kept from starting (`Interrupted.reference`)."""
+
 DETAIL_WIDTH: Final = 100
 """Characters of an outcome's text shown in the table."""
 
@@ -210,13 +215,14 @@ def _run_one(
                 raise
             render.error(f"agent {name}: {exc}")
             outcome = runs.not_started(name, exc)
+    outcome = as_stopped(outcome, stopper.exit_code)
     if as_json:
         render.json_out(outcome_json(outcome))
     elif outcome.status == "ok":
         render.answer(outcome.text)
     if outcome.status == "error":
         render.report(f"agent {name} failed: {outcome.text}")
-    elif outcome.status in ("trap", "crashed"):
+    elif outcome.status in ("trap", "crashed", STOPPED):
         render.report(f"agent {name} was stopped: {outcome.text}")
     logger.debug("agent %s: %s in %.2f s", name, outcome.status, outcome.duration)
     return stopper.exit_code if stopper.exit_code is not None else outcome.exit_code
@@ -263,7 +269,7 @@ def _run_many(
     for run, done in zip(prepared, finished, strict=True):
         if done.failure is not None and run.failure is None and not isinstance(done.failure, Interrupted):
             render.error(f"agent {run.name}: {done.failure}")
-    outcomes = [done.outcome for done in finished]
+    outcomes = [as_stopped(done.outcome, stopper.exit_code) for done in finished]
     if as_json:
         render.json_out([outcome_json(outcome) for outcome in outcomes])
     else:
@@ -271,6 +277,15 @@ def _run_many(
         render.table(COLUMNS, rows)
     worst = max(outcome.exit_code for outcome in outcomes)
     return stopper.exit_code if stopper.exit_code is not None else worst
+
+
+def as_stopped(outcome: Outcome, exit_code: int | None) -> Outcome:
+    """`outcome` as the command tells it once a signal stopped the command (`exit_code` 130 or 143,
+    else None): a run the host stopped for it is `interrupted` with that exit code, as an agent the
+    signal kept from starting is, not a `trap` (3)."""
+    if exit_code is None or outcome.tripped != "stopped":
+        return outcome
+    return dataclasses.replace(outcome, status=STOPPED, code=exit_code)
 
 
 def outcome_json(outcome: Outcome) -> dict[str, Any]:

@@ -62,11 +62,13 @@ def command(state: State, stdio: bool, address: str | None, agents: tuple[str, .
                 f"--http {address}: {problem}",
                 hint=f'set tokens = ["${{AGENT_HOST_TOKEN}}"] in [serve] of {config.describe_source()}',
             )
-    with signals(raise_at_once=True) as stopper:
+    with signals() as stopper:  # preparing: a signal stops the builds, then `check` ends the command
         with Host(config, keep_logs=state.debug, approver=approver(approve), stop=stopper.token) as host:
             stopper.host = host
             catalog = build_catalog(host, config, agents, stopper.token)
             server = build_server(catalog)
+            stopper.raise_at_once = True  # serving: a signal ends the loop (one before it: `check`)
+            stopper.check()
             if stdio:
                 anyio.run(serve_stdio, server, catalog)
             else:

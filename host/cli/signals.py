@@ -2,10 +2,14 @@
 
 Inside `with signals() as stopper:` the first signal sets `stopper.token` (a build or compile in
 progress ends, no guest starts) and stops every guest of `stopper.host` (what they opened is
-cancelled upstream, connections close, no child is left); with `raise_at_once` (commands that wait
-on one call) `Interrupted` is raised in the main thread as well. A second signal, even while
-closing, exits at once, killing every process the command started (a local Ray's too). The
-previous handlers are restored on exit.
+cancelled upstream, connections close, no child is left); while `raise_at_once` is set (commands
+that wait on one call) the signal also ends the main thread's wait at once. It does so with a
+`BaseException` (as `KeyboardInterrupt` does), so that no `except Exception` boundary on the way
+(one that reports a host bug as `internal`) takes the stop for a failure; leaving the `with`, it is
+`Interrupted`, exit 130 or 143. A step that must not be cut in the middle (building what `serve`
+runs: a library would wrap the exception in its own) runs with `raise_at_once` unset, then
+`Stopper.check`. A second signal, even while closing, exits at once, killing every process the
+command started (a local Ray's too). The previous handlers are restored on exit.
 """
 
 from __future__ import annotations
@@ -26,6 +30,16 @@ class Stoppable(Protocol):
     def stop_all(self, reason: str, signum: int | None = None) -> None: ...
 
 
+class _AtOnce(BaseException):
+    """A signal ending the main thread's wait (see the module docstring); `signals` re-raises it
+    as `Interrupted`."""
+
+    def __init__(self, reason: str, signum: int) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.signum = signum
+
+
 class Stopper:
     """What the signal handler acts on: the stop token, the host (or executor) once it exists."""
 
@@ -33,11 +47,17 @@ class Stopper:
         self.token = StopToken()
         self.host: Stoppable | None = None
         self.raise_at_once = raise_at_once
+        """Whether a signal also ends the main thread's wait at once (may change while running)."""
 
     @property
     def exit_code(self) -> int | None:
         """128 + the signal's number once one was received (130 SIGINT, 143 SIGTERM), else None."""
         return status_codes.for_signal(self.token.signum) if self.token.stopped else None
+
+    def check(self) -> None:
+        """Raise `Interrupted` once a signal was received."""
+        if self.token.stopped:
+            raise Interrupted(self.token.reason or "stopped", signum=self.token.signum)
 
 
 @contextmanager
@@ -58,11 +78,13 @@ def signals(*, raise_at_once: bool = False) -> Iterator[Stopper]:
         if stopper.host is not None:
             stopper.host.stop_all(reason, signum)
         if stopper.raise_at_once:
-            raise Interrupted(reason, signum=signum)
+            raise _AtOnce(reason, signum)
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield stopper
+    except _AtOnce as stop:
+        raise Interrupted(stop.reason, signum=stop.signum) from None
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)

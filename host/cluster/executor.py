@@ -202,7 +202,8 @@ class RayExecutor:
                 if status != CRASHED:
                     return Finished(Outcome(run.name, status, f"internal error on the Ray worker: {reason}", duration))
                 if self.stop.stopped:
-                    return Finished(Outcome(run.name, "trap", f"stopped: {self.stop.reason}", duration))
+                    stopped = f"stopped: {self.stop.reason}"
+                    return Finished(Outcome(run.name, "trap", stopped, duration, tripped="stopped"))
                 if restarts < limit:
                     restarts += 1
                     logger.warning(

@@ -46,6 +46,7 @@ from host.config.models import ServeSettings as ServeSettings
 from host.config.schema import json_schema as json_schema
 from host.config.schema import schema_text as schema_text
 from host.config.starter import starter_config_text as starter_config_text
+from host.config.starter import starter_toolings as starter_toolings
 from host.config.toolings import HttpToolingConfig as HttpToolingConfig
 from host.config.toolings import McpServerConfig as McpServerConfig
 from host.config.toolings import McpToolingConfig as McpToolingConfig
@@ -119,4 +120,5 @@ __all__ = (
     "parse_size",
     "schema_text",
     "starter_config_text",
+    "starter_toolings",
 )

@@ -4,8 +4,9 @@
   formatter its words for a missing key, a key of another kind of table, a value of the wrong type.
 - `Placed` / `Named`: a table's origin (`FILE [host]`) and name, set by its parent, never read
   from its keys.
-- `Source`: the validation context: the file (relative paths, origins) and the names of the
-  `[tooling.NAME]` tables, so that a cross-reference is checked where it is written.
+- `Source`: the validation context: the file (relative paths, origins), the names of the
+  `[tooling.NAME]` tables, so that a cross-reference is checked where it is written, and the tree as
+  written (before `${VAR}` expansion), for what messages quote.
 - `fail` raises several problems at once, each at its own key below the table being validated.
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, Final, NoReturn, Self
+from typing import Any, ClassVar, Final, NoReturn, Self
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, ValidationInfo
 from pydantic_core import InitErrorDetails, PydanticCustomError
@@ -93,6 +94,15 @@ class Source:
     """The config file; None for a configuration built in code (the embedded default)."""
     toolings: frozenset[str] | None = None
     """The names of the file's `[tooling.NAME]` tables; None: cross-references are not checked."""
+    written: Mapping[str, Any] | None = None
+    """The file's tree as written, before `${VAR}` expansion (what messages may quote); None: as validated."""
+
+    def as_written(self, *steps: str) -> Any:
+        """The raw value at the key path `steps` of `written`; None when absent."""
+        value: Any = self.written
+        for step in steps:
+            value = value.get(step) if isinstance(value, Mapping) else None
+        return value
 
     @property
     def base(self) -> Path | None:

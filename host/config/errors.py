@@ -6,7 +6,8 @@ one table (`_WORDS`): a type error says what is expected and what was found (`ex
 an integer (3)`); a missing or empty key uses its table's `needs`; an unknown key uses its table's
 `elsewhere`, or lists the keys known there; a problem this package raised keeps its own words. `config_error`
 names the file on every line: `FILE: KEY: PROBLEM`. With a single problem its hint is the error's
-hint; with several, each hint follows its own problem.
+hint; with several, each hint follows its own problem. Every message quotes a value with `!r`:
+`Problem.shown` puts the text of the file in place of a value that came from the environment.
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ from host.config.base import PROBLEM, TAG_ERROR, Table
 from host.config.keys import Place, bare, locate
 from host.errors import ConfigError
 
+BARE_VALUE_MINIMUM: Final = 6
+"""Characters an expanded value needs to be hidden where a message names it without quotes (a shorter
+one would match ordinary words); a quoted one is hidden whatever its length."""
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -32,6 +37,22 @@ class Problem:
     """The dotted key path (`tooling.files.args`); "" for the file as a whole."""
     message: str
     hint: str | None = None
+
+    def shown(self, written: Mapping[str, str]) -> Problem:
+        """This problem quoting, for each expanded string of `written`, the text of the file in
+        its place, so that no value from the environment shows: where the message quotes it (`!r`),
+        and anywhere when it has at least `BARE_VALUE_MINIMUM` characters."""
+        if not written:
+            return self
+
+        def hide(text: str) -> str:
+            for value, raw in sorted(written.items(), key=lambda item: -len(item[0])):
+                text = text.replace(repr(value), repr(raw))
+                if len(value) >= BARE_VALUE_MINIMUM:
+                    text = text.replace(value, raw)
+            return text
+
+        return Problem(self.key, hide(self.message), hide(self.hint) if self.hint is not None else None)
 
     def line(self, source: str) -> str:
         """`SOURCE: KEY: MESSAGE`, as the error lists it."""

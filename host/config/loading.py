@@ -4,7 +4,8 @@ Where the configuration comes from, first match wins: `--config FILE`, the `AGEN
 environment variable, `./agent-host.toml`, else the embedded default (tooling `demo`: the MCP
 server bundled in `host.demo_server`, started with the host's own Python over stdio).
 Nothing is half-loaded: either a whole `Config` comes back or one `ConfigError` names the file and
-every problem found (unset variables, then the problems of validation).
+every problem found (unset variables, then the problems of validation), each quoting what the file
+says where a value came from the environment (`${TOKEN}`, never the token).
 """
 
 from __future__ import annotations
@@ -71,13 +72,15 @@ def parse_config(text: str, path: Path, environ: Mapping[str, str] | None = None
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}", hint="check quoting and `key = value` syntax") from None
-    tree, problems = expand(raw, os.environ if environ is None else environ, Config)
-    tables = tree.get("tooling", {})
-    source = Source(file=path, toolings=frozenset(tables) if isinstance(tables, dict) else None)
+    expanded = expand(raw, os.environ if environ is None else environ, Config)
+    tables = expanded.tree.get("tooling", {})
+    toolings = frozenset(tables) if isinstance(tables, dict) else None
+    source = Source(file=path, toolings=toolings, written=raw)
+    problems = list(expanded.problems)
     try:
-        config = Config.model_validate(tree, context=source)
+        config = Config.model_validate(expanded.tree, context=source)
     except ValidationError as exc:
         problems += problems_of(exc, Config)
     if problems:
-        raise config_error(path, problems)
+        raise config_error(path, [problem.shown(expanded.written) for problem in problems])
     return config

@@ -35,7 +35,7 @@ from host.config.defaults import (
     DEFAULT_SERVER_LOG_KEEP,
     DEFAULT_SERVER_LOG_MAX,
 )
-from host.config.toolings import ElicitationMode, ToolingConfig
+from host.config.toolings import ElicitationMode, HttpToolingConfig, ToolingConfig
 from host.config.types import (
     AgentName,
     Capability,
@@ -435,8 +435,14 @@ class Config(Table):
     @field_validator("tooling")
     @classmethod
     def _name_toolings(cls, toolings: Mapping[str, ToolingConfig], info: ValidationInfo) -> dict[str, ToolingConfig]:
-        where = source_of(info).where()
-        return {name: tooling.named(name, f"{where} [tooling.{name}]") for name, tooling in toolings.items()}
+        source = source_of(info)
+        named = {name: tooling.named(name, f"{source.where()} [tooling.{name}]") for name, tooling in toolings.items()}
+        return {
+            name: tooling.written_as(source.as_written("tooling", name, "url"))
+            if isinstance(tooling, HttpToolingConfig)
+            else tooling
+            for name, tooling in named.items()
+        }
 
     @field_validator("agents")
     @classmethod

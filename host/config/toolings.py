@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Final, Literal
 
-from pydantic import ConfigDict, Discriminator, Field, Tag
+from pydantic import ConfigDict, Discriminator, Field, PrivateAttr, Tag
 
 from host.config.auth import AuthConfig
 from host.config.base import TAG_ERROR, Named, Need
@@ -107,6 +107,20 @@ class HttpToolingConfig(_McpTooling):
     """HTTP headers sent with every request (values may use ${VAR})."""
     auth: AuthConfig | None = None
     """OAuth: `{ type = "oauth", ... }` or `{ type = "client_credentials", ... }` (see `config.auth`)."""
+
+    _written_url: str | None = PrivateAttr(default=None)
+
+    @property
+    def shown_url(self) -> str:
+        """`url` as the file writes it (`${VAR}` unexpanded): what messages name, since guests and
+        remote clients read them and a variable may hold a secret (`?key=${KEY}`)."""
+        return self._written_url if self._written_url is not None else self.url
+
+    def written_as(self, url: object) -> HttpToolingConfig:
+        """A copy whose `shown_url` is `url` (when it is a string: the raw value of the file)."""
+        copy = self.model_copy()
+        copy._written_url = url if isinstance(url, str) else None
+        return copy
 
 
 class MemoryToolingConfig(_McpTooling):

@@ -137,14 +137,14 @@ class AgentCalls:
                     "serve", offer.name, dict(schema), dict(arguments), subject=f"agent {offer.name!r}"
                 )
             except ToolingError as exc:
-                return Answer.failure(ErrorCode.INVALID_ARGUMENTS, f"invalid-arguments: {exc.message}")
+                return Answer.failure(ErrorCode.INVALID_ARGUMENTS, exc.message)
             return json.dumps(arguments, ensure_ascii=False)
         unexpected = sorted(set(arguments) - {"input"})
         given = arguments.get("input", offer.settings.input or "")
         if unexpected or not isinstance(given, str):
             return Answer.failure(
                 ErrorCode.INVALID_ARGUMENTS,
-                f'invalid-arguments: agent {offer.name!r} takes {{"input": string}}'
+                f'agent {offer.name!r} takes {{"input": string}}'
                 + (f"; unexpected: {', '.join(unexpected)}" if unexpected else "; `input` must be a string"),
             )
         return given
@@ -162,7 +162,7 @@ class AgentCalls:
                     offer.wasm, given, agent=name, policy=offer.policy, on_log=sink if on_log else None
                 )
             except HostError as exc:
-                return Answer.failure(ErrorCode.UNAVAILABLE, f"unavailable: agent {name!r} cannot start: {exc}")
+                return Answer.failure(ErrorCode.UNAVAILABLE, f"agent {name!r} cannot start: {exc}")
             try:
                 async with anyio.create_task_group() as tg:
                     if on_log is not None:

@@ -1,8 +1,9 @@
 """What a call of an offered tool ends with (`Answer`), and a tool as offered (`ServedTool`).
 
 An `Answer` is in MCP's wire form (content blocks, optional structured content) whatever answered:
-an agent's guest or a proxied tool. A failure carries the WIT `error-code` name in `code` and its
-text in the content; a failed proxied call keeps the upstream result's own content.
+an agent's guest or a proxied tool. A failure carries the WIT `error-code` name in `code`, its
+`message` (which never repeats the code) and, in the content, `CODE: MESSAGE` (MCP has no field for
+the code); a failed proxied call keeps the upstream result's own content.
 """
 
 from __future__ import annotations
@@ -36,6 +37,14 @@ class Answer:
     structured: JsonObject | None = None
     code: str | None = None
     """The WIT `error-code` name when the call failed (`invalid-arguments`, `denied`, ...)."""
+    failure_message: str | None = None
+    """For a failure made here (`failure`): what went wrong, without the code."""
+
+    @property
+    def message(self) -> str:
+        """What went wrong, for the HTTP API's `{"error": {"code", "message"}}`: never prefixed by
+        the code (a failed upstream result: its text)."""
+        return self.failure_message if self.failure_message is not None else self.text
 
     @property
     def failed(self) -> bool:
@@ -76,9 +85,9 @@ class Answer:
         return cls(({"type": "text", "text": text},), parsed if isinstance(parsed, dict) else None)
 
     @classmethod
-    def failure(cls, code: ErrorCode | str, text: str) -> Answer:
-        """A failed answer whose one text block is `text`."""
-        return cls(({"type": "text", "text": text},), code=str(code))
+    def failure(cls, code: ErrorCode | str, message: str) -> Answer:
+        """A failed answer: `message` (without the code), and one text block `CODE: MESSAGE`."""
+        return cls(({"type": "text", "text": f"{code}: {message}"},), code=str(code), failure_message=message)
 
     @classmethod
     def of_result(cls, result: JsonObject) -> Answer:
@@ -100,4 +109,4 @@ class Answer:
                 result = None
             if isinstance(result, dict) and result.get("content"):
                 return cls.of_result({**result, "isError": True})
-        return cls.failure(error.code, str(error))
+        return cls.failure(error.code, error.message)

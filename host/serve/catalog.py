@@ -81,11 +81,11 @@ class Catalog:
         """Call tool `name` with `arguments` in its turn: an agent's guest logs to `on_log`, a proxied
         tool reports progress to `on_progress`."""
         if not self.knows(name):
-            message = f"not-found: no tool {name!r} is offered; offered: {self.names()}"
+            message = f"no tool {name!r} is offered; offered: {self.names()}"
             return Answer.failure(ErrorCode.NOT_FOUND, message)
         busy = self._turns.busy()
         if busy is not None:
-            return Answer.failure(ErrorCode.LIMIT_EXCEEDED, f"limit-exceeded: {busy}")
+            return Answer.failure(ErrorCode.LIMIT_EXCEEDED, busy)
         async with self._turns.turn():
             if name in self.agents.offers:
                 return await self.agents.call(name, arguments, on_log)

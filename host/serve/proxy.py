@@ -219,7 +219,7 @@ def _call(
             envelope = session.recv(None)
             if envelope is None:
                 if session.inbox.closed:
-                    return Answer.failure(ErrorCode.CANCELLED, "cancelled: the call was cancelled")
+                    return Answer.failure(ErrorCode.CANCELLED, "the call was cancelled")
                 continue
             if envelope.id != call_id:
                 continue

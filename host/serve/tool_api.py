@@ -96,7 +96,7 @@ def routes(catalog: Catalog, security: TransportSecuritySettings, max_body: int)
             return error("invalid-arguments", "the body must be a JSON object: the tool's arguments")
         answer = await catalog.call(name, arguments)
         if answer.code is not None:
-            return error(answer.code, answer.text)
+            return error(answer.code, answer.message)
         return JSONResponse({"result": answer.value})
 
     async def openapi(request: Request) -> Response:

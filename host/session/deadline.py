@@ -119,14 +119,24 @@ class LoopCalls:
         self._deadline = deadline
         self._interrupt = interrupt
 
-    def run(self, what: str, fn: Callable[..., Awaitable[_T]], *args: Any, timeout: float, hint: str) -> _T:
+    def run(
+        self,
+        what: str,
+        fn: Callable[..., Awaitable[_T]],
+        *args: Any,
+        timeout: float,
+        hint: str,
+        expired: Callable[[], ToolingError] | None = None,
+    ) -> _T:
         """`fn(*args)` on the loop, within `timeout` seconds and the run's deadline.
 
-        Raises `ToolingError`: `timeout` (see `timed_out`), `cancelled` once the session was
-        interrupted, whatever `fn` raised, or `internal` for any other exception.
+        Raises `ToolingError`: `timeout` (see `timed_out`; `expired()` instead when given and the
+        run's deadline did not shorten the wait), `cancelled` once the session was interrupted,
+        whatever `fn` raised, or `internal` for any other exception.
         """
-        timeout, hint = self._deadline.bound(timeout, hint)
-        return self._call(what, fn, args, timeout, hint, self._interrupt)
+        bounded, bound_hint = self._deadline.bound(timeout, hint)
+        own = expired if expired is not None and bounded == timeout else None
+        return self._call(what, fn, args, bounded, bound_hint, self._interrupt, own)
 
     def request(self, tooling: Tooling, what: str, fn: Callable[..., Awaitable[_T]], *args: Any) -> _T:
         """A request to `tooling` (`what`, for messages), bounded by its `timeout` (see `run`)."""
@@ -160,9 +170,10 @@ class LoopCalls:
         timeout: float,
         hint: str,
         interrupt: Interrupt | None,
+        expired: Callable[[], ToolingError] | None = None,
     ) -> _T:
         def on_timeout() -> ToolingError:
-            return timed_out(what, timeout, hint)
+            return expired() if expired is not None else timed_out(what, timeout, hint)
 
         try:
             return self._bridge.call(fn, *args, timeout=timeout, on_timeout=on_timeout, interrupt=interrupt)

@@ -31,14 +31,15 @@ from host.session.calls import OpenCalls, shape
 from host.session.deadline import Deadline, LoopCalls
 from host.session.questions import GuestQuestions
 from host.session.subscriptions import SUBSCRIBE, SubscriptionKind, Subscriptions
-from host.toolings import Tooling, ToolingSet
+from host.toolings import Tooling, ToolingSet, connect_timed_out
 from host.validation import ArgumentValidator
 
 logger = logging.getLogger(__name__)
 
 CONNECT_GRACE: Final = 2.0
-"""Seconds added to a tooling's connect timeout for `get`, so the connection's own, more precise
-timeout message wins over the generic one."""
+"""Seconds added to a tooling's connect timeout for `get`, so the connection's own message (with the
+server's stderr noted) usually wins; when this outer bound ends the wait first (a loaded machine), the
+error is the same `unavailable` naming `connect_timeout` and its figure."""
 
 LogSink = Callable[[str, str], None]
 """Receives each guest log line (WIT level, message) on the guest's thread; must not block long."""
@@ -121,6 +122,7 @@ class GuestSession:
                 name,
                 timeout=config.connect_timeout + CONNECT_GRACE,
                 hint=f"raise `connect_timeout` in {config.origin}",
+                expired=lambda: connect_timed_out(config),
             )
         rep = self._next_rep
         self._next_rep += 1

@@ -13,6 +13,7 @@ from host.model import ToolSpec as ToolSpec
 from host.toolings.base import ConfiguredTooling as ConfiguredTooling
 from host.toolings.base import ProgressFn as ProgressFn
 from host.toolings.base import Tooling as Tooling
+from host.toolings.base import connect_timed_out as connect_timed_out
 from host.toolings.toolset import KINDS as KINDS
 from host.toolings.toolset import ToolingSet as ToolingSet
 from host.toolings.watchers import Sink as Sink
@@ -30,4 +31,5 @@ __all__ = (
     "Tooling",
     "ToolingSet",
     "Watchers",
+    "connect_timed_out",
 )

@@ -23,6 +23,17 @@ from host.errors import ErrorCode, ToolingError
 from host.model import CallResult, JsonObject, ResourceData, ResourceSpec, ToolSpec
 
 
+def connect_timed_out(config: ToolingConfig, detail: str = "") -> ToolingError:
+    """The `unavailable` error of a tooling that did not connect within its `connect_timeout`,
+    with that figure whichever bound ended the wait (the connection's own, or the session's
+    outer one on a loaded machine); `detail` is put before the hint."""
+    return ToolingError(
+        ErrorCode.UNAVAILABLE,
+        f"tooling {config.name!r} did not complete the MCP handshake within {config.connect_timeout:g} s{detail} "
+        f"(raise `connect_timeout` in {config.origin} if the server is slow to start)",
+    )
+
+
 class ProgressFn(Protocol):
     """Receives progress reports for a call in flight. Must not block; may be called from any thread
     (a Python tool reports progress from its worker thread)."""

@@ -30,7 +30,7 @@ from host.errors import ErrorCode, ToolingError
 from host.model import CallResult, JsonObject, Operation, ResourceData, ResourceSpec, ToolSpec
 from host.rotation import SERVER_LOG_BOUNDS, LogBounds
 from host.toolings import mcp_wire
-from host.toolings.base import Change, ConfiguredTooling, ProgressFn, WatchSet
+from host.toolings.base import Change, ConfiguredTooling, ProgressFn, WatchSet, connect_timed_out
 from host.toolings.mcp_connection import McpConnection
 from host.toolings.mcp_errors import (
     LOSS_EXCEPTIONS,
@@ -137,12 +137,7 @@ class McpTooling(ConfiguredTooling):
             await conn.ready.wait()
         if not conn.ready.is_set():
             conn.abandon()  # report at once; the owner stops the server in the background
-            raise ToolingError(
-                ErrorCode.UNAVAILABLE,
-                f"{self._where()} did not complete the MCP handshake within {self._config.connect_timeout:g} s"
-                f"{stderr_hint(conn)} (raise `connect_timeout` in {self._config.origin} if the server is slow "
-                "to start)",
-            )
+            raise connect_timed_out(self._config, stderr_hint(conn))
         if conn.error is not None:
             raise conn.error
         self._conn = conn
@@ -191,7 +186,7 @@ class McpTooling(ConfiguredTooling):
                 if isinstance(exc, MCPError) and exc.error.code == CONNECTION_CLOSED:
                     conn.lost(f"{what} failed: connection closed")
                     if conn.protocol_violation is not None:
-                        raise protocol_violation(self.name, what, conn.protocol_violation) from None
+                        raise protocol_violation(self.name, what) from None
                 elif isinstance(exc, LOSS_EXCEPTIONS):
                     conn.lost(f"{what} failed: {type(exc).__name__}")
             raise (conn.login_error() if conn is not None else None) or request_error(

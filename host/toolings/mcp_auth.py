@@ -268,7 +268,7 @@ async def login(config: HttpToolingConfig, ask: Ask) -> dict[str, Any]:
     except (LoginRequired, OAuthFlowError, ValidationError) as exc:
         raise UsageError(f"tooling {config.name!r}: login failed: {_why(exc)}: {exc}") from None
     except httpx2.HTTPError as exc:
-        raise UsageError(f"tooling {config.name!r}: cannot reach {config.url}: {exc}") from None
+        raise UsageError(f"tooling {config.name!r}: cannot reach {config.shown_url}: {exc}") from None
     if response.status_code in (401, 403):
         raise UsageError(f"tooling {config.name!r}: the server still refuses the login (HTTP {response.status_code})")
     return file.load().summary()

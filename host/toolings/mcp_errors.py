@@ -5,12 +5,15 @@ code and operation (in the manner of httpx's `HTTPCORE_EXC_MAP`), never on messa
 `REQUEST_ERRORS` other exceptions of a request by type; `CONNECT_ERRORS` / `HANDSHAKE_ERRORS` why a
 connection could not be made; `UNAUTHORIZED` a request the OAuth flow sent without a token. Each
 `Rule` is a code and a `str.format` template. Messages name the tooling, what was being done, the
-cause and the config key to change; a stdio server's stderr tail is quoted when it went away,
-because that is where it says why.
+cause and the config key to change. What a server wrote outside the protocol (its stderr, a line
+on stdout that is not JSON-RPC) is never put in a message: messages reach guests and remote clients
+of `serve`, and a server may print a secret there. It goes to the operator's log once (the stderr
+tail, when it went away: that is where it says why), and the message says so.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Protocol
@@ -34,11 +37,16 @@ from host.config import HttpToolingConfig, McpServerConfig, StdioToolingConfig
 from host.errors import ErrorCode, ToolingError
 from host.model import Operation
 
+logger = logging.getLogger(__name__)
+
 RESOURCE_NOT_FOUND: Final = -32002
 """The MCP spec's error for an unknown resource URI."""
 
 STDERR_TAIL: Final = 1500
-"""Characters of a server's stderr quoted in an error message."""
+"""Characters of a server's stderr quoted in the operator's log when it fails."""
+
+IN_THE_LOG: Final = "; its stderr is in the host's log"
+"""What a message says in place of the server's stderr."""
 
 
 class ServerLog(Protocol):
@@ -105,7 +113,7 @@ RPC_DEFAULT: Final = Rule(ErrorCode.PROTOCOL, "{where}: {what} failed with MCP e
 PROTOCOL_VIOLATION: Final = Rule(
     ErrorCode.PROTOCOL,
     "{where}: the server broke the protocol during {what}: it wrote a line that is not JSON-RPC on stdout "
-    "({violation}); the connection was closed and the next request reconnects",
+    "(it is in the host's log); the connection was closed and the next request reconnects",
 )
 """A stdio server wrote garbage on stdout; the connection was closed because of it."""
 
@@ -198,11 +206,23 @@ precedence over whatever the refused request itself failed with."""
 CONNECT_DEFAULT: Final = Rule(ErrorCode.UNAVAILABLE, "{where}: cannot connect: {type}: {first}{stderr}")
 
 
+_logged_tails: dict[str, str] = {}
+"""The stderr tail last logged, by tooling (one entry per tooling): the same tail is logged once."""
+
+
 def stderr_hint(conn: ServerLog | None) -> str:
+    """For a message: `IN_THE_LOG` when a stdio server left something on its stderr, which is then
+    logged for the operator (once while it stays the same); "" otherwise."""
     if conn is None or conn.config.transport != "stdio":
         return ""
     tail = conn.stderr_tail()
-    return f"; the server's stderr ends with:\n{tail}" if tail else ""
+    if not tail:
+        return ""
+    name = conn.config.name
+    if _logged_tails.get(name) != tail:
+        _logged_tails[name] = tail
+        logger.warning("tooling %r: its server's stderr ends with:\n%s", name, tail)
+    return IN_THE_LOG
 
 
 def first_line(exc: BaseException) -> str:
@@ -256,9 +276,10 @@ def unencodable(tooling: str, what: str, problem: str) -> ToolingError:
     return UNENCODABLE.error({"where": f"tooling {tooling!r}", "what": what, "first": problem})
 
 
-def protocol_violation(tooling: str, what: str, violation: str) -> ToolingError:
-    """The connection was closed because the server wrote `violation` (not JSON-RPC) on stdout."""
-    return PROTOCOL_VIOLATION.error({"where": f"tooling {tooling!r}", "what": what, "violation": violation})
+def protocol_violation(tooling: str, what: str) -> ToolingError:
+    """The connection was closed because the server wrote a line that is not JSON-RPC on stdout
+    (the loss of the connection logs the line for the operator; the message does not quote it)."""
+    return PROTOCOL_VIOLATION.error({"where": f"tooling {tooling!r}", "what": what})
 
 
 def unauthorized(tooling: str, reason: str) -> ToolingError:
@@ -278,7 +299,7 @@ def connect_error(exc: BaseException, conn: ServerLog) -> ToolingError:
     found = leaves(exc)
 
     command = config.command if isinstance(config, StdioToolingConfig) else None
-    url = config.url if isinstance(config, HttpToolingConfig) else None
+    url = config.shown_url if isinstance(config, HttpToolingConfig) else None
 
     def fields(leaf: BaseException) -> _Fields:
         return _fields(leaf, config.name, conn, command=command, url=url, origin=config.origin)

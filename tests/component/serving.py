@@ -1,4 +1,7 @@
-"""Helpers of the `agent-host serve` tests: the command as a child process, over HTTP or raw stdio."""
+"""Helpers of the `agent-host serve` tests: the command as a child process, over HTTP or raw stdio,
+or as the SDK's stdio client starts it (`sdk_stdio`: with this process's environment, which the SDK
+would otherwise replace by a minimal one, dropping AGENT_HOST_CACHE: the served guests would then be
+built into the home cache)."""
 
 from __future__ import annotations
 
@@ -10,7 +13,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mcp.client.stdio import StdioServerParameters
+
 from tests.component.conftest import REPO
+
+
+def sdk_stdio(*args: str) -> StdioServerParameters:
+    """`agent-host serve --stdio ARGS` for the SDK's `Client`, run from the repository with this
+    process's environment."""
+    command = ["-m", "host", "serve", "--stdio", *args]
+    return StdioServerParameters(command=sys.executable, args=command, cwd=str(REPO), env=dict(os.environ))
 
 
 class RawStdio:

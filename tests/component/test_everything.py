@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -54,7 +55,7 @@ def _sdk_view(binary: Path) -> dict[str, Any]:
     declares (elicitation, sampling and roots: the server offers more tools to such a client)."""
 
     async def collect() -> dict[str, Any]:
-        params = StdioServerParameters(command=str(binary), args=["stdio"])
+        params = StdioServerParameters(command=str(binary), args=["stdio"], env=dict(os.environ))
         callbacks: dict[str, Any] = {
             "elicitation_callback": _decline,
             "sampling_callback": _no_sampling,

@@ -66,9 +66,10 @@ def test_an_http_url_with_nothing_listening_is_unavailable(make_host: Callable[[
     _then_demo_works(results)
 
 
-def test_a_server_that_exits_during_the_handshake_shows_its_stderr(
-    make_host: Callable[[str], Host], probe_wasm: Path
+def test_a_server_that_exits_during_the_handshake_logs_its_stderr_but_keeps_it_from_the_guest(
+    make_host: Callable[[str], Host], probe_wasm: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Provenance: issue 20, point 12 (the stderr was quoted to the guest)."""
     crash = "import sys; sys.stderr.write('fatal: API key missing\\n'); sys.exit(3)"
     host = make_host(DEMO + f'[tooling.crashy]\ncommand = "${{AGENT_HOST_PYTHON}}"\nargs = ["-c", "{crash}"]\n')
     results = probe(
@@ -78,7 +79,8 @@ def test_a_server_that_exits_during_the_handshake_shows_its_stderr(
     )
     error = err(results[0])
     assert error["code"] == "unavailable"
-    assert "fatal: API key missing" in error["message"]
+    assert "fatal: API key missing" not in error["message"] and "its stderr is in the host's log" in error["message"]
+    assert any("fatal: API key missing" in record.getMessage() for record in caplog.records)
     _then_demo_works(results)
 
 

@@ -172,8 +172,8 @@ def test_sigint_stops_every_agent_and_leaves_no_actor_and_no_server(
     out, err = process.communicate(timeout=30)
     assert process.returncode == 130, seen + err
     rows = {line.split()[0]: line for line in out.splitlines()[1:]}
-    assert rows["waiting"].split()[1] == "trap" and "SIGINT received" in rows["waiting"]
-    assert rows["spinning"].split()[1] == "trap"
+    assert rows["waiting"].split()[1] == "interrupted" and "SIGINT received" in rows["waiting"]  # issue 20, point 16
+    assert rows["spinning"].split()[1] == "interrupted"
     assert left_after(5.0) == {}
     assert not [pid for pid in servers if Path(f"/proc/{pid}").exists()]  # the worker's stdio server exited
 

@@ -23,7 +23,6 @@ import anyio
 import httpx2
 import pytest
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 
 from host import Host
 from host.config import parse_config
@@ -31,7 +30,7 @@ from host.serve import tool_api
 from host.serve.catalog import Catalog, build_catalog
 from host.serve.mcp_server import build_server
 from tests.component.conftest import PROBE, REPO
-from tests.component.serving import INITIALIZE, JSON_HEADERS, HttpServe, RawStdio
+from tests.component.serving import INITIALIZE, JSON_HEADERS, HttpServe, RawStdio, sdk_stdio
 from tests.processes import leaked
 
 pytestmark = pytest.mark.component
@@ -129,7 +128,7 @@ def test_failures_are_error_results_naming_what_went_wrong(served: tuple[Host, C
 
     trapped, not_a_string, unexpected, unknown, probe = run(served[1], body)
     assert trapped.is_error and trapped.content[0].text.startswith(
-        "agent idle was stopped: the guest raised ValueError"
+        "tool-failed: agent idle was stopped: the guest raised ValueError"
     )
     assert not_a_string.is_error and not_a_string.content[0].text.startswith("invalid-arguments: agent 'idle' takes")
     assert unexpected.is_error and "unexpected: text" in unexpected.content[0].text
@@ -197,10 +196,9 @@ def test_at_most_max_concurrent_guests_run_at_once(
 def test_serve_over_stdio_as_a_child_process_and_exit_when_the_client_leaves(tmp_path: Path) -> None:
     config = tmp_path / "agent-host.toml"
     config.write_text(CONFIG)
-    command = [sys.executable, "-m", "host", "serve", "--stdio", "--config", str(config), "--agent", "idle"]
 
     async def main() -> Any:
-        async with Client(StdioServerParameters(command=command[0], args=command[1:], cwd=str(REPO))) as client:
+        async with Client(sdk_stdio("--config", str(config), "--agent", "idle")) as client:
             names = [tool.name for tool in (await client.list_tools()).tools]
             return names, await client.call_tool("idle", {"input": "10"})
 

@@ -22,7 +22,6 @@ import anyio
 import httpx2
 import pytest
 from mcp import Client, types
-from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
 
@@ -31,7 +30,7 @@ from host.config import parse_config
 from host.serve.catalog import Catalog, build_catalog
 from host.serve.mcp_server import build_server
 from tests.component.conftest import OBSERVED_TOML, REPO, activity, eventually
-from tests.component.serving import HttpServe
+from tests.component.serving import HttpServe, sdk_stdio
 from tests.processes import leaked
 
 pytestmark = pytest.mark.component
@@ -256,12 +255,9 @@ def test_the_http_api_and_mcp_over_http_call_proxied_tools(tmp_path: Path) -> No
 def test_proxied_tools_over_stdio_as_a_child_process(tmp_path: Path) -> None:
     config = tmp_path / "agent-host.toml"
     config.write_text(CONFIG)
-    command = ["-m", "host", "serve", "--stdio", "--config", str(config)]
 
     async def main() -> Any:
-        import sys
-
-        async with Client(StdioServerParameters(command=sys.executable, args=command, cwd=str(REPO))) as client:
+        async with Client(sdk_stdio("--config", str(config))) as client:
             return await client.call_tool("t.echo", {"text": "stdio"})
 
     started = time.monotonic()

@@ -85,7 +85,7 @@ def test_garbage_on_stdout_is_a_protocol_error_not_a_hang(make_host: Callable[[s
     assert time.monotonic() - started < 15  # far from the 20 s request timeout
     error = err(results[1])
     assert error["code"] == "protocol"
-    assert "'this line is not JSON-RPC'" in error["message"]
+    assert "this line is not JSON-RPC" not in error["message"] and "in the host's log" in error["message"]
     assert echoed(results[2]) == "again"
 
 

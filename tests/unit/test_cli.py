@@ -264,3 +264,63 @@ def test_config_check_json_lists_each_problem_of_a_file_on_its_own(
         "host.memory: expected a size such as \"256MiB\" or a number of bytes, got 'lots'"
     )
     assert "tooling.a.comand: unknown key" in report["problems"][2]
+
+
+FINDER = (
+    "import wit_world\nfrom wit_world.imports import tooling\n\n\nclass WitWorld(wit_world.WitWorld):\n"
+    "    def run(self, input: str) -> str:\n        with tooling.get('search') as search:\n"
+    "            return search.name()\n"
+)
+"""A guest that asks for tooling `search`, as guests/finder does."""
+
+
+def test_config_init_writes_only_agents_that_can_run_and_says_what_the_others_need(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Provenance: issue 20, point 18: in the repository, `config init` wrote agent `finder`, which
+    needs tooling `search` that the file does not define, and `config check --connect` said OK."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["new", "scout"]) == 0
+    (tmp_path / "guests" / "finder").mkdir()
+    (tmp_path / "guests" / "finder" / "app.py").write_text(FINDER)
+    capsys.readouterr()
+    assert main(["config", "init"]) == 0
+    err = capsys.readouterr().err
+    assert "finder" in err and "tooling 'search'" in err
+    config = load_config(tmp_path / "agent-host.toml")
+    assert sorted(config.agents) == ["scout"]
+    text = (tmp_path / "agent-host.toml").read_text()
+    assert "# [agents.finder]" in text and "[tooling.search]" in text
+    assert main(["config", "check"]) == 0
+
+
+def test_config_check_reports_an_agent_whose_guest_asks_for_a_tooling_it_cannot_get(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Provenance: issue 20, point 18 (`config check` said OK for an agent that cannot run)."""
+    (tmp_path / "finder").mkdir()
+    (tmp_path / "finder" / "app.py").write_text(FINDER)
+    demo = DEMO_AND_BROKEN.split("[tooling.broken]")[0]
+    agent = '[agents.finder]\ncomponent = "finder"\ntoolings = ["demo"]\n'
+    undefined, ungranted = tmp_path / "undefined.toml", tmp_path / "ungranted.toml"
+    undefined.write_text(demo + agent)
+    ungranted.write_text(demo + agent + '[tooling.search]\ncommand = "x"\n')
+    assert main(["config", "check", str(undefined), "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["problems"] == [
+        f"[agents.finder]: its guest asks for tooling 'search' ({tmp_path / 'finder' / 'app.py'}:7), which "
+        f"{undefined} does not define: add a [tooling.search] table and grant it in toolings"
+    ]
+    assert main(["config", "check", str(ungranted), "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["problems"] == [
+        f"[agents.finder]: its guest asks for tooling 'search' ({tmp_path / 'finder' / 'app.py'}:7), which the "
+        f'agent is not granted: add "search" to toolings in {ungranted} [agents.finder]'
+    ]
+
+
+@pytest.mark.parametrize("command", ["run", "dev", "build"])
+def test_module_help_says_it_takes_a_module_name(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Provenance: issue 20, point 19 (`--module` said its default was `app.py`; it takes a module name)."""
+    assert main([command, "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--module NAME" in text and "default: app.py" not in text
+    assert "The module defining WitWorld, by its import name (app for app.py; default: app" in text

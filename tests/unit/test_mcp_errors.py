@@ -6,6 +6,7 @@ issue 9 point 4 (a table keyed on exception type / JSON-RPC code and operation, 
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import anyio
@@ -84,12 +85,23 @@ def test_a_refused_http_connection_inside_an_exception_group_is_found(tmp_path: 
     assert "cannot connect to http://127.0.0.1:9/mcp" in error.message and "is the server running?" in error.message
 
 
-def test_a_closed_handshake_quotes_the_servers_stderr(tmp_path: Path) -> None:
+def test_a_closed_handshake_logs_the_servers_stderr_for_the_operator_never_in_the_message(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Provenance: issue 20, point 12: a server's stderr (here a key it prints) reached guests and
+    remote clients in error messages; it is for the operator's log only, logged once."""
     conn = _conn(tmp_path, StdioToolingConfig(command="srv"))
-    conn.stderr_path.write_text("starting\nfatal: no API key\n")
-    error = connect_error(mcp_error(-32000, "Connection closed"), conn)
+    conn.stderr_path.write_text("starting\nfatal: bad API key sk-live-1234\n")
+    with caplog.at_level(logging.WARNING, logger="host.toolings.mcp_errors"):
+        error = connect_error(mcp_error(-32000, "Connection closed"), conn)
+        again = connect_error(mcp_error(-32000, "Connection closed"), conn)
     assert error.code is ErrorCode.UNAVAILABLE
-    assert "fatal: no API key" in error.message
+    assert "sk-live-1234" not in error.message and "sk-live-1234" not in again.message
+    assert error.message == (
+        "tooling 't': the server closed the connection during the MCP handshake; its stderr is in the host's log"
+    )
+    logged = [record.getMessage() for record in caplog.records]
+    assert logged == ["tooling 't': its server's stderr ends with:\nstarting\nfatal: bad API key sk-live-1234"]
 
 
 def test_the_code_depends_on_the_operation_never_on_the_words_describing_it() -> None:
@@ -160,11 +172,12 @@ def test_an_exception_no_table_knows_is_a_host_bug() -> None:
         request_error(KeyError("x"), "demo", Operation.LIST_TOOLS, "tools/list", None)
 
 
-def test_a_protocol_violation_names_what_the_server_wrote() -> None:
-    assert protocol_violation("demo", "tools/list", "'hello'") == ToolingError(
+def test_a_protocol_violation_does_not_quote_what_the_server_wrote() -> None:
+    """Provenance: issue 20, point 12: what a server writes outside the protocol stays in the host's log."""
+    assert protocol_violation("demo", "tools/list") == ToolingError(
         ErrorCode.PROTOCOL,
         "tooling 'demo': the server broke the protocol during tools/list: it wrote a line that is not JSON-RPC on "
-        "stdout ('hello'); the connection was closed and the next request reconnects",
+        "stdout (it is in the host's log); the connection was closed and the next request reconnects",
     )
 
 

@@ -72,3 +72,17 @@ def test_a_trap_without_a_traceback_names_the_last_error_the_host_returned(tmp_p
     reason = trap_reason(UNREACHABLE, err, last, policy(tmp_path))
     assert "the last error the host returned to the guest was not-found: no tooling named 'nosuch'" in reason
     assert trap_reason(UNREACHABLE, err, None, policy(tmp_path)) == "wasm trap: wasm `unreachable` instruction executed"
+
+
+def test_without_a_config_file_the_memory_limit_names_where_to_set_it(tmp_path: Path) -> None:
+    """Provenance: issue 20, point 19: with no config file the message named `[host] memory`, a
+    table of a file that does not exist."""
+    from host.config import default_config
+
+    err = tmp_path / "stderr"
+    err.write_text(CPYTHON_DUMP)
+    reason = trap_reason(UNREACHABLE, err, None, AgentPolicy.resolve(default_config(), "guest"))
+    assert reason == (
+        "memory limit: the guest ran out of memory at 256 MiB; the limit is the default `memory`; no config "
+        "file is in use: set it in [host] of agent-host.toml, which `agent-host config init` writes"
+    )

@@ -1,0 +1,79 @@
+"""What a guest's Python source asks for: the toolings it names in `tooling.get("NAME")`.
+
+Read with `ast` from the guest folder's `.py` files (hidden folders and caches left out), never
+run. Only a name written as a string literal is seen; a name computed at run time is not, so the
+result is what the guest certainly asks for, not all it may. A file that does not parse is
+skipped (building the guest reports it). Used by `config init` (an agent is written only when its
+file can give it what it asks for) and `config check` (an agent that cannot get one is a problem).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+MAX_SOURCE_BYTES: Final = 1024 * 1024
+"""A larger `.py` file of a guest folder is not read (it is data, not the agent's code)."""
+
+_SKIPPED: Final = frozenset({"__pycache__", "node_modules", "site-packages"})
+
+
+@dataclass(frozen=True)
+class Asked:
+    """One tooling a guest asks for, and where it first does."""
+
+    tooling: str
+    file: Path
+    line: int
+
+    @property
+    def where(self) -> str:
+        """`FILE:LINE`."""
+        return f"{self.file}:{self.line}"
+
+
+def _sources(folder: Path) -> list[Path]:
+    found = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIPPED and not d.startswith("."))
+        found += [Path(dirpath) / name for name in sorted(filenames) if name.endswith(".py")]
+    return found
+
+
+def _asked_in(path: Path) -> list[Asked]:
+    try:
+        if path.stat().st_size > MAX_SOURCE_BYTES:
+            return []
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return []
+    asked = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        func, first = node.func, node.args[0]
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr == "get"
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "tooling"
+            and isinstance(first, ast.Constant)
+            and isinstance(first.value, str)
+        ):
+            asked.append(Asked(first.value, path, node.lineno))
+    return asked
+
+
+def toolings_asked(folder: Path) -> list[Asked]:
+    """The toolings the Python sources of guest folder `folder` ask for, each once (where it is
+    first asked for, by file and line), in name order; [] for a file (a `.wasm`) or a JS guest."""
+    if not folder.is_dir():
+        return []
+    first: dict[str, Asked] = {}
+    for path in _sources(folder):
+        for asked in sorted(_asked_in(path), key=lambda a: a.line):
+            first.setdefault(asked.tooling, asked)
+    return [first[name] for name in sorted(first)]

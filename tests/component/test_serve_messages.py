@@ -1,0 +1,48 @@
+"""The HTTP tool API's error messages never repeat their code; MCP's error text names it once.
+
+Provenance: issue 20, point 19 (HTTP API messages read `invalid-arguments: ...` beside
+`"code": "invalid-arguments"`: the code twice when a client shows both).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from host.errors import ErrorCode, ToolingError
+from host.serve.answers import Answer
+from tests.component.serving import HttpServe
+from tests.component.test_serve import CONFIG
+
+pytestmark = pytest.mark.component
+
+
+def test_an_answer_tells_its_code_once() -> None:
+    for answer in (
+        Answer.failure(ErrorCode.NOT_FOUND, "no tool 'x' is offered"),
+        Answer.of_error(ToolingError(ErrorCode.INVALID_ARGUMENTS, "at $.a: 'x' is not of type 'integer'")),
+    ):
+        assert answer.code is not None and not answer.message.startswith(answer.code), answer
+        assert answer.text == f"{answer.code}: {answer.message}"
+
+
+def test_no_error_message_of_the_http_api_starts_with_its_code(tmp_path: Path) -> None:
+    config = tmp_path / "agent-host.toml"
+    config.write_text(CONFIG)
+    served = HttpServe(config)
+    try:
+        answers = [
+            httpx2.post(f"{served.base}/tools/idle", json={"input": 5}),
+            httpx2.post(f"{served.base}/tools/idle", json={"input": "x", "other": 1}),
+            httpx2.post(f"{served.base}/tools/nobody", json={}),
+            httpx2.post(f"{served.base}/tools/idle", json={"input": "abc"}),
+            httpx2.post(f"{served.base}/tools/mock.echo", json={}),
+        ]
+    finally:
+        served.stop()
+    errors = [answer.json()["error"] for answer in answers if "error" in answer.json()]
+    assert len(errors) >= 4, errors
+    for error in errors:
+        assert not error["message"].startswith(f"{error['code']}:"), error
