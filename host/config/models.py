@@ -239,6 +239,9 @@ class ServeSettings(Placed):
     """Largest HTTP request body accepted ("1MiB")."""
     grace: Seconds = 10.0
     """At SIGINT/SIGTERM, seconds HTTP calls in flight may take to finish before they are cancelled."""
+    log_buffer: Size = 1024 * 1024
+    """Bytes of one call's guest log lines waiting to reach a slow client ("1MiB"); more are dropped,
+    with one "N log lines dropped" line in their place (the host's own log keeps them all)."""
 
     @field_validator("http")
     @classmethod

@@ -6,11 +6,17 @@ carry `Authorization: Bearer TOKEN` (compared in constant time) or gets 401; the
 security refuses a foreign `Host` (421) or `Origin` (403) header (DNS rebinding); bodies larger than
 `[serve] max_body` are refused (413); no CORS. The socket is made with IPPROTO_TCP so asyncio turns
 Nagle off (see shared notes: a hand-bound socket without it cost ~45 ms per call).
+
+At SIGINT/SIGTERM (uvicorn's), the server stops accepting and tells the catalog (`Catalog.stopping`):
+calls in flight have `[serve] grace` seconds, then each is cancelled and answered `cancelled` (503
+JSON, or an `isError` result) by the catalog itself; uvicorn's own cut-off, which would answer a
+plain-text 500, comes `ANSWER_MARGIN` seconds after that, once the stopped guests had `STOP_WAIT`.
 """
 
 from __future__ import annotations
 
 import hmac
+import math
 import socket
 import sys
 from collections.abc import Sequence
@@ -27,6 +33,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from host.config import ServeSettings
 from host.config.models import LOOPBACK_HOSTS, split_bind
 from host.serve import tool_api
+from host.serve.agents import STOP_WAIT
 from host.serve.catalog import Catalog
 
 OPEN_PATHS: Final = frozenset({"/healthz"})
@@ -91,6 +98,22 @@ def build_app(server: Server[Any], catalog: Catalog, settings: ServeSettings, bi
 BACKLOG: Final = 2048
 """Connections the listening socket queues (uvicorn's default)."""
 
+ANSWER_MARGIN: Final = 2.0
+"""Seconds the answers of calls cancelled at the end of the grace have to be written."""
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, telling the catalog when it begins to shut down (see the module docstring)."""
+
+    def __init__(self, config: uvicorn.Config, catalog: Catalog, grace: float) -> None:
+        super().__init__(config)
+        self._catalog = catalog
+        self._grace = grace
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self._catalog.stopping(self._grace)
+        await super().shutdown(sockets)
+
 
 async def serve_http(server: Server[Any], catalog: Catalog, settings: ServeSettings, address: str) -> None:
     """Serve `server` (and `catalog` through the tool API) at `address` (HOST:PORT) until cancelled;
@@ -107,11 +130,11 @@ async def serve_http(server: Server[Any], catalog: Catalog, settings: ServeSetti
             build_app(server, catalog, settings, host),
             log_level="warning",
             lifespan="on",
-            timeout_graceful_shutdown=max(1, round(settings.grace)),
+            timeout_graceful_shutdown=math.ceil(settings.grace + STOP_WAIT + ANSWER_MARGIN),
         )
         sys.stderr.write(f"agent-host: serving MCP on http://{shown}:{sock.getsockname()[1]}/mcp\n")
         sys.stderr.flush()
         async with catalog.running():
-            await uvicorn.Server(config).serve(sockets=[sock])
+            await _Server(config, catalog, settings.grace).serve(sockets=[sock])
     finally:
         sock.close()

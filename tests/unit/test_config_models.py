@@ -182,7 +182,7 @@ def test_serve_names_only_agents_it_can_serve() -> None:
     typo = error_of("[serve]\nmax_concurent = 2\n")
     assert (typo.message, typo.hint) == (
         f"{FILE}: serve.max_concurent: unknown key",
-        "known keys here: agents, grace, grants, http, max_body, max_concurrent, queue, tokens, toolings",
+        "known keys here: agents, grace, grants, http, log_buffer, max_body, max_concurrent, queue, tokens, toolings",
     )
     lines = str(error_of('[agents.a]\n[serve]\nagents = ["a", "b"]\n')).splitlines()
     assert lines == [
