@@ -95,7 +95,8 @@ def _scalar_problem(value: object) -> str | None:
             return f"the string holds a lone surrogate ({surrogate}), which has no UTF-8 form"
         return None
     if isinstance(value, int):
-        if value.bit_length() * _LOG10_2 > MAX_INT_DIGITS:  # the digits, without making the string
+        estimate = value.bit_length() * _LOG10_2  # the digits are within 1 of it: no string made when far off
+        if estimate > MAX_INT_DIGITS + 1 or (estimate > MAX_INT_DIGITS - 1 and len(str(abs(value))) > MAX_INT_DIGITS):
             return f"the integer has more than {MAX_INT_DIGITS} digits; send it as a string"
         return None
     if isinstance(value, float):
