@@ -13,6 +13,7 @@ import logging
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
@@ -38,6 +39,10 @@ logger = logging.getLogger(__name__)
 
 JOIN_POLL = 0.2
 """Seconds between checks while waiting for guests (keeps the main thread responsive to signals)."""
+
+CLOSE_WAIT = 5.0
+"""Seconds `close` waits for guests still running (each stopped) to end, so that each removes its
+temporary folder; one that does not end by then is left to the process's exit (logged)."""
 
 
 class Host:
@@ -185,14 +190,17 @@ class Host:
     def close(self) -> None:
         """Shut everything down; idempotent.
 
-        In this order: every tooling connection is closed concurrently on the loop (stdio children
-        exit or are killed) and the loop stops; the runtime's epoch ticker stops; the audit log is
-        closed; the log folder is removed (kept, and its path logged, with `keep_logs=True`).
+        In this order: guests still running are stopped and waited for (at most `CLOSE_WAIT`
+        seconds in all: each removes its temporary folder as it ends); every tooling connection is
+        closed concurrently on the loop (stdio children exit or are killed) and the loop stops; the
+        runtime's epoch ticker stops; the audit log is closed; the log folder is removed (kept, and
+        its path logged, with `keep_logs=True`).
         """
         if self._closed:
             return
         self._closed = True
         try:
+            self._end_guests()
             self.bridge.close(self.toolings.aclose)
         finally:
             if self._runtime is not None:
@@ -203,6 +211,21 @@ class Host:
                 logger.info("server logs kept in %s", self.log_dir)
             else:
                 shutil.rmtree(self.log_dir, ignore_errors=True)
+
+    def _end_guests(self) -> None:
+        with self._lock:
+            running = [guest for guest in self._running if guest.running]
+        for guest in running:
+            guest.stop(self.stop.reason or "the host is closing")
+        deadline = time.monotonic() + CLOSE_WAIT
+        for guest in running:
+            try:
+                guest.join(max(0.0, deadline - time.monotonic()))
+            except (KeyboardInterrupt, SystemExit):  # relayed from the guest's thread: it has ended
+                pass
+        left = [guest.agent for guest in running if guest.running]
+        if left:
+            logger.warning("guests still running at exit (not stopped within %s s): %s", CLOSE_WAIT, ", ".join(left))
 
     def __enter__(self) -> Host:
         return self

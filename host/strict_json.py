@@ -5,8 +5,9 @@
 number too large for a float), no lone UTF-16 surrogate (`"\\ud800"`: no UTF-8 text can hold it).
 Anything else raises `JsonTextError` (a `ValueError`, never a `RecursionError`) naming the problem
 and where: line and column for text that is not JSON, the path (`$.a[0]`) for a value outside the
-rules. `dumps(value)` writes a value under the same rules. The parsed value is walked only when the
-text could break a rule (many brackets, a surrogate escape, a refused number).
+rules. `loads` takes bytes too (UTF-8 only), `check` a value parsed elsewhere, and `dumps` writes a
+value under the same rules. The parsed value is walked (iteratively: no input makes it recurse) only
+when the text could break a rule (many brackets, a surrogate escape, a refused number).
 
 This module imports nothing from the rest of the package.
 """
@@ -91,6 +92,24 @@ def parse(text: str) -> object:
     return value
 
 
+def loads(data: str | bytes | bytearray) -> object:
+    """`parse`, for text given as bytes too (RFC 8259: UTF-8; `json.loads` would guess UTF-16 and
+    UTF-32). Raises `JsonTextError`."""
+    if isinstance(data, str):
+        return parse(data)
+    try:
+        text = bytes(data).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise JsonTextError(f"not UTF-8 text ({exc.reason})", f"byte {exc.start}") from None
+    return parse(text)
+
+
+def check(value: object) -> None:
+    """Raise `JsonTextError` for the first part of `value` (parsed JSON from elsewhere: dicts with
+    string keys, lists, str, int, float, bool, None) outside the rules, naming its path."""
+    _walk(value)
+
+
 def dumps(value: object) -> str:
     """`value` as JSON text under the strict rules (non-ASCII kept as is); `JsonTextError` otherwise."""
     try:
@@ -123,6 +142,8 @@ def _walk(value: object) -> None:
                 raise JsonTextError(f"nested more than {MAX_DEPTH} levels deep", path)
             if isinstance(item, dict):
                 for key in item:
+                    if not isinstance(key, str):
+                        raise JsonTextError(f"an object key that is a {type(key).__name__}, not a string", path)
                     _check_text(key, f"{path} (a key)")
                 inner = [
                     (v, f"{path}.{k}" if _plain(k) else f"{path}[{str(k)[:40]!r}]", depth + 1) for k, v in item.items()
@@ -134,9 +155,30 @@ def _walk(value: object) -> None:
             _check_text(item, path)
         elif isinstance(item, _Rejected):
             raise JsonTextError(item.problem, path)
-        elif isinstance(item, float) and not math.isfinite(item):
-            name = "NaN" if math.isnan(item) else "Infinity" if item > 0 else "-Infinity"
-            raise JsonTextError(f"{name} is not a JSON number", path)
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                name = "NaN" if math.isnan(item) else "Infinity" if item > 0 else "-Infinity"
+                raise JsonTextError(f"{name} is not a JSON number", path)
+        elif isinstance(item, bool) or item is None:
+            continue
+        elif isinstance(item, int):
+            if _too_many_digits(item):
+                raise JsonTextError(f"an integer of more than {MAX_INTEGER_DIGITS} digits", path)
+        else:
+            raise JsonTextError(f"a {type(item).__name__}, which is not a JSON value", path)
+
+
+_LOG10_2: Final = math.log10(2)
+
+
+def _too_many_digits(value: int) -> bool:
+    """Whether `value` has more than `MAX_INTEGER_DIGITS` digits (without making its text when far off)."""
+    estimate = value.bit_length() * _LOG10_2  # the digit count is within 1 of it
+    if estimate < MAX_INTEGER_DIGITS - 1:
+        return False
+    if estimate > MAX_INTEGER_DIGITS + 1:
+        return True
+    return len(str(abs(value))) > MAX_INTEGER_DIGITS
 
 
 def _plain(key: object) -> bool:

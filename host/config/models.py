@@ -292,6 +292,9 @@ class ServeSettings(Placed):
     """Largest HTTP request body accepted ("1MiB")."""
     grace: Seconds = 10.0
     """At SIGINT/SIGTERM, seconds HTTP calls in flight may take to finish before they are cancelled."""
+    log_buffer: Size = 1024 * 1024
+    """Bytes of one call's guest log lines waiting to reach a slow client ("1MiB"); more are dropped,
+    with one "N log lines dropped" line in their place (the host's own log keeps them all)."""
     max_sessions: Count = 256
     """MCP sessions (2025-11-25 over HTTP) open at once, for every client together; beyond, a new
     session is refused (HTTP 503, `limit-exceeded`). Open `subscriptions/listen` streams (2026-07-28)

@@ -3,8 +3,13 @@
 `prepare` resolves each offered agent's component (building and compiling it once, before anything is
 served) and its policy, as `agent-host run --agent NAME` would. `AgentCalls.call` runs one call: a
 fresh guest of the agent's component with the call's input, stopped at once when the caller
-cancels (how many run at once is the caller's business: `turns`). Its outcome is an `Answer`: the
-guest's answer, or a failure naming what went wrong; a host error never escapes.
+cancels (how many run at once is the caller's business: `turns`); a cancelled call returns once its
+guest has ended (at most `STOP_WAIT` seconds), so its turn is not free while the guest still runs.
+Its outcome is an `Answer`: the guest's answer, or a failure naming what went wrong; a host error
+never escapes. The guest's log lines reach the caller cut as the host log cuts them
+(`guest_log.cut`) and bounded by bytes per call (`[serve] log_buffer`, see `feed.Feed`); after the
+guest ends, what waits is delivered for at most `LOG_DRAIN_WAIT` seconds, so a client that never
+reads still gets its answer sent.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from host.errors import ErrorCode, HostError, ToolingError, UsageError
 from host.policy import AgentPolicy
 from host.serve.answers import Answer, ServedTool
 from host.serve.feed import Feed
+from host.session.guest_log import cut
 from host.stopping import StopToken
 
 logger = logging.getLogger(__name__)
@@ -101,17 +107,37 @@ def _unpacked(on_log: AsyncLogSink) -> Callable[[tuple[str, str]], Awaitable[Non
 TRIPPED_CODES: Final[Mapping[str, ErrorCode]] = {"wall_time": ErrorCode.TIMEOUT}
 """The error code of a guest the host stopped, by what stopped it (`tool-failed` for the others)."""
 
-LOG_BUFFER: Final = 1024
-"""Log lines of one call waiting to be forwarded; more are dropped (the host's own log keeps them)."""
+LINE_OVERHEAD: Final = 100
+"""Bytes one waiting log line counts for beyond its text (so that empty lines are not free)."""
+
+LOG_DRAIN_WAIT: Final = 5.0
+"""Seconds the log lines still waiting when a guest ends may take to reach the client; the rest are
+dropped and the answer is sent (a client that never reads does not hold the call)."""
+
+STOP_WAIT: Final = 10.0
+"""Seconds a cancelled call waits for its stopped guest to end before it gives its turn back anyway."""
+
+LogLine = tuple[str, str]
+"""(WIT level, message) of one guest log line."""
+
+
+def _line_cost(line: LogLine) -> int:
+    return len(line[1].encode("utf-8", "surrogatepass")) + LINE_OVERHEAD
+
+
+def _dropped_marker(count: int) -> LogLine:
+    return "warn", f"[{count} log lines dropped: the client reads them slower than the agent writes them]"
 
 
 class AgentCalls:
     """Runs the calls of the offered agents (see the module docstring), on one event loop."""
 
-    def __init__(self, host: Host, offers: Sequence[Offer]) -> None:
+    def __init__(self, host: Host, offers: Sequence[Offer], log_buffer: int = 1024 * 1024) -> None:
+        """`log_buffer`: bytes of one call's log lines that may wait for the client."""
         self._host = host
         self.offers = {offer.name: offer for offer in offers}
         self._validator = host.validator
+        self._log_buffer = log_buffer
 
     def tools(self) -> list[ServedTool]:
         """The offered agents as tools."""
@@ -152,10 +178,10 @@ class AgentCalls:
     async def _run(self, offer: Offer, given: str, on_log: AsyncLogSink | None) -> Answer:
         """One guest of `offer` with input `given`, to its end (or stopped when the caller cancels)."""
         name = offer.name
-        with Feed[tuple[str, str]](LOG_BUFFER) as lines:  # closed however the call ends
+        with Feed[LogLine](self._log_buffer, _line_cost, _dropped_marker) as lines:  # closed however it ends
 
             def sink(level: str, message: str) -> None:  # on the guest's thread
-                lines.push((level, message))
+                lines.push((level, cut(message)))
 
             try:
                 guest = self._host.start(
@@ -164,13 +190,21 @@ class AgentCalls:
             except HostError as exc:
                 return Answer.failure(ErrorCode.UNAVAILABLE, f"agent {name!r} cannot start: {exc}")
             try:
+                drain = anyio.CancelScope()
                 async with anyio.create_task_group() as tg:
                     if on_log is not None:
-                        tg.start_soon(lines.forward, _unpacked(on_log))
+                        tg.start_soon(_forward, lines, _unpacked(on_log), drain)
                     outcome = await anyio.to_thread.run_sync(guest.join, abandon_on_cancel=True)
                     lines.close()  # the guest ended: the forwarder delivers what is left, then ends
+                    drain.deadline = anyio.current_time() + LOG_DRAIN_WAIT
             except anyio.get_cancelled_exc_class():
                 guest.stop("the client cancelled the call")
+                with anyio.CancelScope(shield=True):
+                    ended = await anyio.to_thread.run_sync(guest.join, STOP_WAIT, abandon_on_cancel=True)
+                if ended is None:
+                    logger.warning("agent %s: a cancelled call's guest did not stop within %s s", name, STOP_WAIT)
+                else:
+                    logger.info("agent %s: call cancelled, its guest stopped", name)
                 raise
         assert outcome is not None, "join() without a timeout waits for the outcome"
         if outcome.status == "ok":
@@ -178,3 +212,14 @@ class AgentCalls:
         what = "failed" if outcome.status == "error" else "was stopped"
         code = TRIPPED_CODES.get(outcome.tripped or "", ErrorCode.TOOL_FAILED)
         return Answer.failure(code, f"agent {name} {what}: {outcome.text}")
+
+
+async def _forward(
+    lines: Feed[LogLine], deliver: Callable[[LogLine], Awaitable[None]], drain: anyio.CancelScope
+) -> None:
+    """Deliver `lines` until the feed is closed and empty, or `drain` (whose deadline is set when the
+    guest ends) runs out."""
+    with drain:
+        await lines.forward(deliver)
+    if drain.cancelled_caught:
+        logger.info("log lines of a call were dropped: its client did not read them within %s s", LOG_DRAIN_WAIT)

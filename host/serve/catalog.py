@@ -1,22 +1,30 @@
 """`Catalog`: everything `agent-host serve` offers, behind one interface for MCP and the HTTP API.
 
-It holds the offered agents (`agents.AgentCalls`) and, with `[serve] toolings`, the proxied toolings
-(`proxy.ToolingProxy`) and the relay of their changes (`relay.Relay`). A tool name is an agent's
-name or `TOOLING.TOOL`; the two never collide (neither an agent's nor an offered tooling's name has a
-'.'). Every call takes a turn (`turns.Turns`: at most `max_concurrent` at once, `queue` waiting, the
-rest refused with `limit-exceeded`) and ends in an `Answer`; no exception but cancellation escapes.
-It also holds what the clients share and each may take only a part of (`clients.ClientSlots`).
-A catalog offering nothing is a warning naming the config file, not an error.
+It holds the offered agents (`agents.AgentCalls`), with `[serve] toolings` the proxied toolings
+(`proxy.ToolingProxy`) and their relay (`relay.Relay`), and what clients share (`clients.ClientSlots`).
+A tool name is an agent's name or `TOOLING.TOOL` (never colliding). Every call is checked as strict
+JSON (`strict_json.check`, else `invalid-arguments`), takes a turn (`turns.Turns`: `max_concurrent`
+at once, `queue` waiting, the rest `limit-exceeded`), ends in an `Answer` (no exception but
+cancellation escapes) and is one audit line (`serve-call`) whatever happens to it. Once the server
+stops (`stopping`), calls in flight have `grace` seconds, then each answers `cancelled`. Offering
+nothing is a warning naming the config file, not an error.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import math
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Final
 
+import anyio
+
+from host import strict_json
 from host.app import Host
+from host.audit import AuditLog
 from host.config import Config, ServeSettings
 from host.errors import ErrorCode
 from host.model import Progress
@@ -31,12 +39,20 @@ from host.stopping import StopToken
 
 logger = logging.getLogger(__name__)
 
+OPERATION: Final = "serve-call"
+"""The audit log's `operation` of a call a client made of `agent-host serve`."""
+
 
 class Catalog:
     """See the module docstring."""
 
     def __init__(
-        self, agents: AgentCalls, proxy: ToolingProxy | None, turns: Turns, settings: ServeSettings | None = None
+        self,
+        agents: AgentCalls,
+        proxy: ToolingProxy | None,
+        turns: Turns,
+        settings: ServeSettings | None = None,
+        audit: AuditLog | None = None,
     ) -> None:
         self.agents = agents
         self.proxy = proxy
@@ -46,6 +62,10 @@ class Catalog:
         self.limit_log = LimitLog(logger)
         self.relay = Relay(proxy, self.settings, self.slots, self.limit_log) if proxy is not None else None
         self._turns = turns
+        self._audit = audit
+        self._in_flight: set[anyio.CancelScope] = set()
+        self._cutoff = math.inf
+        """When calls in flight are cancelled (the loop's clock): set by `stopping`."""
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Catalog]:
@@ -71,33 +91,90 @@ class Catalog:
         toolings = [f"{tooling}.*" for tooling in self.proxy.toolings] if self.proxy is not None else []
         return ", ".join([*self.agents.offers, *toolings]) or "(none)"
 
+    def stopping(self, grace: float) -> None:
+        """The server stops (on its loop): calls in flight may take `grace` seconds more, then each is
+        cancelled and answers `cancelled`."""
+        self._cutoff = min(self._cutoff, anyio.current_time() + grace)
+        for scope in self._in_flight:
+            scope.deadline = min(scope.deadline, self._cutoff)
+
+    def record(self, name: str, argument_bytes: int, outcome: str, started: float) -> None:
+        """One audit line for a call of tool `name` that began at `started` (`time.monotonic`)."""
+        if self._audit is not None:
+            self._audit.record(
+                agent=CLIENT, tooling=None, operation=OPERATION, target=name, argument_bytes=argument_bytes,
+                outcome=outcome, duration=time.monotonic() - started,
+            )  # fmt: skip
+
     async def call(
         self,
         name: str,
         arguments: Mapping[str, Any],
         on_log: AsyncLogSink | None = None,
         on_progress: Callable[[Progress], Awaitable[None]] | None = None,
+        *,
+        argument_bytes: int | None = None,
     ) -> Answer:
         """Call tool `name` with `arguments` in its turn: an agent's guest logs to `on_log`, a proxied
-        tool reports progress to `on_progress`."""
+        tool reports progress to `on_progress`. Audited (`argument_bytes`: the size of the arguments
+        as received; absent: of their JSON text)."""
+        started = time.monotonic()
+        outcome = ErrorCode.CANCELLED.value  # unless an answer comes: the caller cancelled the call
+        try:
+            answer = await self._call(name, arguments, on_log, on_progress)
+            outcome = answer.code or "ok"
+            return answer
+        finally:
+            if self._audit is not None:
+                size = argument_bytes if argument_bytes is not None else _size(arguments)
+                self.record(name, size, outcome, started)
+
+    async def _call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        on_log: AsyncLogSink | None,
+        on_progress: Callable[[Progress], Awaitable[None]] | None,
+    ) -> Answer:
         if not self.knows(name):
             message = f"no tool {name!r} is offered; offered: {self.names()}"
             return Answer.failure(ErrorCode.NOT_FOUND, message)
+        try:
+            strict_json.check(dict(arguments))
+        except strict_json.JsonTextError as exc:
+            message = f"the arguments are not strict JSON: {exc}"
+            return Answer.failure(ErrorCode.INVALID_ARGUMENTS, message)
         busy = self._turns.busy()
         if busy is not None:
             return Answer.failure(ErrorCode.LIMIT_EXCEEDED, busy)
-        async with self._turns.turn():
-            if name in self.agents.offers:
-                return await self.agents.call(name, arguments, on_log)
-            assert self.proxy is not None, "knows() routed it to the proxy"
-            return await self.proxy.call(name, dict(arguments), on_progress)
+        with anyio.CancelScope(deadline=self._cutoff) as scope:
+            self._in_flight.add(scope)
+            try:
+                async with self._turns.turn():
+                    if name in self.agents.offers:
+                        return await self.agents.call(name, arguments, on_log)
+                    assert self.proxy is not None, "knows() routed it to the proxy"
+                    return await self.proxy.call(name, dict(arguments), on_progress)
+            finally:
+                self._in_flight.discard(scope)
+        return Answer.failure(
+            ErrorCode.CANCELLED, "the server is stopping and the call did not end within [serve] grace"
+        )
+
+
+def _size(arguments: Mapping[str, Any]) -> int:
+    """Bytes of the JSON text of `arguments` (escaped: any value strict JSON refuses has a size too)."""
+    try:
+        return len(json.dumps(arguments, ensure_ascii=True, allow_nan=True))
+    except (TypeError, ValueError, RecursionError):
+        return 0
 
 
 def build_catalog(host: Host, config: Config, agents: Sequence[str] = (), stop: StopToken | None = None) -> Catalog:
     """The catalog `config` describes: its agents (`agents`, else `[serve] agents`, else all; each
     built and compiled now) and `[serve] toolings` under `[serve] grants`. Raises `HostError`."""
-    calls = AgentCalls(host, prepare(host, offered(config, agents), stop))
     serve = config.serve
+    calls = AgentCalls(host, prepare(host, offered(config, agents), stop), int(serve.log_buffer))
     if not calls.offers and not serve.toolings:
         logger.warning(
             "nothing to offer: %s defines no agent with a component and [serve] offers no toolings, so "
@@ -105,4 +182,4 @@ def build_catalog(host: Host, config: Config, agents: Sequence[str] = (), stop: 
             config.describe_source(),
         )
     proxy = ToolingProxy(host, serve.toolings, host.policy(CLIENT, serve.client_grants())) if serve.toolings else None
-    return Catalog(calls, proxy, Turns(serve.max_concurrent, serve.queue), serve)
+    return Catalog(calls, proxy, Turns(serve.max_concurrent, serve.queue), serve, host.audit)

@@ -1,13 +1,17 @@
 """`Feed`: items from a worker thread, forwarded in order to a coroutine on the loop that made it.
 
-Pushing never blocks the worker for long and never fails: at most `size` items wait, more are
-dropped (the consumer is slow), and an item pushed after the feed was closed, or after its loop
-ended, is dropped too. Close the feed when the producer is done; `forward` then ends once it has
-delivered what was waiting.
+Bounded by bytes, not by count: each item costs `cost(item)` bytes (its payload plus a fixed
+overhead, so empty items are not free) and at most `budget` bytes wait. Pushing never blocks the
+worker for long and never fails: an item that does not fit is dropped (the consumer is slow), and
+the next item that fits, or the end of the feed, is preceded by one marker (`dropped(N)`) saying
+how many were dropped, so a slow consumer costs at most `budget` bytes and a few markers. An item
+pushed after the feed was closed, or after its loop ended, is dropped silently. Close the feed
+when the producer is done; `forward` then ends once it has delivered what was waiting.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
@@ -19,38 +23,74 @@ T = TypeVar("T")
 
 
 class Feed(Generic[T]):
-    """See the module docstring. Make it on the loop; a context manager closing both ends."""
+    """See the module docstring. Make it on the loop; a context manager closing it."""
 
-    def __init__(self, size: int) -> None:
-        self._send, self._receive = anyio.create_memory_object_stream[T](size)
+    def __init__(self, budget: int, cost: Callable[[T], int], dropped: Callable[[int], T] | None = None) -> None:
+        """`budget`: bytes that may wait; `cost`: the bytes of one item; `dropped`: the marker item
+        for N dropped items (None: drop without a marker)."""
+        self._budget = budget
+        self._cost = cost
+        self._marker = dropped
+        self._items: deque[tuple[T, int]] = deque()
+        self._held = 0
+        self._dropped = 0
+        self._closed = False
+        self._ready = anyio.Event()
         self._token = anyio.lowlevel.current_token()
 
+    @property
+    def held(self) -> int:
+        """Bytes waiting now (on the loop)."""
+        return self._held
+
     def push(self, item: T) -> None:
-        """From a worker thread: offer `item` (dropped when the feed is full or closed)."""
+        """From a worker thread: offer `item` (dropped when it does not fit or the feed is closed)."""
         try:
             anyio.from_thread.run_sync(self._offer, item, token=self._token)
         except RuntimeError:  # the loop has ended: nobody is listening any more
             pass
 
     def _offer(self, item: T) -> None:
-        try:
-            self._send.send_nowait(item)
-        except (anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
+        if self._closed:
+            return
+        cost = self._cost(item)
+        if self._held + cost > self._budget:
+            self._dropped += 1
+            return
+        self._flush_marker()
+        self._items.append((item, cost))
+        self._held += cost
+        self._ready.set()
+
+    def _flush_marker(self) -> None:
+        if self._dropped and self._marker is not None:
+            self._items.append((self._marker(self._dropped), 0))
+            self._ready.set()
+        self._dropped = 0
 
     def close(self) -> None:
-        """No more items: `forward` ends after delivering those waiting."""
-        self._send.close()
+        """No more items: `forward` ends after delivering those waiting (and a last marker)."""
+        if not self._closed:
+            self._flush_marker()
+            self._closed = True
+            self._ready.set()
 
     async def forward(self, sink: Callable[[T], Awaitable[None]]) -> None:
-        """Pass every item to `sink`, in order, until the feed is closed."""
-        async with self._receive:
-            async for item in self._receive:
-                await sink(item)
+        """Pass every item to `sink`, in order, until the feed is closed and empty."""
+        while True:
+            while not self._items:
+                if self._closed:
+                    return
+                self._ready = anyio.Event()
+                await self._ready.wait()
+            item, cost = self._items.popleft()
+            self._held -= cost
+            await sink(item)
 
     def __enter__(self) -> Feed[T]:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._send.close()
-        self._receive.close()
+        self._closed = True
+        self._items.clear()
+        self._held = 0

@@ -1,14 +1,13 @@
 """`agent-host serve` over streamable HTTP: the MCP endpoint `/mcp`, the tool API, `GET /healthz`.
 
-Safe by default: it binds 127.0.0.1 unless told otherwise (`[serve] http`; a bind beyond loopback
-needs a token, which the config checks); with `[serve] tokens`, every request but `/healthz` must
-carry `Authorization: Bearer TOKEN` (compared in constant time) or gets 401; a `Host` or `Origin`
-header that `[serve] allowed_hosts` does not accept is refused with 421 or 403 (`hosts`: DNS
-rebinding); bodies larger than `[serve] max_body` are refused (413); no CORS. Connections are capped
-and every wait for a client is timed (`connections`); MCP sessions are bounded per client and in
-all, and expire when idle (`sessions.SessionLimits`); an address it cannot listen on is a
-`UsageError` naming it. The socket is made with IPPROTO_TCP so asyncio turns Nagle off (see shared
-notes: a hand-bound socket without it cost ~45 ms per call).
+Safe by default: it binds 127.0.0.1 unless told otherwise (beyond loopback needs a token); with
+`[serve] tokens` every request but `/healthz` needs `Authorization: Bearer TOKEN` (constant-time) or
+gets 401; a `Host`/`Origin` that `allowed_hosts` refuses gets 421/403 (`hosts`); bodies over
+`max_body` get 413; no CORS. Connections are capped and every wait for a client is timed
+(`connections`); MCP sessions are bounded per client and in all (`sessions`). An address it cannot
+listen on is a `UsageError`. At SIGINT/SIGTERM the catalog answers calls past `grace` `cancelled`
+(503 JSON) before uvicorn's own cut-off (`ANSWER_MARGIN` later). The socket is made with IPPROTO_TCP
+so asyncio turns Nagle off (a hand-bound socket without it cost ~45 ms per call).
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import hmac
+import math
 import socket
 import sys
 from collections.abc import Mapping, Sequence
@@ -33,6 +33,7 @@ from host.config import ServeSettings
 from host.config.models import split_bind
 from host.errors import UsageError
 from host.serve import tool_api
+from host.serve.agents import STOP_WAIT
 from host.serve.catalog import Catalog
 from host.serve.clients import CLIENT_SCOPE_KEY
 from host.serve.connections import ACCEPT_BATCH, Bounds, ConnectionGuard, fit_open_files, guarded_protocol
@@ -114,6 +115,22 @@ LISTEN_ERRORS: Final[Mapping[int, str]] = {
 }
 """What a failure to listen means, by errno (any other: the system's own words)."""
 
+ANSWER_MARGIN: Final = 2.0
+"""Seconds the answers of calls cancelled at the end of the grace have to be written."""
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, telling the catalog when it begins to shut down (see the module docstring)."""
+
+    def __init__(self, config: uvicorn.Config, catalog: Catalog, grace: float) -> None:
+        super().__init__(config)
+        self._catalog = catalog
+        self._grace = grace
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self._catalog.stopping(self._grace)
+        await super().shutdown(sockets)
+
 
 async def serve_http(server: Server[Any], catalog: Catalog, settings: ServeSettings, address: str) -> None:
     """Serve `server` (and `catalog` through the tool API) at `address` (HOST:PORT) until cancelled;
@@ -146,7 +163,7 @@ async def serve_http(server: Server[Any], catalog: Catalog, settings: ServeSetti
             h11_max_incomplete_event_size=MAX_HEADER_BYTES,
             log_level="warning",
             lifespan="on",
-            timeout_graceful_shutdown=max(1, round(settings.grace)),
+            timeout_graceful_shutdown=math.ceil(settings.grace + STOP_WAIT + ANSWER_MARGIN),
         )
         loop = asyncio.get_running_loop()
         previous = loop.get_exception_handler()
@@ -155,7 +172,7 @@ async def serve_http(server: Server[Any], catalog: Catalog, settings: ServeSetti
         sys.stderr.flush()
         try:
             async with catalog.running():
-                await uvicorn.Server(config).serve(sockets=[sock])
+                await _Server(config, catalog, settings.grace).serve(sockets=[sock])
         finally:
             loop.set_exception_handler(previous)
     finally:

@@ -30,14 +30,31 @@ from host.policy import AgentPolicy
 from host.serve.answers import Answer, ServedTool
 from host.serve.feed import Feed
 from host.session import GuestSession
+from host.session.guest_log import MAX_LOG_MESSAGE, cut
 
 logger = logging.getLogger(__name__)
 
 CLIENT: Final = SERVE_CLIENT
 """The agent a remote client acts as (in messages and the audit log)."""
 
-PROGRESS_BUFFER: Final = 256
-"""Progress reports of one call waiting to be forwarded; more are dropped."""
+PROGRESS_BUFFER: Final = 256 * 1024
+"""Bytes of one call's progress reports waiting to be forwarded (each counts its message and
+`REPORT_OVERHEAD`); more are dropped (a later report supersedes them). Messages are cut as log lines
+are (`guest_log.cut`)."""
+
+REPORT_OVERHEAD: Final = 100
+"""Bytes one waiting progress report counts for beyond its message."""
+
+
+def _report_cost(report: Progress) -> int:
+    return len((report.message or "").encode("utf-8", "surrogatepass")) + REPORT_OVERHEAD
+
+
+def _cut(report: Progress) -> Progress:
+    if report.message is None or len(report.message) <= MAX_LOG_MESSAGE:
+        return report
+    return Progress(report.progress, report.total, cut(report.message))
+
 
 AsyncProgressSink = Callable[[Progress], Awaitable[None]]
 
@@ -121,8 +138,12 @@ class ToolingProxy:
         assert route is not None, "the caller routes only offered tool names here"
         session = self.session()
         text = json.dumps(arguments, ensure_ascii=False)
-        with Feed[Progress](PROGRESS_BUFFER) as reports:
-            report = reports.push if on_progress is not None else None
+        with Feed[Progress](PROGRESS_BUFFER, _report_cost) as reports:
+
+            def push(progress: Progress) -> None:  # on the worker thread
+                reports.push(_cut(progress))
+
+            report = push if on_progress is not None else None
             try:
                 async with anyio.create_task_group() as tg:
                     if on_progress is not None:

@@ -1,26 +1,28 @@
 """The HTTP tool API of `agent-host serve`, beside `/mcp` on the same server.
 
-`GET /tools/list` → `{"tools": [{"name", "description", "parameters", "builtin"}]}` (`parameters`: the
-JSON Schema of the arguments, as used for function calling); `POST /tools/{name}` with a JSON object
-body runs the tool: `200 {"result": VALUE}` (`answers.Answer.value`: the structured content, else the
-text as its JSON value when it is JSON, else the text) or `{"error": {"code", "message"}}` with the
-status of `STATUS` for its WIT error code; `GET /openapi.json` describes both. The same checks as
-`/mcp` apply: the token (`http.BearerTokens`), the Host and Origin headers (the SDK's transport
-security) and `max_body`.
+`GET /tools/list` → `{"tools": [{"name", "description", "parameters", "builtin"}]}`; `POST
+/tools/{name}` with a JSON object body runs the tool: `200 {"result": VALUE}` (`answers.Answer.value`)
+or `{"error": {"code", "message"}}` with the status of `STATUS` for its WIT error code; `GET
+/openapi.json` describes both. The checks of `/mcp` apply (token, Host/Origin, `max_body`). A body
+must be strict JSON (`strict_json`), else 400 `invalid-arguments` naming what is wrong. Every call is
+audited (`Catalog.record`), refused ones too. A client that hangs up mid-call cancels it (its guest
+stopped, its turn freed); one that hangs up mid-body is recorded as `cancelled`, nothing else.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
+import time
+from collections.abc import Awaitable, Mapping
 from typing import Any, Final
 
+import anyio
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from host import __version__
+from host import __version__, strict_json
+from host.serve.answers import Answer
 from host.serve.catalog import Catalog
 
 STATUS: Final[Mapping[str, int]] = {
@@ -77,24 +79,36 @@ def routes(catalog: Catalog, security: TransportSecuritySettings, max_body: int)
         return _as_error(refused) if refused is not None else JSONResponse({"tools": await listing()})
 
     async def tools_call(request: Request) -> Response:
+        name = request.path_params["name"]
+        started = time.monotonic()
         refused = await guard.validate_request(request, is_post=True)
         if refused is not None:
+            catalog.record(name, 0, REFUSAL_CODES.get(refused.status_code, "denied"), started)
             return _as_error(refused)
-        name = request.path_params["name"]
         if not catalog.knows(name):
+            catalog.record(name, 0, "not-found", started)
             return error("not-found", f"no tool {name!r} is offered; offered: {catalog.names()}")
         body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > max_body:
-                return error("limit-exceeded", f"the request body is larger than max_body ({max_body} bytes)", 413)
         try:
-            arguments = json.loads(body or b"{}")
-        except ValueError as exc:
-            return error("invalid-arguments", f"the body is not JSON: {exc}")
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > max_body:
+                    catalog.record(name, len(body), "limit-exceeded", started)
+                    return error("limit-exceeded", f"the request body is larger than max_body ({max_body} bytes)", 413)
+        except ClientDisconnect:  # hung up mid-body: nobody to answer
+            catalog.record(name, len(body), "cancelled", started)
+            return Response(status_code=400)
+        try:
+            arguments = strict_json.loads(body or b"{}")
+        except strict_json.JsonTextError as exc:
+            catalog.record(name, len(body), "invalid-arguments", started)
+            return error("invalid-arguments", f"the body is not strict JSON (RFC 8259): {exc}")
         if not isinstance(arguments, dict):
+            catalog.record(name, len(body), "invalid-arguments", started)
             return error("invalid-arguments", "the body must be a JSON object: the tool's arguments")
-        answer = await catalog.call(name, arguments)
+        answer = await _unless_hung_up(request, catalog.call(name, arguments, argument_bytes=len(body)))
+        if answer is None:
+            return Response(status_code=400)  # the client is gone; the call was cancelled (and audited)
         if answer.code is not None:
             return error(answer.code, answer.message)
         return JSONResponse({"result": answer.value})
@@ -108,6 +122,23 @@ def routes(catalog: Catalog, security: TransportSecuritySettings, max_body: int)
         Route("/tools/{name}", tools_call, methods=["POST"]),
         Route("/openapi.json", openapi, methods=["GET"]),
     ]
+
+
+async def _unless_hung_up(request: Request, call: Awaitable[Answer]) -> Answer | None:
+    """The answer of `call`, or None when the client hung up first (the call is then cancelled)."""
+    answer: Answer | None = None
+
+    async def run(scope: anyio.CancelScope) -> None:
+        nonlocal answer
+        answer = await call
+        scope.cancel()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run, tg.cancel_scope)
+        while (await request.receive())["type"] != "http.disconnect":  # the body was read: only the end comes
+            pass
+        tg.cancel_scope.cancel()
+    return answer
 
 
 def _openapi(tools: list[dict[str, Any]]) -> dict[str, Any]:

@@ -25,8 +25,14 @@ LOG_LEVELS: Final = {
 }
 
 
+def cut(message: str) -> str:
+    """`message`, cut to `MAX_LOG_MESSAGE` characters with a marker saying how many were cut (wherever
+    a guest's or a server's line is passed on: the host log, a client of `serve`)."""
+    if len(message) > MAX_LOG_MESSAGE:
+        return message[:MAX_LOG_MESSAGE] + f"... [{len(message) - MAX_LOG_MESSAGE} characters cut]"
+    return message
+
+
 def log(agent: str, level: str, message: str) -> None:
     """Log `message` of guest `agent` at WIT `level` (see the module docstring)."""
-    if len(message) > MAX_LOG_MESSAGE:
-        message = message[:MAX_LOG_MESSAGE] + f"... [{len(message) - MAX_LOG_MESSAGE} characters cut]"
-    guest_logger.log(LOG_LEVELS.get(level, logging.INFO), "[%s] %s: %s", agent, level, message)
+    guest_logger.log(LOG_LEVELS.get(level, logging.INFO), "[%s] %s: %s", agent, level, cut(message))

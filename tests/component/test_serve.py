@@ -440,7 +440,8 @@ def test_sigterm_gives_http_calls_in_flight_the_grace_period_then_cancels_them(
     if finished:
         assert isinstance(response, httpx2.Response) and response.json() == {"result": "idle done"}
     else:  # cancelled at the end of the grace period: its guest stopped, not left waiting ten minutes
-        assert not isinstance(response, httpx2.Response) or response.status_code == 500
+        assert isinstance(response, httpx2.Response) and response.status_code == 503, response
+        assert response.json()["error"]["code"] == "cancelled"
     left = leaked()
     assert not left, f"the server left processes behind: {left}"
 

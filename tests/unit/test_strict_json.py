@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from host.strict_json import MAX_DEPTH, MAX_INTEGER_DIGITS, JsonTextError, dumps, parse
+from host.strict_json import MAX_DEPTH, MAX_INTEGER_DIGITS, JsonTextError, check, dumps, loads, parse
 
 
 def test_ordinary_json_parses_as_the_json_module_does() -> None:
@@ -65,3 +65,58 @@ def test_dumps_writes_what_parse_would_read_back_and_refuses_the_rest() -> None:
     circular.append(circular)
     with pytest.raises(JsonTextError, match="nested more than"):
         dumps(circular)
+
+
+# `loads` (bytes, for serve's bodies) and `check` (values parsed elsewhere, for serve's MCP arguments).
+# Provenance: issue 20, point 8 (a body nested very deep was a RecursionError, a lone surrogate a
+# failure of every writer downstream, `NaN`/`Infinity` reached tools as `null`).
+
+
+@pytest.mark.parametrize(
+    ("data", "named"),
+    [
+        (b'{"a": NaN}', "NaN is not a JSON number at $.a"),
+        (b'{"a": Infinity}', "Infinity is not a JSON number"),
+        (b"[-Infinity]", "-Infinity is not a JSON number"),
+        (b"1e400", "too large for a float"),
+        (b'{"a": "\\ud800"}', "lone UTF-16 surrogate (\\ud800) that no UTF-8 text can hold at $.a"),
+        (b'{"\\ud800": 1}', "at $ (a key)"),
+        (b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1), f"nested more than {MAX_DEPTH} levels deep"),
+        (b"[" * 100_000 + b"]" * 100_000, f"nested more than {MAX_DEPTH} levels deep"),
+        (b"-" + b"9" * (MAX_INTEGER_DIGITS + 1), f"more than {MAX_INTEGER_DIGITS}"),
+        (b'"\xff"', "not UTF-8 text"),
+        (b"\xef\xbb\xbf{}", "not JSON"),
+        (b"{", "not JSON"),
+    ],
+)
+def test_bytes_that_are_not_strict_json_are_refused_naming_what_is_wrong(data: bytes, named: str) -> None:
+    with pytest.raises(JsonTextError) as caught:
+        loads(data)
+    assert named in str(caught.value)
+    str(caught.value).encode("utf-8")  # the message itself can be written anywhere
+
+
+@pytest.mark.parametrize(
+    ("value", "named"),
+    [
+        ({"a": float("nan")}, "NaN is not a JSON number at $.a"),
+        ([float("inf")], "Infinity is not a JSON number at $[0]"),
+        ({"a": 10**2000}, f"an integer of more than {MAX_INTEGER_DIGITS} digits at $.a"),
+        ({"k": "\udfff"}, "lone UTF-16 surrogate"),
+        ({1: "x"}, "an object key that is a int, not a string"),
+        ({"a": {1, 2}}, "a set, which is not a JSON value at $.a"),
+    ],
+)
+def test_a_parsed_value_is_checked_the_same_way(value: object, named: str) -> None:
+    with pytest.raises(JsonTextError) as caught:
+        check(value)
+    assert named in str(caught.value)
+
+
+def test_a_value_nested_deeper_than_the_interpreter_allows_is_checked_without_recursion() -> None:
+    deep: list[object] = []
+    for _ in range(100_000):
+        deep = [deep]
+    with pytest.raises(JsonTextError, match=f"nested more than {MAX_DEPTH} levels deep"):
+        check(deep)
+    check({"ok": [1, 2.5, "é", None, True, 10**999]})
