@@ -6,7 +6,7 @@ byte at a time, held its socket for ever, and enough of them reached the open-fi
 for (`Phase`); none runs while a request is answered (a long call, an SSE stream). Beyond `[serve]
 max_connections` a connection gets a fixed 503 `limit-exceeded`, unread, and is closed;
 `fit_open_files` fits the cap under RLIMIT_NOFILE. Refusals, timeouts and `accept` failing for
-want of descriptors are logged through `throttle.Throttled`, never once per event.
+want of descriptors are logged through `limit_log.LimitLog`, never once per event.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from host.errors import UsageError
-from host.serve.throttle import Throttled
+from host.serve.limit_log import LimitLog
 
 logger = logging.getLogger(__name__)
 
@@ -96,13 +96,14 @@ class ConnectionGuard:
             )
             for phase in (Phase.HEAD, Phase.BODY)
         }
-        self._refused = Throttled(logger)
-        self._cut = {phase: Throttled(logger) for phase in Phase}
+        self._log = LimitLog(logger)
 
     def admit(self) -> bool:
         """Count one more open connection, or refuse it (False) at the cap."""
         if self.open >= self.bounds.max_connections:
-            self._refused.event(f"refused a connection: [serve] max_connections ({self.bounds.max_connections}) open")
+            self._log.reached(
+                "max_connections", f"refused a connection: [serve] max_connections ({self.bounds.max_connections}) open"
+            )
             return False
         self.open += 1
         return True
@@ -114,14 +115,16 @@ class ConnectionGuard:
         if phase is not Phase.IDLE:  # an idle connection closed is ordinary keep-alive expiry
             what = "its headers" if phase is Phase.HEAD else "its body"
             timeout = self.bounds.timeout(phase)
-            self._cut[phase].event(f"closed a connection slow to send {what}: [serve] {phase.value} ({timeout:g} s)")
+            self._log.reached(
+                phase.value, f"closed a connection slow to send {what}: [serve] {phase.value} ({timeout:g} s)"
+            )
 
     def accept_failed(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         """The loop's exception handler: `accept` failing for want of descriptors is throttled; anything
         else goes to the loop's default handler."""
         exc = context.get("exception")
         if isinstance(exc, OSError) and exc.errno in RESOURCE_ERRNOS and "socket" in context:
-            self._refused.event(f"cannot accept connections: {exc.strerror} (retried every second)")
+            self._log.reached("accept", f"cannot accept connections: {exc.strerror} (retried every second)")
             return
         loop.default_exception_handler(context)
 

@@ -1,8 +1,10 @@
-"""`LimitLog`: a bound reached is logged once per interval, not once per refusal.
+"""`LimitLog`: what a client can provoke at will is logged once per interval, not once per event.
 
-Each bound has its own clock: the first refusal logs a warning at once; the ones in the next
-`LOG_INTERVAL` seconds are only counted, and the first refusal after it logs again, saying how many
-were not logged in between. Used on one event loop (not thread-safe).
+Each bound (or event kind) has its own clock: the first occurrence logs a warning at once; the ones
+in the next `LOG_INTERVAL` seconds are only counted, and the first one after it logs again, saying
+how many were not logged in between. Used for refusals at a bound (sessions, subscriptions,
+connections), connections cut by a timeout and `accept` failing for want of descriptors. Used on
+one event loop (not thread-safe).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-LOG_INTERVAL: Final = 60.0
+LOG_INTERVAL: Final = 30.0
 """Seconds between two log lines about the same bound."""
 
 
@@ -21,11 +23,11 @@ LOG_INTERVAL: Final = 60.0
 class _Bound:
     logged_at: float
     quiet: int = 0
-    """Refusals since the last line, not logged."""
+    """Occurrences since the last line, not logged."""
 
 
 class LimitLog:
-    """See the module docstring."""
+    """See the module docstring; `clock` is for tests."""
 
     def __init__(
         self, logger: logging.Logger, interval: float = LOG_INTERVAL, clock: Callable[[], float] = time.monotonic
@@ -36,8 +38,8 @@ class LimitLog:
         self._bounds: dict[str, _Bound] = {}
 
     def reached(self, bound: str, message: str) -> None:
-        """Bound `bound` (its config key) refused something: log `message` unless it was logged
-        less than the interval ago."""
+        """`bound` (its config key, or an event's name) was reached once more: log `message` unless
+        a line about it was logged less than the interval ago."""
         now = self._clock()
         known = self._bounds.get(bound)
         if known is not None and now - known.logged_at < self._interval:
@@ -45,5 +47,5 @@ class LimitLog:
             return
         quiet = known.quiet if known is not None else 0
         self._bounds[bound] = _Bound(now)
-        more = f" ({quiet} more refusals since the last line)" if quiet else ""
-        self._logger.warning("%s%s", message, more)
+        more = f" (and {quiet} more since the last report)" if quiet else ""
+        self._logger.warning("%s%s; reported once per %g s", message, more, self._interval)

@@ -22,7 +22,7 @@ from host.errors import ConfigError, UsageError
 from host.serve import connections
 from host.serve.connections import FD_RESERVE, Bounds, ConnectionGuard, fit_open_files
 from host.serve.hosts import HostRules
-from host.serve.throttle import Throttled
+from host.serve.limit_log import LimitLog
 
 FILE = Path("/etc/agent/agent-host.toml")
 BOUNDS = Bounds(max_connections=2, idle_timeout=5, header_timeout=10, body_timeout=30)
@@ -40,12 +40,12 @@ def test_a_throttled_event_is_logged_once_per_interval_with_the_count_it_left_ou
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     clock = Clock()
-    throttled = Throttled(logging.getLogger("host.test"), interval=30, clock=clock)
+    throttled = LimitLog(logging.getLogger("host.test"), interval=30, clock=clock)
     with caplog.at_level(logging.WARNING, "host.test"):
         for _ in range(1000):
-            throttled.event("refused")
+            throttled.reached("max_connections", "refused")
         clock.now += 30
-        throttled.event("refused")
+        throttled.reached("max_connections", "refused")
     assert [record.getMessage() for record in caplog.records] == [
         "refused; reported once per 30 s",
         "refused (and 999 more since the last report); reported once per 30 s",

@@ -46,7 +46,7 @@ def test_a_bound_reached_is_logged_once_per_interval(caplog: pytest.LogCaptureFi
         now[0] = 61.0
         log.reached("max_sessions", "refused")
     assert [record.getMessage() for record in caplog.records] == [
-        "refused",
-        "other",
-        "refused (4 more refusals since the last line)",
+        "refused; reported once per 60 s",
+        "other; reported once per 60 s",
+        "refused (and 4 more since the last report); reported once per 60 s",
     ]
