@@ -138,6 +138,14 @@ def test_failures_are_error_results_naming_what_went_wrong(served: tuple[Host, C
     assert json.loads(probe.content[0].text)[0]["err"]["code"] == "not-found"
 
 
+def no_agents_left(host: Host, within: float = 60.0) -> bool:
+    """Whether `host` runs no guest within `within` seconds."""
+    deadline = time.monotonic() + within
+    while host.running_agents and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return host.running_agents == []
+
+
 def test_the_clients_cancellation_stops_the_guest(served: tuple[Host, Catalog]) -> None:
     host, calls = served
 
@@ -148,10 +156,7 @@ def test_the_clients_cancellation_stops_the_guest(served: tuple[Host, Catalog]) 
 
     after = run(calls, body)
     assert after.content[0].text == "idle done"
-    deadline = time.monotonic() + 60
-    while host.running_agents and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert host.running_agents == []  # stopped, not left waiting out its ten minutes
+    assert no_agents_left(host)  # stopped, not left waiting out its ten minutes
 
 
 def test_the_clients_cancellation_stops_a_sleeping_guest_and_frees_its_turn(served: tuple[Host, Catalog]) -> None:
@@ -168,10 +173,7 @@ def test_the_clients_cancellation_stops_a_sleeping_guest_and_frees_its_turn(serv
 
     after = run(calls, body)
     assert after.content[0].text == "idle done"
-    deadline = time.monotonic() + 60
-    while host.running_agents and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert host.running_agents == []
+    assert no_agents_left(host)
 
 
 def test_at_most_max_concurrent_guests_run_at_once(
