@@ -26,6 +26,7 @@ from host.config import Config
 from host.config.models import SERVE_CLIENT
 from host.errors import ErrorCode, ToolingError
 from host.model import JsonObject
+from host.printable import printable
 from host.toolings.server_requests import Question, Reply
 from host.validation import ArgumentValidator
 
@@ -135,7 +136,10 @@ class PolicyAnswers:
 
     def log(self, tooling: str, level: str, logger_name: str | None, data: object, caller: str | None = None) -> None:
         logging.getLogger(f"agent-host.server.{tooling}").log(
-            LOG_LEVELS.get(level, logging.INFO), "%s%s", f"{logger_name}: " if logger_name else "", data
+            LOG_LEVELS.get(level, logging.INFO),
+            "%s%s",
+            printable(f"{logger_name}: ") if logger_name else "",
+            printable(data if isinstance(data, str) else repr(data)),
         )
         self._record(caller, tooling, "server-log", logger_name, level, time.monotonic())
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from host import progress
+from host.printable import printable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -160,7 +161,7 @@ def table(columns: Sequence[Column], rows: Sequence[Sequence[str]], *, title: st
 def one_line(text: str | None, width: int = 90) -> str:
     """The first line of `text`, cut to `width` characters with `...`."""
     first = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
-    return first if len(first) <= width else first[: width - 3] + "..."
+    return printable(first if len(first) <= width else first[: width - 3] + "...")
 
 
 def size(count: int) -> str:

@@ -34,6 +34,7 @@ from host.cli.options import (
     module_option,
 )
 from host.errors import HostError, UsageError
+from host.printable import printable
 
 if TYPE_CHECKING:
     from host.cli.signals import Stopper
@@ -221,9 +222,9 @@ def _run_one(
     elif outcome.status == "ok":
         render.answer(outcome.text)
     if outcome.status == "error":
-        render.report(f"agent {name} failed: {outcome.text}")
+        render.report(f"agent {name} failed: {printable(outcome.text)}")
     elif outcome.status in ("trap", "crashed", STOPPED):
-        render.report(f"agent {name} was stopped: {outcome.text}")
+        render.report(f"agent {name} was stopped: {printable(outcome.text)}")
     logger.debug("agent %s: %s in %.2f s", name, outcome.status, outcome.duration)
     return stopper.exit_code if stopper.exit_code is not None else outcome.exit_code
 

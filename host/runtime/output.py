@@ -16,6 +16,7 @@ import threading
 from pathlib import Path
 from typing import Final, TextIO
 
+from host.printable import printable
 from host.session import MAX_LOG_MESSAGE
 
 FORWARD_INTERVAL: Final = 0.05
@@ -104,5 +105,5 @@ class Forwarder:
         line.add(rest)
 
     def _write(self, text: str) -> None:
-        self._sink.write(f"{self._prefix}{text}\n")
+        self._sink.write(f"{self._prefix}{printable(text, len(text))}\n")  # cut already; escaped
         self._written = True

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Final
 
 from host import strict_json
 from host.approval import ApprovalRequest, Decision
@@ -28,6 +29,21 @@ from host.toolings import Tooling
 from host.validation import ArgumentValidator
 
 EXAMPLE_ARGUMENTS = 'pass a JSON object such as {"text": "hi"}, or {} for none'
+
+MAX_NAME_CHARS: Final = 1024
+"""Characters of a tool name or call id a guest may give (longer: `invalid-arguments`)."""
+
+MAX_URI_CHARS: Final = 8192
+"""Characters of a resource URI a guest may give (longer: `invalid-arguments`)."""
+
+
+def check_length(text: str, limit: int, what: str) -> None:
+    """`invalid-arguments` when `text` (`what`, for the message) is longer than `limit` characters;
+    nothing of it is sent or repeated back."""
+    if len(text) > limit:
+        raise ToolingError(
+            ErrorCode.INVALID_ARGUMENTS, f"{what} is {len(text)} characters long, more than the {limit} allowed"
+        )
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from host.model import CallOutcome, Envelope, Operation, ResourceData, ResourceS
 from host.pins import Pins
 from host.policy import AgentPolicy
 from host.session import guest_log
-from host.session.admission import Admission, AdmittedCall
+from host.session.admission import MAX_NAME_CHARS, MAX_URI_CHARS, Admission, AdmittedCall, check_length
 from host.session.audit import AuditTrail
 from host.session.calls import OpenCalls, shape
 from host.session.deadline import Deadline, LoopCalls
@@ -80,6 +80,7 @@ class GuestSession:
         self.agent = agent
         self.policy = policy
         self._on_log = on_log
+        self._log_budget = guest_log.LogBudget(policy.limits.guest_output)
         self.inbox = inbox if inbox is not None else Inbox()
         self.max_wait = max_wait
         self.last_error: ToolingError | None = None
@@ -198,7 +199,8 @@ class GuestSession:
     def read_resource(self, rep: int, uri: str) -> ResourceData:
         """Resource `uri`: `denied` outside the allow-lists, `limit-exceeded` over `max_result_bytes`."""
         tooling = self.handle(rep).tooling
-        with self._audit.span(Operation.READ_RESOURCE, tooling.name, uri):
+        with self._audit.span(Operation.READ_RESOURCE, tooling.name, uri[:MAX_URI_CHARS]):
+            check_length(uri, MAX_URI_CHARS, "a resource URI")
             self.policy.grants.check_resource(tooling.name, uri)
             data = self._loop.request(tooling, f"the read of resource {uri!r}", tooling.read_resource, uri)
             self.policy.limits.check_result_size(data.size, f"resource {uri!r}")
@@ -227,6 +229,7 @@ class GuestSession:
                 hint="no answer came",
             )
 
+        check_length(name, MAX_NAME_CHARS, "a tool name")
         call = self._admission.admit(tooling, name, arguments, lookup)
         self._admission.approve(call, decide)
         return call
@@ -253,7 +256,8 @@ class GuestSession:
         """Subscribe (to resource `uri` for kind `resource`) and return the id (see `subscriptions`);
         `refusal`, when given, is raised (and audited) once the grants allowed the subscription."""
         tooling = self.handle(rep).tooling
-        with self._audit.span(SUBSCRIBE[kind], tooling.name, uri or None):
+        with self._audit.span(SUBSCRIBE[kind], tooling.name, uri[:MAX_URI_CHARS] or None):
+            check_length(uri, MAX_URI_CHARS, "a resource URI")
             return self._subscriptions.subscribe(rep, tooling, kind, uri, refusal)
 
     def unsubscribe(self, rep: int, kind: SubscriptionKind, sub_id: str) -> bool:
@@ -263,7 +267,10 @@ class GuestSession:
     def respond(self, rep: int, call_id: str, action: str, content: str | None) -> None:
         """Answer the open question of call `call_id` (see `questions`); raises `ToolingError`."""
         tooling = self.handle(rep).tooling
-        with self._audit.span(Operation.RESPOND, tooling.name, call_id, content):
+        with self._audit.span(Operation.RESPOND, tooling.name, call_id[:MAX_NAME_CHARS], content):
+            check_length(call_id, MAX_NAME_CHARS, "a call id")
+            if content is not None:
+                self.policy.limits.check_argument_size(len(content.encode("utf-8", "surrogatepass")), "the answer")
             reply = self._questions.reply(call_id, action, content)
             self._loop.run(
                 f"answering the question of call {call_id}", self._questions.answer, call_id, reply,
@@ -286,6 +293,8 @@ class GuestSession:
 
     def log(self, level: str, message: str) -> None:
         """The guest's log line, into the host's log and to `on_log` (whose failures are only logged)."""
+        if not self._log_budget.admit(self.agent, message):
+            return
         guest_log.log(self.agent, level, message)
         if self._on_log is not None:
             try:

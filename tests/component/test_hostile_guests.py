@@ -323,3 +323,21 @@ def test_output_without_newlines_is_forwarded_as_one_cut_line(sandbox: Sandbox) 
     assert len(lines) == 2 and max(len(line) for line in lines) < MAX_OUTPUT_LINE + 64, [x[:80] for x in lines]
     assert re.fullmatch(rf"\[hostile\] x{{{MAX_OUTPUT_LINE}}}\.\.\. \[\d+ bytes cut\]", lines[0]), lines[0][-80:]
     assert lines[1] == "[hostile] after"
+
+
+def test_names_and_uris_past_their_bounds_are_refused_before_anything_is_sent(sandbox: Sandbox) -> None:
+    """Issue 20, found attacking the fence: a 20 MB resource URI grew the host to 520 MiB, slowed
+    another guest's calls on the shared server to seconds, and came back whole in the error; a 10 MB
+    answer to a question was sent upstream. Names, URIs and answers are bounded at the door."""
+    outcome = sandbox.beside_a_good_guest(
+        [GET, {"op": "read_resource", "h": "t", "uri": "demo://" + "u" * 20_000_000},
+         {"op": "subscribe_resource", "h": "t", "uri": "demo://" + "s" * 9000},
+         {"op": "call_blocking", "h": "t", "tool": "e" * 5000, "args": "{}"},
+         {"op": "respond", "h": "t", "id": "c" * 2000, "action": "accept", "content": {}}]
+    )  # fmt: skip
+    assert outcome.status == "ok", outcome
+    results = json.loads(outcome.text)
+    for result in results[1:]:
+        assert err(result)["code"] == "invalid-arguments", result
+        assert "characters long, more than the" in err(result)["message"]
+        assert len(err(result)["message"]) < 200  # nothing of it repeated back

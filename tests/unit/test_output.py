@@ -56,3 +56,10 @@ def test_output_without_newlines_is_read_in_bounded_pieces_not_held_whole(tmp_pa
         "[g] " + "x" * MAX_OUTPUT_LINE + f"... [{size - MAX_OUTPUT_LINE} bytes cut]",
         "[g] done",
     ]
+
+
+def test_control_characters_a_guest_prints_are_escaped_so_it_cannot_forge_host_lines(tmp_path: Path) -> None:
+    """Issue 20 (found attacking the fence): `\\r`, ESC sequences and bidi overrides in a guest's
+    output reached the operator's terminal raw (a line rewritten, the title set, a host line forged)."""
+    lines = forwarded(tmp_path, b"\x1b[1A\x1b[2K\ragent-host: FORGED\x1b]0;t\x07 \xe2\x80\xae!\n")
+    assert lines == ["[g] \\x1b[1A\\x1b[2K\\x0dagent-host: FORGED\\x1b]0;t\\x07 \\u202e!"]
