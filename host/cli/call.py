@@ -57,7 +57,9 @@ def command(state: State, tooling: str, tool: str, arguments: tuple[str, ...], a
     try:
         with (
             signals(raise_at_once=True) as stopper,
-            Host(config, keep_logs=state.debug, approver=approver(approve), stop=stopper.token) as host,
+            stopper.started(
+                lambda: Host(config, keep_logs=state.debug, approver=approver(approve), stop=stopper.token)
+            ) as host,
         ):
             stopper.host = host
             report = inventory.call_tool(host, tooling, tool, text)

@@ -103,7 +103,10 @@ def check(state: State, path: str | None, connect: bool, as_json: bool) -> int:
         from host.cli.signals import signals
 
         connected = []
-        with signals(raise_at_once=True) as stopper, Host(config, stop=stopper.token) as host:
+        with (
+            signals(raise_at_once=True) as stopper,
+            stopper.started(lambda: Host(config, stop=stopper.token)) as host,
+        ):
             stopper.host = host
             results = inventory.connect_all(host)
         for name, error in results:

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Protocol
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Protocol, TypeVar
 
 from host import status_codes
 from host.stopping import Interrupted, StopToken, kill_descendants
@@ -40,6 +40,9 @@ class _AtOnce(BaseException):
         self.signum = signum
 
 
+_T = TypeVar("_T")
+
+
 class Stopper:
     """What the signal handler acts on: the stop token, the host (or executor) once it exists."""
 
@@ -58,6 +61,20 @@ class Stopper:
         """Raise `Interrupted` once a signal was received."""
         if self.token.stopped:
             raise Interrupted(self.token.reason or "stopped", signum=self.token.signum)
+
+    @contextmanager
+    def started(self, make: Callable[[], AbstractContextManager[_T]]) -> Iterator[_T]:
+        """Make and enter what `make` returns (a `Host`) with no signal raised inside it (a signal
+        landing in a thread's start-up, such as the bridge's portal, left it unjoinable: the command
+        hung until a second signal), then raise `Interrupted` if one came meanwhile, closing it."""
+        at_once, self.raise_at_once = self.raise_at_once, False
+        try:
+            resource = make()
+        finally:
+            self.raise_at_once = at_once
+        with resource as entered:
+            self.check()
+            yield entered
 
 
 @contextmanager

@@ -52,7 +52,10 @@ def command(state: State, tooling: str | None, as_json: bool, pin: bool) -> int:
     names = [tooling] if tooling else sorted(config.toolings)
     if pin:
         names = _pinning(config, tooling)
-    with signals(raise_at_once=True) as stopper, Host(config, keep_logs=state.debug, stop=stopper.token) as host:
+    with (
+        signals(raise_at_once=True) as stopper,
+        stopper.started(lambda: Host(config, keep_logs=state.debug, stop=stopper.token)) as host,
+    ):
         stopper.host = host
         reports = inventory.list_toolings(host, names, pin=pin)
         lock = host.pins.path
