@@ -14,11 +14,12 @@ tail, when it went away: that is where it says why), and the message says so.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final, Protocol
 
 import anyio
+import h11
 import httpx2
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
@@ -147,6 +148,14 @@ REQUEST_EXCEPTIONS: Final[tuple[type[BaseException], ...]] = (MCPError, *(kind f
 LOSS_EXCEPTIONS: Final[tuple[type[BaseException], ...]] = tuple(kind for kind, rule in REQUEST_ERRORS if rule is _LOST)
 """Exception types that mean the connection is gone."""
 
+HEADER_UNSENDABLE: Final = Rule(
+    ErrorCode.UNAVAILABLE,
+    "{where}: cannot connect: a header value of this tooling cannot be sent over HTTP (a control character "
+    "or a character that is not ASCII; check `headers` and the variables they use in {origin})",
+)
+"""A header the host cannot send (h11 refuses it, or it is not ASCII): the host's fault, never the
+server's; the message never quotes the value, which may be a secret."""
+
 CONNECT_ERRORS: Final[tuple[tuple[type[BaseException], int | None, Rule], ...]] = (
     (
         FileNotFoundError,
@@ -186,6 +195,8 @@ CONNECT_ERRORS: Final[tuple[tuple[type[BaseException], int | None, Rule], ...]] 
         Rule(ErrorCode.UNAVAILABLE, "{where}: the server closed the connection during the MCP handshake{stderr}"),
     ),
     (OSError, None, Rule(ErrorCode.UNAVAILABLE, "{where}: cannot connect: {text} ({origin})")),
+    (h11.LocalProtocolError, None, HEADER_UNSENDABLE),
+    (UnicodeEncodeError, None, HEADER_UNSENDABLE),
 )
 """Why a connection could not be made: the first leaf (in order) matching an entry (in order) wins."""
 
@@ -304,6 +315,10 @@ def connect_error(exc: BaseException, conn: ServerLog) -> ToolingError:
     def fields(leaf: BaseException) -> _Fields:
         return _fields(leaf, config.name, conn, command=command, url=url, origin=config.origin)
 
+    return _redacted(_explained(found, fields), _secrets(config))
+
+
+def _explained(found: list[BaseException], fields: Callable[[BaseException], _Fields]) -> ToolingError:
     for leaf in found:
         for kind, code, rule in CONNECT_ERRORS:
             if _matches(leaf, kind, code):
@@ -313,3 +328,30 @@ def connect_error(exc: BaseException, conn: ServerLog) -> ToolingError:
         if isinstance(leaf, kind):
             return rule.error(fields(leaf))
     return CONNECT_DEFAULT.error(fields(leaf))
+
+
+SECRET_MINIMUM: Final = 6
+"""Characters a header or environment value needs to be hidden from messages (shorter ones, like
+`1`, would hide ordinary words)."""
+
+
+def _secrets(config: McpServerConfig) -> list[str]:
+    """The values of the tooling's headers and environment (each may hold a secret), as they are and
+    as Python quotes them (escapes, bytes), longest first."""
+    values = [*getattr(config, "headers", {}).values(), *getattr(config, "env", {}).values()]
+    found: set[str] = set()
+    for value in values:
+        if isinstance(value, str) and len(value) >= SECRET_MINIMUM:
+            found.update({value, repr(value)[1:-1], repr(value.encode("utf-8", "replace"))[2:-1]})
+    return sorted(found, key=len, reverse=True)
+
+
+def _redacted(error: ToolingError, secrets: list[str]) -> ToolingError:
+    """`error` with every secret in its message and data replaced by `[hidden]`."""
+    message, data = error.message, error.data
+    for secret in secrets:
+        message = message.replace(secret, "[hidden]")
+        data = data.replace(secret, "[hidden]") if data is not None else None
+    if (message, data) == (error.message, error.data):
+        return error
+    return ToolingError(error.code, message, data)

@@ -10,6 +10,7 @@ import logging
 from pathlib import Path
 
 import anyio
+import h11
 import httpx2
 import mcp_types
 import pytest
@@ -213,3 +214,26 @@ def test_an_http_status_error_names_the_status_and_the_url(tmp_path: Path) -> No
     assert error.message == (
         f"tooling 't': {url} answered HTTP 404; is this the MCP endpoint? (check `url` in cfg.toml [tooling.t])"
     )
+
+
+@pytest.mark.parametrize(
+    "raised",
+    [
+        h11.LocalProtocolError(f"Illegal header value {b'Bearer sk-SECRET-CR' + bytes([13])!r}"),
+        UnicodeEncodeError("ascii", "Bearer sk-SECRET-CR\r", 14, 15, "ordinal not in range(128)"),
+    ],
+)
+def test_a_header_the_host_cannot_send_is_unavailable_and_never_quoted(tmp_path: Path, raised: Exception) -> None:
+    """Issue 20 point 12, found by a newcomer: a token with a CR (read from a CRLF file) reached the
+    guest, `tools --json` and serve clients inside h11's message; a non-ASCII one was blamed on the
+    server (`protocol`)."""
+    config = HttpToolingConfig(url="http://127.0.0.1:9/mcp", headers={"Authorization": "Bearer sk-SECRET-CR\r"})
+    error = connect_error(ExceptionGroup("unhandled", [raised]), _conn(tmp_path, config))
+    assert error.code is ErrorCode.UNAVAILABLE
+    assert "sk-SECRET" not in error.message and "check `headers`" in error.message
+
+
+def test_a_header_or_env_value_in_any_connect_message_is_hidden(tmp_path: Path) -> None:
+    config = StdioToolingConfig(command="srv", env={"API_KEY": "sk-live-98765"})
+    error = connect_error(RuntimeError("bad key sk-live-98765 given"), _conn(tmp_path, config))
+    assert "sk-live-98765" not in error.message and "[hidden]" in error.message
