@@ -23,10 +23,16 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+def cut(text: str, limit: int = DEFAULT_LIMIT) -> str:
+    """`text` cut to `limit` characters with a marker saying how many were cut (nothing escaped:
+    for a client of `serve`, which gets it as JSON)."""
+    if len(text) > limit:
+        return text[:limit] + f"... [{len(text) - limit} characters cut]"
+    return text
+
+
 def printable(text: str, limit: int = DEFAULT_LIMIT) -> str:
     """`text` cut to `limit` characters (with a marker) and with its unsafe characters escaped."""
-    cut = ""
     if len(text) > limit:
-        cut = f"... [{len(text) - limit} characters cut]"
-        text = text[:limit]
-    return _UNSAFE.sub(_escape, text) + cut
+        return _UNSAFE.sub(_escape, text[:limit]) + f"... [{len(text) - limit} characters cut]"
+    return _UNSAFE.sub(_escape, text)

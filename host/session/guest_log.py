@@ -14,11 +14,12 @@ import threading
 from typing import Final
 
 from host.policy import Limit
-from host.printable import printable
+from host.printable import DEFAULT_LIMIT, printable
+from host.printable import cut as printable_cut
 
 guest_logger = logging.getLogger("host.guest")
 
-MAX_LOG_MESSAGE: Final = 16 * 1024
+MAX_LOG_MESSAGE: Final = DEFAULT_LIMIT
 """Characters of one guest log message kept; the rest is cut with a marker."""
 
 LOG_LEVELS: Final = {
@@ -33,9 +34,7 @@ LOG_LEVELS: Final = {
 def cut(message: str) -> str:
     """`message`, cut to `MAX_LOG_MESSAGE` characters with a marker saying how many were cut (wherever
     a guest's or a server's line is passed on: the host log, a client of `serve`)."""
-    if len(message) > MAX_LOG_MESSAGE:
-        return message[:MAX_LOG_MESSAGE] + f"... [{len(message) - MAX_LOG_MESSAGE} characters cut]"
-    return message
+    return printable_cut(message, MAX_LOG_MESSAGE)
 
 
 def log(agent: str, level: str, message: str) -> None:
