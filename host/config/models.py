@@ -310,6 +310,13 @@ class ServeSettings(Placed):
     max_connections: Count = 512
     """HTTP connections open at once; more are refused at once (503 `limit-exceeded`, the request
     unread). Lowered at start to fit the open-file limit (ulimit -n), which must leave room besides."""
+    max_connections_per_client: Count = 64
+    """HTTP connections one client (its remote address: nothing of a request is read yet) may have open
+    at once; more are refused at once (429 `limit-exceeded`, the request unread). Below
+    `max_connections`, so that one client's sockets cannot take them all."""
+    send_timeout: Seconds = 30.0
+    """Seconds the server may have unsent answer data for a connection without any of it being read;
+    then the connection is aborted (a client that never reads its answers)."""
     idle_timeout: Seconds = 5.0
     """Seconds an HTTP connection may stay open with no request under way (before its first request,
     between requests); then it is closed."""
@@ -397,6 +404,13 @@ class ServeSettings(Placed):
             hint = 'name the hosts (allowed_hosts = ["agents.example.com"]), or set tokens = ["${AGENT_HOST_TOKEN}"]'
             message = 'accepting any Host ("*") without a token opens the server to DNS rebinding'
             fail("ServeSettings", [At(("allowed_hosts",), message, hint)])
+        if self.max_connections_per_client >= self.max_connections > 1:
+            hint = f"set max_connections_per_client below {self.max_connections} (or raise max_connections)"
+            message = (
+                f"max_connections_per_client ({self.max_connections_per_client}) must be below max_connections "
+                f"({self.max_connections}): one client could take every connection"
+            )
+            fail("ServeSettings", [At(("max_connections_per_client",), message, hint)])
         if any(not token for token in self.tokens):
             fail("ServeSettings", [At(("tokens",), "an empty token", "give each token a value (or remove it)")])
         return self

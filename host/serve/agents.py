@@ -9,7 +9,10 @@ Its outcome is an `Answer`: the guest's answer, or a failure naming what went wr
 never escapes. The guest's log lines reach the caller cut as the host log cuts them
 (`guest_log.cut`) and bounded by bytes per call (`[serve] log_buffer`, see `feed.Feed`); after the
 guest ends, what waits is delivered for at most `LOG_DRAIN_WAIT` seconds, so a client that never
-reads still gets its answer sent.
+reads still gets its answer sent. An answer (or failure text) over the agent's `max_result_bytes`
+is a `limit-exceeded` failure in its place, so that no client is sent (nor the server holds) more.
+What one call's end logs (cancelled, a guest slow to stop, log lines dropped) is logged through a
+`LimitLog`: a client provokes it at will.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from host.errors import ErrorCode, HostError, ToolingError, UsageError
 from host.policy import AgentPolicy
 from host.serve.answers import Answer, ServedTool
 from host.serve.feed import Feed
+from host.serve.limit_log import LimitLog
 from host.session.guest_log import cut
 from host.stopping import StopToken
 
@@ -138,6 +142,7 @@ class AgentCalls:
         self.offers = {offer.name: offer for offer in offers}
         self._validator = host.validator
         self._log_buffer = log_buffer
+        self._limit_log = LimitLog(logger)
 
     def tools(self) -> list[ServedTool]:
         """The offered agents as tools."""
@@ -193,7 +198,7 @@ class AgentCalls:
                 drain = anyio.CancelScope()
                 async with anyio.create_task_group() as tg:
                     if on_log is not None:
-                        tg.start_soon(_forward, lines, _unpacked(on_log), drain)
+                        tg.start_soon(_forward, lines, _unpacked(on_log), drain, self._limit_log)
                     outcome = await anyio.to_thread.run_sync(guest.join, abandon_on_cancel=True)
                     lines.close()  # the guest ended: the forwarder delivers what is left, then ends
                     drain.deadline = anyio.current_time() + LOG_DRAIN_WAIT
@@ -202,11 +207,22 @@ class AgentCalls:
                 with anyio.CancelScope(shield=True):
                     ended = await anyio.to_thread.run_sync(guest.join, STOP_WAIT, abandon_on_cancel=True)
                 if ended is None:
-                    logger.warning("agent %s: a cancelled call's guest did not stop within %s s", name, STOP_WAIT)
+                    message = f"agent {name}: a cancelled call's guest did not stop within {STOP_WAIT} s"
+                    self._limit_log.reached(f"slow stop {name}", message)
                 else:
-                    logger.info("agent %s: call cancelled, its guest stopped", name)
+                    self._limit_log.reached(
+                        f"cancelled {name}", f"agent {name}: call cancelled, its guest stopped", logging.INFO
+                    )
                 raise
         assert outcome is not None, "join() without a timeout waits for the outcome"
+        limit = offer.policy.limits.max_result_bytes
+        if _oversize(outcome.text, limit.value):
+            what = "answer" if outcome.status == "ok" else "error"
+            return Answer.failure(
+                ErrorCode.LIMIT_EXCEEDED,
+                f"agent {name}'s {what} is larger than the limit of {int(limit.value)} bytes ({limit.key}); "
+                "it was not sent",
+            )
         if outcome.status == "ok":
             return Answer.of_text(outcome.text)
         what = "failed" if outcome.status == "error" else "was stopped"
@@ -214,12 +230,21 @@ class AgentCalls:
         return Answer.failure(code, f"agent {name} {what}: {outcome.text}")
 
 
+def _oversize(text: str, limit: float) -> bool:
+    """Whether `text` is more than `limit` bytes of UTF-8 (more characters than that: not encoded)."""
+    return len(text) > limit or len(text.encode("utf-8", "surrogatepass")) > limit
+
+
 async def _forward(
-    lines: Feed[LogLine], deliver: Callable[[LogLine], Awaitable[None]], drain: anyio.CancelScope
+    lines: Feed[LogLine],
+    deliver: Callable[[LogLine], Awaitable[None]],
+    drain: anyio.CancelScope,
+    limit_log: LimitLog,
 ) -> None:
     """Deliver `lines` until the feed is closed and empty, or `drain` (whose deadline is set when the
     guest ends) runs out."""
     with drain:
         await lines.forward(deliver)
     if drain.cancelled_caught:
-        logger.info("log lines of a call were dropped: its client did not read them within %s s", LOG_DRAIN_WAIT)
+        message = f"log lines of a call were dropped: its client did not read them within {LOG_DRAIN_WAIT} s"
+        limit_log.reached("log drain", message, logging.INFO)

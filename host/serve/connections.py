@@ -1,12 +1,19 @@
-"""The connections of `agent-host serve --http`: a cap, and a time limit on every wait for a client.
+"""The connections of `agent-host serve --http`: caps, and a time limit on every wait for a client.
 
 uvicorn's h11 protocol times keep-alive only: a client that sent nothing, or its headers or body a
 byte at a time, held its socket for ever, and enough of them reached the open-file limit. So
 `guarded_protocol` is uvicorn's `H11Protocol` with one timer per connection, set by what it waits
-for (`Phase`); none runs while a request is answered (a long call, an SSE stream). Beyond `[serve]
-max_connections` a connection gets a fixed 503 `limit-exceeded`, unread, and is closed;
-`fit_open_files` fits the cap under RLIMIT_NOFILE. Refusals, timeouts and `accept` failing for
-want of descriptors are logged through `limit_log.LimitLog`, never once per event.
+for (`Phase`); none runs while a request is answered (a long call, an SSE stream). A client that
+does not read what the server writes is timed too (`SendWatch`): while the server has unsent data
+for a connection (the transport's buffer and the kernel's send queue), some of it must be delivered
+every `[serve] send_timeout` seconds, else the connection is aborted and what it held freed; the
+transport pauses the answer's writer beyond `WRITE_BUFFER_HIGH` bytes, so a connection queues at
+most that plus one message (an answer is bounded by `max_result_bytes`). Beyond `[serve]
+max_connections` a connection gets a fixed 503 `limit-exceeded`, unread, and is closed; beyond
+`max_connections_per_client` from one remote address, a 429; `fit_open_files` fits the cap under
+RLIMIT_NOFILE. A request line and headers over `MAX_HEADER_BYTES` are refused (400) however they
+arrive (`BoundedHeads`). Refusals, timeouts, `accept` failing for want of descriptors and uvicorn's
+per-request warnings are logged through `limit_log.LimitLog`, never once per event.
 """
 
 from __future__ import annotations
@@ -14,12 +21,15 @@ from __future__ import annotations
 import asyncio
 import enum
 import errno
+import fcntl
 import json
 import logging
+import re
 import resource
+import termios
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Final, cast
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -35,6 +45,21 @@ ACCEPT_BATCH: Final = 128
 FD_RESERVE: Final = 384
 """File descriptors kept beside `[serve] max_connections` for everything else: an accept batch
 (`ACCEPT_BATCH`) of connections refused at the cap, the guests' files, servers' pipes, logs."""
+
+MAX_HEADER_BYTES: Final = 16 * 1024
+"""Largest request line and headers read before answering 400 (h11's own default), whether they
+arrive in pieces or in one."""
+
+WRITE_BUFFER_HIGH: Final = 64 * 1024
+"""Bytes of a connection's unsent answer above which its writer waits (asyncio's default high-water
+mark, set explicitly): what one connection queues is at most this plus the message being written."""
+
+SEND_CHECK_INTERVAL: Final = 1.0
+"""Seconds between two looks at a connection's unsent data while it has some (at most a quarter of
+`send_timeout`)."""
+
+_BLANK_LINE: Final = re.compile(rb"\n\r?\n")
+"""The end of a request's headers, as h11 finds it."""
 
 RESOURCE_ERRNOS: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 """The `accept` failures asyncio reports as "out of system resource" (and retries a second later)."""
@@ -53,12 +78,15 @@ class Phase(enum.Enum):
 
 @dataclass(frozen=True)
 class Bounds:
-    """`[serve]` `max_connections` (after `fit_open_files`) and the three timeouts, in seconds."""
+    """`[serve]` `max_connections` (after `fit_open_files`), the three timeouts of a client's sending,
+    in seconds, `max_connections_per_client` and `send_timeout`."""
 
     max_connections: int
     idle_timeout: float
     header_timeout: float
     body_timeout: float
+    max_connections_per_client: int = 64
+    send_timeout: float = 30.0
 
     def timeout(self, phase: Phase) -> float:
         timeouts: Mapping[Phase, float] = {
@@ -67,6 +95,11 @@ class Bounds:
             Phase.BODY: self.body_timeout,
         }
         return timeouts[phase]
+
+
+def client_of_peer(peer: object) -> str:
+    """The client a connection comes from, before anything of it is read: its remote address."""
+    return f"address {peer[0]}" if isinstance(peer, tuple) and peer else "address unknown"
 
 
 def _response(status: str, code: str, message: str) -> bytes:
@@ -81,11 +114,18 @@ class ConnectionGuard:
     def __init__(self, bounds: Bounds) -> None:
         self.bounds = bounds
         self.open = 0
+        self._per_client: dict[str, int] = {}
         cap = bounds.max_connections
         self.refusal = _response(
             "503 Service Unavailable",
             "limit-exceeded",
             f"too many connections: [serve] max_connections ({cap}) are open; try again later",
+        )
+        self.refusal_per_client = _response(
+            "429 Too Many Requests",
+            "limit-exceeded",
+            f"too many connections from this client: [serve] max_connections_per_client "
+            f"({bounds.max_connections_per_client}) are open; close one or try again later",
         )
         self.late: Mapping[Phase, bytes] = {
             phase: _response(
@@ -98,18 +138,43 @@ class ConnectionGuard:
         }
         self._log = LimitLog(logger)
 
-    def admit(self) -> bool:
-        """Count one more open connection, or refuse it (False) at the cap."""
+    def admit(self, client: str) -> bytes | None:
+        """Count one more open connection of `client`; or, at a cap, the answer that refuses it."""
         if self.open >= self.bounds.max_connections:
             self._log.reached(
                 "max_connections", f"refused a connection: [serve] max_connections ({self.bounds.max_connections}) open"
             )
-            return False
+            return self.refusal
+        held = self._per_client.get(client, 0)
+        if held >= self.bounds.max_connections_per_client:
+            cap = self.bounds.max_connections_per_client
+            self._log.reached(
+                "max_connections_per_client",
+                f"refused a connection: client {client} holds [serve] max_connections_per_client ({cap})",
+            )
+            return self.refusal_per_client
         self.open += 1
-        return True
+        self._per_client[client] = held + 1
+        return None
 
-    def release(self) -> None:
+    def release(self, client: str) -> None:
         self.open -= 1
+        held = self._per_client.pop(client, 1) - 1
+        if held > 0:
+            self._per_client[client] = held
+
+    def stalled(self) -> None:
+        """A connection was aborted: its client did not read what the server wrote."""
+        timeout = self.bounds.send_timeout
+        self._log.reached(
+            "send_timeout",
+            f"aborted a connection whose client did not read its answer: [serve] send_timeout ({timeout:g} s)",
+        )
+
+    def warned(self, message: str) -> None:
+        """uvicorn warned about one request (`Invalid HTTP request received.`, `Unsupported upgrade
+        request.`, ...): once per interval per message."""
+        self._log.reached(f"uvicorn: {message}", f"uvicorn: {message}")
 
     def cut(self, phase: Phase) -> None:
         if phase is not Phase.IDLE:  # an idle connection closed is ordinary keep-alive expiry
@@ -147,25 +212,36 @@ class GuardedProtocol(H11Protocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.conn = BoundedHeads(h11.SERVER, MAX_HEADER_BYTES)
+        self.logger = cast(logging.Logger, _ThrottledWarnings(self.logger, self.shared))
         self._admitted = False
+        self._client = ""
         self._phase: Phase | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._sends: SendWatch | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        if not self.shared.admit():
-            transport.write(self.shared.refusal)
+        client = client_of_peer(transport.get_extra_info("peername"))
+        refusal = self.shared.admit(client)
+        if refusal is not None:
+            transport.write(refusal)
             transport.close()
             return
         self._admitted = True
-        super().connection_made(transport)
+        self._client = client
+        transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH)
+        self._sends = SendWatch(transport, self.loop, self.shared)
+        super().connection_made(self._sends)
         self._watch()
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self._admitted:
             return
         self._admitted = False
-        self.shared.release()
+        self.shared.release(self._client)
         self._arm(None)
+        if self._sends is not None:
+            self._sends.ended()
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
@@ -206,6 +282,154 @@ class GuardedProtocol(H11Protocol):
         if phase is not Phase.IDLE and not answered:
             self.transport.write(self.shared.late[phase])
         self.transport.close()
+
+
+class BoundedHeads(h11.Connection):
+    """h11's server connection, refusing a request line and headers over `max_head` bytes also when
+    they arrive whole (h11 checks its limit only while a head is incomplete): a `RemoteProtocolError`,
+    which uvicorn answers with 400 and a close, as for h11's own limit."""
+
+    def __init__(self, our_role: type[h11.SERVER], max_head: int) -> None:
+        super().__init__(our_role, max_incomplete_event_size=max_head)
+        self._max_head = max_head
+
+    def next_event(self) -> Any:
+        if self.their_state is h11.IDLE:
+            data = self.trailing_data[0]
+            if len(data) > self._max_head and _BLANK_LINE.search(data, 0, self._max_head) is None:
+                raise h11.RemoteProtocolError(
+                    f"the request line and headers are larger than {self._max_head} bytes", error_status_hint=431
+                )
+        return super().next_event()
+
+
+class SendWatch(asyncio.Transport):
+    """The transport of one admitted connection, as the h11 protocol sees it: every call goes to the
+    real transport; writes are counted, and while the server has unsent data for the connection (the
+    transport's buffer plus the kernel's send queue) it is looked at every `SEND_CHECK_INTERVAL`: when
+    none of it was delivered for `send_timeout` seconds, the connection is aborted."""
+
+    def __init__(self, inner: asyncio.Transport, loop: asyncio.AbstractEventLoop, guard: ConnectionGuard) -> None:
+        super().__init__()
+        self._inner = inner
+        self._loop = loop
+        self._guard = guard
+        self._written = 0
+        self._delivered = 0
+        self._stalled_since: float | None = None
+        self._check: asyncio.TimerHandle | None = None
+        self._interval = min(SEND_CHECK_INTERVAL, guard.bounds.send_timeout / 4)
+
+    def unsent(self) -> int:
+        """Bytes written but not yet delivered: the transport's buffer and the kernel's send queue
+        (`TIOCOUTQ`; where it cannot be read, the buffer alone)."""
+        size = self._inner.get_write_buffer_size()
+        sock = self._inner.get_extra_info("socket")
+        if sock is not None:
+            try:
+                queued = bytearray(4)
+                fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, queued)
+                size += int.from_bytes(queued, "little", signed=True)
+            except (OSError, ValueError):
+                pass
+        return size
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self._inner.write(data)
+        self._written += len(data)
+        self._schedule()
+
+    def _schedule(self) -> None:
+        if self._check is None:
+            self._check = self._loop.call_later(self._interval, self._look)
+
+    def _look(self) -> None:
+        self._check = None
+        unsent = self.unsent()
+        if unsent <= 0:
+            self._stalled_since = None
+            return
+        now = self._loop.time()
+        delivered = self._written - unsent
+        if delivered > self._delivered or self._stalled_since is None:
+            self._delivered = max(delivered, self._delivered)
+            self._stalled_since = now
+        elif now - self._stalled_since >= self._guard.bounds.send_timeout:
+            self._guard.stalled()
+            self._inner.abort()
+            return
+        self._schedule()
+
+    def ended(self) -> None:
+        """The connection is gone: no more looks."""
+        if self._check is not None:
+            self._check.cancel()
+            self._check = None
+
+    def writelines(self, list_of_data: Any) -> None:
+        for data in list_of_data:
+            self.write(data)
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def abort(self) -> None:
+        self._inner.abort()
+
+    def is_closing(self) -> bool:
+        return self._inner.is_closing()
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return self._inner.get_extra_info(name, default)
+
+    def pause_reading(self) -> None:
+        self._inner.pause_reading()
+
+    def resume_reading(self) -> None:
+        self._inner.resume_reading()
+
+    def is_reading(self) -> bool:
+        return self._inner.is_reading()
+
+    def get_write_buffer_size(self) -> int:
+        return self._inner.get_write_buffer_size()
+
+    def get_write_buffer_limits(self) -> tuple[int, int]:
+        return self._inner.get_write_buffer_limits()
+
+    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+        self._inner.set_write_buffer_limits(high, low)
+
+    def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
+        self._inner.set_protocol(protocol)
+
+    def get_protocol(self) -> asyncio.BaseProtocol:
+        return self._inner.get_protocol()
+
+    def can_write_eof(self) -> bool:
+        return self._inner.can_write_eof()
+
+    def write_eof(self) -> None:
+        self._inner.write_eof()
+
+
+class _ThrottledWarnings:
+    """uvicorn's logger for one connection, whose warnings (one per bad request) go through the
+    guard's `LimitLog`; everything else reaches uvicorn's logger as it is."""
+
+    def __init__(self, inner: logging.Logger, guard: ConnectionGuard) -> None:
+        self._inner = inner
+        self._guard = guard
+
+    @property
+    def level(self) -> int:
+        return self._inner.level
+
+    def warning(self, message: str, *args: object, **kwargs: Any) -> None:
+        self._guard.warned(message % args if args else message)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
 
 
 def fit_open_files(wanted: int) -> int:

@@ -36,7 +36,14 @@ from host.serve import tool_api
 from host.serve.agents import STOP_WAIT
 from host.serve.catalog import Catalog
 from host.serve.clients import CLIENT_SCOPE_KEY
-from host.serve.connections import ACCEPT_BATCH, Bounds, ConnectionGuard, fit_open_files, guarded_protocol
+from host.serve.connections import (
+    ACCEPT_BATCH,
+    MAX_HEADER_BYTES,
+    Bounds,
+    ConnectionGuard,
+    fit_open_files,
+    guarded_protocol,
+)
 from host.serve.hosts import HostCheck, HostRules
 from host.serve.sessions import MCP_PATH, SessionLimits
 
@@ -105,9 +112,6 @@ def build_app(server: Server[Any], catalog: Catalog, settings: ServeSettings, bi
     return HostCheck(app, HostRules.of(bind_host, settings.allowed_hosts))
 
 
-MAX_HEADER_BYTES: Final = 16 * 1024
-"""Largest request line and headers h11 reads before answering 400 (h11's own default)."""
-
 LISTEN_ERRORS: Final[Mapping[int, str]] = {
     errno.EADDRINUSE: "the address is in use (another process listens there)",
     errno.EADDRNOTAVAIL: "no interface of this machine has that address",
@@ -117,6 +121,12 @@ LISTEN_ERRORS: Final[Mapping[int, str]] = {
 
 ANSWER_MARGIN: Final = 2.0
 """Seconds the answers of calls cancelled at the end of the grace have to be written."""
+
+
+def per_client_share(per_client: int, configured: int, cap: int) -> int:
+    """`max_connections_per_client` for a connection cap lowered from `configured` to `cap` (to fit
+    the open-file limit): the same share of it, at least 1."""
+    return per_client if cap >= configured else max(1, per_client * cap // configured)
 
 
 class _Server(uvicorn.Server):
@@ -147,12 +157,15 @@ async def serve_http(server: Server[Any], catalog: Catalog, settings: ServeSetti
             why = LISTEN_ERRORS.get(exc.errno or 0, exc.strerror or str(exc))
             raise UsageError(f"cannot listen on {address}: {why}") from None
         shown = f"[{host}]" if family == socket.AF_INET6 else host
+        cap = fit_open_files(settings.max_connections)
         guard = ConnectionGuard(
             Bounds(
-                fit_open_files(settings.max_connections),
+                cap,
                 settings.idle_timeout,
                 settings.header_timeout,
                 settings.body_timeout,
+                per_client_share(settings.max_connections_per_client, settings.max_connections, cap),
+                settings.send_timeout,
             )
         )
         config = uvicorn.Config(

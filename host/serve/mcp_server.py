@@ -22,12 +22,14 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp.shared.message import SessionMessage
 
 from host import __version__
 from host.errors import ToolingError
 from host.model import Progress, ResourceData
 from host.serve.catalog import Catalog
 from host.serve.draining import Draining
+from host.serve.stdio_lines import BoundedLines, claimed_stdin
 
 LOG_LEVELS: Final[Mapping[str, types.LoggingLevel]] = {
     "trace": "debug",
@@ -183,7 +185,27 @@ def build_server(catalog: Catalog) -> Server[Any]:
 
 async def serve_stdio(server: Server[Any], catalog: Catalog) -> None:
     """Serve one client on this process's stdin/stdout until it closes stdin and every request it
-    sent is answered (`draining.Draining`)."""
-    async with catalog.running(), stdio_server() as (read, write):
-        streams = Draining(read, write)
-        await server.run(streams.reader, streams.writer, server.create_initialization_options())
+    sent is answered (`draining.Draining`). A message (a line) over `[serve] max_body` is not read:
+    it is answered with a JSON-RPC error (id null, code -32004, `limit-exceeded: ...`) and skipped
+    (`stdio_lines.BoundedLines`)."""
+    max_line = int(catalog.settings.max_body)
+    with claimed_stdin() as fd:
+        lines = BoundedLines(fd, max_line)
+        stdin: Any = lines  # what the SDK's transport reads: an async iterator of lines, as its own file
+        async with catalog.running(), stdio_server(stdin=stdin) as (read, write):
+            refusal = types.JSONRPCError(
+                jsonrpc="2.0",
+                id=None,
+                error=types.ErrorData(
+                    code=ERROR_CODES["limit-exceeded"],
+                    message=f"limit-exceeded: a message (one line) is larger than [serve] max_body ({max_line} "
+                    "bytes); it was not read",
+                ),
+            )
+
+            async def refuse() -> None:
+                await write.send(SessionMessage(refusal))
+
+            lines.refuse = refuse
+            streams = Draining(read, write)
+            await server.run(streams.reader, streams.writer, server.create_initialization_options())
