@@ -5,14 +5,10 @@ served) and its policy, as `agent-host run --agent NAME` would. `AgentCalls.call
 fresh guest of the agent's component with the call's input, stopped at once when the caller
 cancels (how many run at once is the caller's business: `turns`); a cancelled call returns once its
 guest has ended (at most `STOP_WAIT` seconds), so its turn is not free while the guest still runs.
-Its outcome is an `Answer`: the guest's answer, or a failure naming what went wrong; a host error
-never escapes. The guest's log lines reach the caller cut as the host log cuts them
-(`guest_log.cut`) and bounded by bytes per call (`[serve] log_buffer`, see `feed.Feed`); after the
-guest ends, what waits is delivered for at most `LOG_DRAIN_WAIT` seconds, so a client that never
-reads still gets its answer sent. An answer (or failure text) over the agent's `max_result_bytes`
-is a `limit-exceeded` failure in its place, so that no client is sent (nor the server holds) more.
-What one call's end logs (cancelled, a guest slow to stop, log lines dropped) is logged through a
-`LimitLog`: a client provokes it at will.
+Its outcome is an `Answer`: the guest's answer (over `max_result_bytes`: `limit-exceeded` instead),
+or a failure naming what went wrong; a host error never escapes. The guest's log lines reach the
+caller cut (`guest_log.cut`) and bounded per call (`[serve] log_buffer`, `feed.Feed`); once the
+guest ends, what waits has `LOG_DRAIN_WAIT` seconds. What a call's end logs goes through `LimitLog`.
 """
 
 from __future__ import annotations

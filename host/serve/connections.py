@@ -1,19 +1,13 @@
 """The connections of `agent-host serve --http`: caps, and a time limit on every wait for a client.
 
-uvicorn's h11 protocol times keep-alive only: a client that sent nothing, or its headers or body a
-byte at a time, held its socket for ever, and enough of them reached the open-file limit. So
 `guarded_protocol` is uvicorn's `H11Protocol` with one timer per connection, set by what it waits
-for (`Phase`); none runs while a request is answered (a long call, an SSE stream). A client that
-does not read what the server writes is timed too (`SendWatch`): while the server has unsent data
-for a connection (the transport's buffer and the kernel's send queue), some of it must be delivered
-every `[serve] send_timeout` seconds, else the connection is aborted and what it held freed; the
-transport pauses the answer's writer beyond `WRITE_BUFFER_HIGH` bytes, so a connection queues at
-most that plus one message (an answer is bounded by `max_result_bytes`). Beyond `[serve]
+for from its client (`Phase`; none while a request is answered), and a watch on what it writes
+(`SendWatch`: unsent data not read for `send_timeout` aborts the connection). Beyond `[serve]
 max_connections` a connection gets a fixed 503 `limit-exceeded`, unread, and is closed; beyond
 `max_connections_per_client` from one remote address, a 429; `fit_open_files` fits the cap under
-RLIMIT_NOFILE. A request line and headers over `MAX_HEADER_BYTES` are refused (400) however they
-arrive (`BoundedHeads`). Refusals, timeouts, `accept` failing for want of descriptors and uvicorn's
-per-request warnings are logged through `limit_log.LimitLog`, never once per event.
+RLIMIT_NOFILE. A request head over `MAX_HEADER_BYTES` is refused however it arrives (`BoundedHeads`).
+Refusals, timeouts, `accept` failing for want of descriptors and uvicorn's per-request warnings are
+logged through `limit_log.LimitLog`, never once per event.
 """
 
 from __future__ import annotations

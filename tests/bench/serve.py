@@ -71,21 +71,24 @@ class Abuse:
     async def __aenter__(self) -> Abuse:
         self._tasks = anyio.create_task_group()
         await self._tasks.__aenter__()
-        opened = []
+        opened: list[anyio.Event] = []
         for count, payload in ((IDLE_SOCKETS, (b"", b"")), (SLOW_HEADERS, SLOW_HEAD), (SLOW_BODIES, SLOW_BODY)):
             for _ in range(count):
                 ready = anyio.Event()
-                self._tasks.start_soon(self._one, payload, ready)
+                source = f"127.0.{2 + len(opened) // 250}.{len(opened) % 250 + 1}"  # [serve] max_connections_per_client
+                self._tasks.start_soon(self._one, payload, source, ready)
                 opened.append(ready)
         for ready in opened:
             await ready.wait()
         return self
 
-    async def _one(self, payload: tuple[bytes, bytes], ready: anyio.Event) -> None:
+    async def _one(self, payload: tuple[bytes, bytes], source: str, ready: anyio.Event) -> None:
+        """One abusive connection from `source` (each its own address: one client's connections are
+        capped by [serve] max_connections_per_client, below what the abuse opens)."""
         at_once, trickled = payload
         while True:
             try:
-                async with await anyio.connect_tcp("127.0.0.1", self._port) as stream:
+                async with await anyio.connect_tcp("127.0.0.1", self._port, local_host=source) as stream:
                     ready.set()
                     if at_once:
                         await stream.send(at_once)

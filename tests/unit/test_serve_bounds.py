@@ -140,3 +140,14 @@ def test_the_serve_bounds_have_defaults_and_are_checked() -> None:
     )
     with_token = parse_config('[serve]\nallowed_hosts = ["*"]\ntokens = ["${T}"]\n', FILE, {"T": "tok"}).serve
     assert with_token.allowed_hosts == ("*",)
+
+
+def test_the_per_client_connection_cap_must_be_below_max_connections() -> None:
+    """docs/notes/hardening-open.md item 4: one client's sockets must not take every connection."""
+    serve = parse_config("", FILE, {}).serve
+    assert (serve.max_connections_per_client, serve.send_timeout) == (64, 30)
+    error = error_of("[serve]\nmax_connections = 32\n")
+    assert error.message.startswith(
+        f"{FILE}: serve.max_connections_per_client: max_connections_per_client (64) must be below max_connections (32)"
+    )
+    assert parse_config("[serve]\nmax_connections = 32\nmax_connections_per_client = 8\n", FILE, {}).serve
