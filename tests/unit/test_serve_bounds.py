@@ -15,6 +15,7 @@ import resource
 import socket
 from pathlib import Path
 
+import anyio
 import pytest
 
 from host.config import parse_config
@@ -23,6 +24,7 @@ from host.serve import connections
 from host.serve.connections import FD_RESERVE, Bounds, ConnectionGuard, fit_open_files
 from host.serve.hosts import HostRules
 from host.serve.limit_log import LimitLog
+from host.serve.turns import Turns
 
 FILE = Path("/etc/agent/agent-host.toml")
 BOUNDS = Bounds(max_connections=2, idle_timeout=5, header_timeout=10, body_timeout=30)
@@ -151,3 +153,31 @@ def test_the_per_client_connection_cap_must_be_below_max_connections() -> None:
         f"{FILE}: serve.max_connections_per_client: max_connections_per_client (64) must be below max_connections (32)"
     )
     assert parse_config("[serve]\nmax_connections = 32\nmax_connections_per_client = 8\n", FILE, {}).serve
+
+
+@pytest.mark.anyio
+async def test_a_waiting_call_handed_a_turn_frees_its_queue_place_at_once() -> None:
+    """docs/notes/hardening-open.md item 9 (an early 429 in ~5 of 20 bursts of 12 calls at
+    max_concurrent 4, queue 8): a call ending hands its turn to the first waiter, which counted as
+    waiting until it next ran, so a call arriving meanwhile found 4 running and 8 waiting while only
+    7 waited."""
+    turns = Turns(4, 8)
+    ends = [anyio.Event() for _ in range(12)]
+    seen: list[str | None] = []
+
+    async def call(index: int) -> None:
+        async with turns.turn():
+            await ends[index].wait()
+        if index == 0:
+            seen.append(turns.busy())  # before the waiter handed its turn has run
+
+    async with anyio.create_task_group() as tg:
+        for index in range(12):
+            tg.start_soon(call, index)
+            await anyio.wait_all_tasks_blocked()
+        assert turns.busy() is not None  # 4 run, 8 wait: full
+        ends[0].set()
+        await anyio.wait_all_tasks_blocked()
+        for end in ends:
+            end.set()
+    assert seen == [None]
