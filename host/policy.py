@@ -93,6 +93,8 @@ class Limits:
     max_result_bytes: Limit
     guest_output: Limit
     """Bytes of stdout, and as many of stderr, the guest may write in one run (beyond: dropped)."""
+    open_files: Limit
+    """Host file descriptors the guest may hold through its granted folders (beyond: stopped)."""
 
     def check_argument_size(self, size: int, what: str) -> None:
         if size > self.max_argument_bytes.value:
@@ -207,6 +209,7 @@ class AgentPolicy:
             max_argument_bytes=limit(None, host.max_argument_bytes, "max_argument_bytes"),
             max_result_bytes=limit(None, host.max_result_bytes, "max_result_bytes"),
             guest_output=limit(None, host.guest_output_max, "guest_output_max"),
+            open_files=limit(agent.max_open_files if agent else None, host.max_open_files, "max_open_files"),
         )
         capabilities = Capabilities(
             agent=name,
