@@ -36,6 +36,10 @@ descriptors is stopped."""
 RESCAN: Final = 0.05
 """Seconds after which the descriptor table is read again even when its size did not change."""
 
+MIN_RESCAN: Final = 0.01
+"""Seconds between two reads of the table at the most (one epoch tick), however often its size
+changes (a busy `serve` opens and closes sockets all the time): ~1 ms per read of 500 descriptors."""
+
 RAISED_LIMIT_CAP: Final = 1 << 20
 """Highest soft `RLIMIT_NOFILE` the host raises itself to (when the hard limit is unlimited)."""
 
@@ -117,7 +121,7 @@ class _Ledger:
             baseline = frozenset((fd, path) for fd, path in _descriptors() if _under(path, roots))
             watch = Watch(roots, limit, baseline, _ledger=self)
             self._watches.append(watch)
-            self._size = -1
+            self._size, self._counted = -1, 0.0
             return watch
 
     def forget(self, watch: Watch) -> None:
@@ -126,13 +130,14 @@ class _Ledger:
                 self._watches.remove(watch)
             if self._worst is watch:
                 self._worst = None
-            self._size = -1
+            self._size, self._counted = -1, 0.0
 
     def check(self, watch: Watch) -> str | None:
         size = _table_size()
         now = time.monotonic()
         with self._lock:
-            if size != self._size or now - self._counted > RESCAN:
+            since = now - self._counted
+            if (size != self._size and since >= MIN_RESCAN) or since > RESCAN:
                 self._count(size, now)
             if watch.held > watch.limit.value:
                 return (

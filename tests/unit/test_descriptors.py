@@ -19,6 +19,12 @@ from host.runtime import descriptors
 from host.runtime.descriptors import HOST_RESERVE, Watch
 
 
+@pytest.fixture(autouse=True)
+def every_change_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table is read again at each change, however close together (a test's opens are)."""
+    monkeypatch.setattr(descriptors, "MIN_RESCAN", 0.0)
+
+
 @pytest.fixture
 def opened() -> Iterator[list[int]]:
     fds: list[int] = []
