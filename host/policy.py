@@ -4,15 +4,15 @@ Deny by default: an agent may use only the toolings it was granted and, within t
 allow-lists match. What is not granted is left out of lists and refused with `denied`; every
 refusal names the agent, what was refused and the configuration that would grant it.
 
-This module imports only `config` and `errors`.
+This module imports only `config`, `errors` and `globs`.
 """
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from host import globs
 from host.config import AgentConfig, Config, DirGrant
 from host.errors import ErrorCode, ToolingError, UsageError
 
@@ -23,7 +23,8 @@ class Grants:
 
     Within a granted tooling, optional allow-lists of globs (`fnmatch`, case sensitive) in `tools`
     and `resources` restrict the tools it may see and call and the resource URIs it may see, read
-    and watch; a tooling without a list restricts nothing.
+    and watch; a tooling without a list restricts nothing. A name or URI with a dot segment (`..`,
+    also percent-encoded) matches no glob (`host.globs`).
     """
 
     agent: str
@@ -62,16 +63,24 @@ class Grants:
 
     def _refusal(self, action: str, target: str, tooling: str, table: str) -> ToolingError:
         allow_list = self.tools if table == "tools" else self.resources
-        globs = ", ".join(f'"{glob}"' for glob in allow_list.get(tooling, ()))
+        listed = ", ".join(f'"{glob}"' for glob in allow_list.get(tooling, ()))
+        hazard = globs.hazard(target)
+        if hazard is not None:
+            return ToolingError(
+                ErrorCode.DENIED,
+                f"agent {self.agent!r} may not {action} {target!r} of tooling {tooling!r}: it has {hazard}, "
+                f"which no glob of {table}.{tooling} in {self.source} matches (a server would resolve it to "
+                "another path); ask for it without dot segments",
+            )
         return ToolingError(
             ErrorCode.DENIED,
             f"agent {self.agent!r} may not {action} {target!r} of tooling {tooling!r}: it matches none of "
-            f"{table}.{tooling} = [{globs}] in {self.source}; add a matching glob there to grant it",
+            f"{table}.{tooling} = [{listed}] in {self.source}; add a matching glob there to grant it",
         )
 
 
-def _matches(globs: Sequence[str] | None, name: str) -> bool:
-    return globs is None or any(fnmatch.fnmatchcase(name, glob) for glob in globs)
+def _matches(patterns: Sequence[str] | None, name: str) -> bool:
+    return patterns is None or any(globs.matches(name, glob) for glob in patterns)
 
 
 @dataclass(frozen=True)
@@ -93,6 +102,8 @@ class Limits:
     max_result_bytes: Limit
     guest_output: Limit
     """Bytes of stdout, and as many of stderr, the guest may write in one run (beyond: dropped)."""
+    open_files: Limit
+    """Host file descriptors the guest may hold through its granted folders (beyond: stopped)."""
 
     def check_argument_size(self, size: int, what: str) -> None:
         if size > self.max_argument_bytes.value:
@@ -207,6 +218,7 @@ class AgentPolicy:
             max_argument_bytes=limit(None, host.max_argument_bytes, "max_argument_bytes"),
             max_result_bytes=limit(None, host.max_result_bytes, "max_result_bytes"),
             guest_output=limit(None, host.guest_output_max, "guest_output_max"),
+            open_files=limit(agent.max_open_files if agent else None, host.max_open_files, "max_open_files"),
         )
         capabilities = Capabilities(
             agent=name,
@@ -226,7 +238,7 @@ class AgentPolicy:
 def _expand_allow(config: Config, allow: Iterable[str]) -> Iterable[str]:
     """`--allow` values: tooling names or globs (`*` grants every configured tooling)."""
     for pattern in allow:
-        matched = [name for name in config.toolings if fnmatch.fnmatchcase(name, pattern)]
+        matched = [name for name in config.toolings if globs.matches(name, pattern)]
         if not matched:
             raise UsageError(
                 f"--allow {pattern}: no configured tooling matches",

@@ -19,6 +19,7 @@ from host.config.defaults import DEFAULT_INBOX_SIZE as DEFAULT_INBOX_SIZE
 from host.config.defaults import DEFAULT_MAX_ARGUMENT_BYTES as DEFAULT_MAX_ARGUMENT_BYTES
 from host.config.defaults import DEFAULT_MAX_BACKOFF as DEFAULT_MAX_BACKOFF
 from host.config.defaults import DEFAULT_MAX_OPEN_CALLS as DEFAULT_MAX_OPEN_CALLS
+from host.config.defaults import DEFAULT_MAX_OPEN_FILES as DEFAULT_MAX_OPEN_FILES
 from host.config.defaults import DEFAULT_MAX_PENDING_BYTES as DEFAULT_MAX_PENDING_BYTES
 from host.config.defaults import DEFAULT_MAX_RESULT_BYTES as DEFAULT_MAX_RESULT_BYTES
 from host.config.defaults import DEFAULT_MAX_SUBSCRIPTIONS as DEFAULT_MAX_SUBSCRIPTIONS
@@ -78,6 +79,7 @@ __all__ = (
     "DEFAULT_MAX_BACKOFF",
     "DEFAULT_MAX_OPEN_CALLS",
     "DEFAULT_MAX_RESULT_BYTES",
+    "DEFAULT_MAX_OPEN_FILES",
     "DEFAULT_MAX_PENDING_BYTES",
     "DEFAULT_MAX_SUBSCRIPTIONS",
     "DEFAULT_MEMORY",

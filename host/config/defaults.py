@@ -38,6 +38,10 @@ DEFAULT_MAX_PENDING_BYTES: Final = 64 * 1024 * 1024
 """Bytes the host holds for one guest: the arguments of its open calls (text and parsed value) and
 its undelivered envelopes; `call-tool` and `subscribe-*` answer `limit-exceeded` beyond."""
 
+DEFAULT_MAX_OPEN_FILES: Final = 256
+"""Host file descriptors one guest may hold through its granted folders (`dirs`): open files and
+folders, directory streams (`[host]` / `[agents.NAME] max_open_files`); beyond, it is stopped."""
+
 DEFAULT_INBOX_SIZE: Final = 1024
 """Envelopes one guest's inbox holds."""
 

@@ -26,6 +26,7 @@ from host.config.defaults import (
     DEFAULT_INBOX_SIZE,
     DEFAULT_MAX_ARGUMENT_BYTES,
     DEFAULT_MAX_OPEN_CALLS,
+    DEFAULT_MAX_OPEN_FILES,
     DEFAULT_MAX_PENDING_BYTES,
     DEFAULT_MAX_RESULT_BYTES,
     DEFAULT_MAX_SUBSCRIPTIONS,
@@ -109,6 +110,8 @@ class AgentConfig(Named):
     """Wall-clock seconds for `run`; absent: the [host] default."""
     dirs: tuple[DirGrant, ...] = ()
     """Directories preopened for the guest (read-only unless `writable`)."""
+    max_open_files: Count | None = None
+    """Host file descriptors the guest may hold through `dirs`; absent: the [host] default."""
     env: Mapping[str, str] = {}
     """Environment variables the guest sees (none by default)."""
     capabilities: tuple[Capability, ...] | None = None
@@ -157,6 +160,9 @@ class HostSettings(Placed):
     """Largest tool arguments (JSON text) a guest may send."""
     max_result_bytes: Size = DEFAULT_MAX_RESULT_BYTES
     """Largest tool result or resource content a guest may receive."""
+    max_open_files: Count = DEFAULT_MAX_OPEN_FILES
+    """Host file descriptors one guest may hold through its granted folders (open files and folders,
+    directory streams); beyond, the run is stopped (limit-exceeded)."""
     max_pending_bytes: Size = DEFAULT_MAX_PENDING_BYTES
     """Bytes the host holds for one guest (arguments of open calls, undelivered envelopes); `call-tool`
     and `subscribe-*` answer `limit-exceeded` beyond. At least 2 * max_argument_bytes."""

@@ -4,10 +4,11 @@ Every wasmtime call for a store happens on its guest's thread. The store's WASI 
 everything the policy does not opt in to (preopened folders, named environment variables; never
 sockets); the guest's stdout and stderr go to files in a private temp folder, forwarded by
 `output.Forwarder`. Memory is bounded by the policy's `memory` (the guest sees `MemoryError`), CPU
-and wall-clock time and stop requests by a `RunGuard`. Nothing the guest does raises in the host:
-every ending is an `Outcome`; only `KeyboardInterrupt`/`SystemExit` from a host function is
-re-raised (by `GuestThread.join`). However the guest ends, `session.close()` runs and the temp
-folder is removed.
+and wall-clock time, stop requests and the host file descriptors it holds through its folders
+(`descriptors.Watch`, registered before WASI opens them, ended after the store) by a `RunGuard`.
+Nothing the guest does raises in the host: every ending is an `Outcome`; only
+`KeyboardInterrupt`/`SystemExit` from a host function is re-raised (by `GuestThread.join`).
+However the guest ends, `session.close()` runs and the temp folder is removed.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from wasmtime.component import Component
 
 from host import status_codes
 from host.policy import AgentPolicy
-from host.runtime import thread_state, wit_values
+from host.runtime import descriptors, thread_state, wit_values
 from host.runtime.engine import Runtime
 from host.runtime.output import Forwarder
 from host.runtime.output_files import CappedFile
@@ -172,12 +173,13 @@ def run_guest(
     store = Store(runtime.engine)
     guard: RunGuard | None = None
     outputs: list[CappedFile] = []
+    files = descriptors.watch(policy.dirs, policy.limits.open_files)  # before WASI opens the folders
     try:
         outputs += [CappedFile(path, policy.limits.guest_output, agent=agent, stream=stream)
                    for path, stream in ((out_path, "stdout"), (err_path, "stderr"))]  # fmt: skip
         store.set_wasi(_wasi(policy, *outputs))
         store.set_limits(memory_size=int(policy.limits.memory.value))
-        guard = RunGuard(store, cpu_time=policy.limits.cpu_time, wall_time=policy.limits.wall_time)
+        guard = RunGuard(store, cpu_time=policy.limits.cpu_time, wall_time=policy.limits.wall_time, files=files)
         session.deadline = guard.deadline
         if control is not None:
             control.attach(guard)
@@ -188,6 +190,8 @@ def run_guest(
         session.close()
         forwarder.stop()
         store.close()
+        if files is not None:
+            files.close()
         for capped in outputs:
             capped.close()
         shutil.rmtree(workdir, ignore_errors=True)

@@ -24,6 +24,7 @@ from wasmtime import Store, WasmtimeError
 from wasmtime import _bindings as ffi  # the binding wasmtime-py does not wrap (see the module docstring)
 
 from host.policy import Limit
+from host.runtime.descriptors import Watch
 
 logger = logging.getLogger(__name__)
 
@@ -35,8 +36,9 @@ _PAST_DEADLINE: Final = 0.02
 check finds the deadline passed."""
 
 
-TripKind = Literal["stopped", "cpu_time", "wall_time"]
-"""Which check of a `RunGuard` stopped a run: a stop request, its CPU time, its wall-clock time."""
+TripKind = Literal["stopped", "cpu_time", "wall_time", "open_files"]
+"""Which check of a `RunGuard` stopped a run: a stop request, its CPU time, its wall-clock time, the
+host file descriptors it holds (`runtime.descriptors`)."""
 
 _ENTRY = ffi._wasmtime_store_epoch_deadline_callback.argtypes
 _CALLBACK_TYPE: Any = _ENTRY[1]
@@ -56,8 +58,12 @@ class RunGuard:
     one slice ahead.
     """
 
-    def __init__(self, store: Store, *, cpu_time: Limit, wall_time: Limit) -> None:
+    def __init__(self, store: Store, *, cpu_time: Limit, wall_time: Limit, files: Watch | None = None) -> None:
+        """`files`: the guest's host file descriptors, checked at every tick (not every slice) while
+        wasm runs, so that what it opens between two checks stays small."""
         self._cpu_time = cpu_time
+        self._files = files
+        self._slice = 1 if files is not None else SLICE_TICKS
         self._wall_time = wall_time
         self.started = time.monotonic()
         self.deadline = self.started + wall_time.value
@@ -76,7 +82,7 @@ class RunGuard:
         self._callback = _CALLBACK_TYPE(self._on_deadline)
         self._finalizer = _FINALIZER_TYPE(_no_finalizer)
         ffi.wasmtime_store_epoch_deadline_callback(store.ptr(), self._callback, None, self._finalizer)
-        store.set_epoch_deadline(SLICE_TICKS)
+        store.set_epoch_deadline(self._slice)
 
     def host_enter(self) -> None:
         """Called by every host function on entry, on the guest's thread; until `host_exit`, the
@@ -112,6 +118,8 @@ class RunGuard:
         if now - self.started > self._wall_time.value:
             wall = self._wall_time
             return "wall_time", f"time limit: run did not finish within {wall.value:g} s ({wall.key})"
+        if self._files is not None and (files := self._files.check()) is not None:
+            return "open_files", files
         return None
 
     def _on_deadline(self, context: Any, data: Any, delta: Any, kind: Any) -> int:
@@ -128,7 +136,7 @@ class RunGuard:
             self._mark = cpu
             verdict = self._verdict(time.monotonic())
             if verdict is None:
-                delta[0] = SLICE_TICKS
+                delta[0] = self._slice
                 kind[0] = _CONTINUE
                 return 0
             self.tripped, self.reason = verdict

@@ -104,7 +104,10 @@ def _unpacked(on_log: AsyncLogSink) -> Callable[[tuple[str, str]], Awaitable[Non
     return deliver
 
 
-TRIPPED_CODES: Final[Mapping[str, ErrorCode]] = {"wall_time": ErrorCode.TIMEOUT}
+TRIPPED_CODES: Final[Mapping[str, ErrorCode]] = {
+    "wall_time": ErrorCode.TIMEOUT,
+    "open_files": ErrorCode.LIMIT_EXCEEDED,
+}
 """The error code of a guest the host stopped, by what stopped it (`tool-failed` for the others)."""
 
 LINE_OVERHEAD: Final = 100

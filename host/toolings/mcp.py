@@ -133,8 +133,12 @@ class McpTooling(ConfiguredTooling):
             self._config, self._log_dir, self._on_message, self._on_lost, self._callbacks, log_bounds=self._log_bounds
         )
         self._nursery.start_soon(conn.own, name=f"mcp-owner-{self.name}")
-        with anyio.move_on_after(self._config.connect_timeout):
-            await conn.ready.wait()
+        try:
+            with anyio.move_on_after(self._config.connect_timeout):
+                await conn.ready.wait()
+        except BaseException:  # the caller stopped (a signal, its deadline): no one waits for this server
+            conn.abandon()
+            raise
         if not conn.ready.is_set():
             conn.abandon()  # report at once; the owner stops the server in the background
             raise connect_timed_out(self._config, stderr_hint(conn))

@@ -1,14 +1,14 @@
 """A stdio MCP server's process: started by the SDK, ended with everything it started, its log bounded.
 
-The SDK starts the server as the leader of a session (a process group) of its own, but signals the
-group only when the server outlives its stdin closing, so what the server started survived a server
-that exited by itself or at EOF. `stdio_transport` ends the whole group once the SDK is done with
-the server, however the connection ended (closed, crashed, reconnected, a signal's shutdown); the
-group is tracked by `host.stopping` meanwhile (exiting at once kills it too). A process that leaves
-the group (`setsid`) escapes. The server's stderr is a pipe, always read, copied into a
-`rotation.RotatingFile`. This module alone touches the SDK's private names: it wraps
-`mcp.client.stdio._create_platform_compatible_process` to learn the server's pid, reported only to
-the `stdio_transport` that started it (a context variable).
+The SDK signals the server's process group (it leads one) only when the server outlives its stdin
+closing, so what it started survived a server that exited by itself. `stdio_transport` ends the
+whole group once the SDK is done with the server, however the connection ended; the group is
+tracked by `host.stopping` meanwhile. A stop (a signal, a deadline, an abandoned connect: the
+transport's user is cancelled) or a failure kills the group at once, before the SDK's graceful
+shutdown (EOF, 2 s, SIGTERM, 2 s) would wait. A process that leaves the group (`setsid`) escapes.
+The server's stderr is a pipe, always read, copied into a `rotation.RotatingFile`. Only this module
+touches the SDK's private names: it wraps `mcp.client.stdio._create_platform_compatible_process` to
+learn the server's pid, reported only to the `stdio_transport` that started it (a context variable).
 """
 
 from __future__ import annotations
@@ -85,7 +85,12 @@ async def stdio_transport(
         try:
             async with stdio_client(params, errlog=errlog) as streams:  # its exit is shielded and bounded
                 forget()
-                yield streams
+                try:
+                    yield streams
+                except BaseException:  # a stop (signal, deadline, abandoned connect) or a failure
+                    for group in groups:
+                        kill_group(group)
+                    raise
         finally:
             forget()
             with anyio.CancelScope(shield=True):
@@ -120,6 +125,14 @@ async def _copy(read_end: int, sink: RotatingFile, log: Path, copied: anyio.Even
         os.close(read_end)
         sink.close()
         copied.set()
+
+
+def kill_group(group: int) -> None:
+    """SIGKILL process group `group` now (nothing to do when it is gone)."""
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 async def end_group(group: int) -> None:

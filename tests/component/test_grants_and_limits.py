@@ -123,3 +123,21 @@ def test_waiting_in_the_host_is_not_cpu_time(host: Host, probe_wasm: Path) -> No
     assert outcome.status == "ok", outcome  # 3.5 s of waiting under a 1 s CPU limit
     busy = run_agent(host, probe_wasm, "patient", [{"op": "busy", "ms": 3000}])
     assert busy.status == "trap" and "CPU time limit: run used more than 1 s of CPU" in busy.text
+
+
+def test_a_resource_uri_with_a_dot_segment_passes_no_resource_glob(host: Host, probe_wasm: Path) -> None:
+    """Provenance: docs/notes/hardening-open.md, item 11 (`demo://readme/../note` passed `demo://read*`)."""
+    outcome = run_agent(
+        host,
+        probe_wasm,
+        "reader",
+        [GET, {"op": "read_resource", "h": "t", "uri": "obs://new/../a"},
+         {"op": "subscribe_resource", "h": "t", "uri": "obs://new/%2e%2E/a"},
+         {"op": "read_resource", "h": "t", "uri": "obs://newer/..%2fb"}],
+    )  # fmt: skip
+    assert outcome.status == "ok", outcome
+    results = json.loads(outcome.text)
+    for result in results[1:]:
+        error = err(result)
+        assert error["code"] == "denied", error
+        assert "dot segment '..'" in error["message"] and "resources.t" in error["message"], error
