@@ -7,6 +7,11 @@ task on the server's loop pumps its inbox: a 2026-07-28 client gets what its `su
 stream asked for (the SDK's `ListenHandler`, fed by a `SubscriptionBus`); a 2025-11-25 client gets
 `notifications/resources/updated` for the URIs it subscribed to (`resources/subscribe`) and the
 list-changed notifications once it has made a request; its subscriptions end with its connection.
+Each 2025-11-25 connection is sent to by a task of its own from its own outbox (`_Outbox`), so a
+client that stops reading delays nobody else: what waits for it is coalesced (one list change of
+each kind, each subscribed URI once: bounded by its subscriptions, nothing lost, as a notification
+only says that something changed), and a send that does not end within `SEND_WAIT` seconds is given
+up (logged once per interval) and tried again at the connection's next event.
 The grants apply as to every operation of agent `serve`: a resource outside them is refused
 (`denied`), one that no offered tooling lists too (`not-found`), so clients share at most one
 upstream subscription per offered resource; what one client holds is bounded (`subscribe`, `listen`).
@@ -18,10 +23,11 @@ import logging
 import weakref
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import anyio
+import anyio.abc
 import anyio.to_thread
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
@@ -49,6 +55,13 @@ logger = logging.getLogger(__name__)
 PUMP_WAIT_MS: Final = 1000
 """Longest wait of one inbox read of the pump (it ends at once when the relay stops)."""
 
+SEND_WAIT: Final = 5.0
+"""Seconds one notification to a 2025-11-25 connection may take to be sent (its client reads it);
+then the connection's sender gives up until its next event (what waits stays in its outbox)."""
+
+_TOOLS: Final = "tools"
+_RESOURCES: Final = "resources"
+
 
 @dataclass
 class _Watched:
@@ -59,10 +72,31 @@ class _Watched:
     holders: int
 
 
+@dataclass
+class _Outbox:
+    """What waits to be sent to one 2025-11-25 connection, coalesced: `_TOOLS`, `_RESOURCES` (list
+    changes) and the updated URIs, each at most once, in order of arrival."""
+
+    waiting: dict[str, None] = field(default_factory=dict)
+    """Keys: `_TOOLS`, `_RESOURCES`, or `uri:URI`."""
+    sending: bool = False
+    """Whether a sender task runs for it."""
+
+
 def connection_of(ctx: ServerRequestContext[Any]) -> Connection:
     """The client connection a request came on (the SDK keeps it on the request's session only)."""
     connection: Connection = ctx.session._connection  # no public accessor in mcp 2.3
     return connection
+
+
+async def _notify(connection: Connection, key: str) -> None:
+    """Send the notification `key` (see `_Outbox.waiting`) to `connection`."""
+    if key == _TOOLS:
+        await connection.send_tool_list_changed()
+    elif key == _RESOURCES:
+        await connection.send_resource_list_changed()
+    else:
+        await connection.send_resource_updated(key.removeprefix("uri:"))
 
 
 class Relay:
@@ -90,6 +124,9 @@ class Relay:
         """URI → the 2025-11-25 connections subscribed to it (no entry without one)."""
         self._held: weakref.WeakKeyDictionary[Connection, set[str]] = weakref.WeakKeyDictionary()
         """2025-11-25 connection → the URIs it is subscribed to (or subscribing to)."""
+        self._outboxes: weakref.WeakKeyDictionary[Connection, _Outbox] = weakref.WeakKeyDictionary()
+        self._senders: anyio.abc.TaskGroup | None = None
+        """The task group of `running()`, where each connection's sender runs."""
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -99,6 +136,7 @@ class Relay:
         ended: BaseException | None = None
         try:
             async with anyio.create_task_group() as tg:
+                self._senders = tg
                 tg.start_soon(self._watch_lists)
                 tg.start_soon(self._pump, session)
                 try:
@@ -106,6 +144,7 @@ class Relay:
                 except BaseException as exc:  # re-raised below, outside the task group: not wrapped in a group
                     ended = exc
                 finally:
+                    self._senders = None
                     self._listen.close()
                     session.interrupt("the server is stopping")
                     tg.cancel_scope.cancel()
@@ -194,14 +233,45 @@ class Relay:
         else:
             return
         await self.bus.publish(event)
+        if isinstance(event, ToolsListChanged):
+            key = _TOOLS
+        elif isinstance(event, ResourcesListChanged):
+            key = _RESOURCES
+        else:
+            key = f"uri:{event.uri}"
         for connection in self._recipients(event):
-            with anyio.move_on_after(5):
-                if isinstance(event, ToolsListChanged):
-                    await connection.send_tool_list_changed()
-                elif isinstance(event, ResourcesListChanged):
-                    await connection.send_resource_list_changed()
-                else:
-                    await connection.send_resource_updated(event.uri)
+            outbox = self._outboxes.setdefault(connection, _Outbox())
+            outbox.waiting[key] = None
+            if not outbox.sending and self._senders is not None:
+                outbox.sending = True
+                self._senders.start_soon(self._send, weakref.ref(connection), outbox)
+
+    async def _send(self, connection_ref: weakref.ref[Connection], outbox: _Outbox) -> None:
+        """Send what waits in `outbox` to its connection, oldest first, until none waits, the
+        connection is gone, or a send does not end within `SEND_WAIT` seconds (it stays waiting)."""
+        try:
+            while outbox.waiting:
+                key = next(iter(outbox.waiting))
+                connection = connection_ref()
+                if connection is None:
+                    return
+                with anyio.move_on_after(SEND_WAIT) as scope:
+                    try:
+                        await _notify(connection, key)
+                    except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+                        outbox.waiting.clear()  # the connection ended: nobody to tell
+                        return
+                del connection
+                if scope.cancelled_caught:
+                    self._limit_log.reached(
+                        "send_wait",
+                        f"a 2025-11-25 MCP session did not read a notification within {SEND_WAIT:g} s (SEND_WAIT); "
+                        "its notifications wait, coalesced, until its next event",
+                    )
+                    return
+                outbox.waiting.pop(key, None)
+        finally:
+            outbox.sending = False
 
     def _recipients(self, event: ServerEvent) -> Sequence[Connection]:
         if isinstance(event, ResourceUpdated):
@@ -246,6 +316,9 @@ class Relay:
         if not holders:
             del self._legacy_uris[uri]
         self._held.get(connection, set()).discard(uri)
+        outbox = self._outboxes.get(connection)
+        if outbox is not None:
+            outbox.waiting.pop(f"uri:{uri}", None)
         await self.release(uri)
 
     async def listen(
