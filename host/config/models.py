@@ -305,6 +305,11 @@ class ServeSettings(Placed):
     session_idle: Seconds = 300.0
     """Seconds an MCP session may go without a request in flight before it is closed (its id then
     answers 404 and its subscriptions end)."""
+    listen_idle: Seconds = 300.0
+    """Seconds a `subscriptions/listen` stream (2026-07-28) may carry no event before it is ended
+    gracefully (the client re-listens), freeing its slot; a 2025-11-25 session's GET stream is closed
+    after as many seconds open (the SDK's client opens it again), so that it cannot hold its session
+    past `session_idle` for ever."""
     max_subscriptions_per_session: Count = 64
     """Resources one MCP session (or one `subscriptions/listen` stream) may be subscribed to at once."""
     max_connections: Count = 512
@@ -324,11 +329,11 @@ class ServeSettings(Placed):
     "NAME:PORT", globs such as "*.example.com"; "*": any (only with tokens). Absent: the loopback names
     for a loopback bind, any Host for a bind beyond loopback (which needs tokens)."""
 
-    @field_validator("session_idle")
+    @field_validator("session_idle", "listen_idle")
     @classmethod
-    def _finite(cls, value: float) -> float:
+    def _finite(cls, value: float, info: ValidationInfo) -> float:
         if not math.isfinite(value):
-            raise problem(f"expected a finite number of seconds, got {value!r}", "for example session_idle = 300")
+            raise problem(f"expected a finite number of seconds, got {value!r}", f"for example {info.field_name} = 300")
         return value
 
     @field_validator("allowed_hosts")

@@ -32,6 +32,7 @@ from host.errors import ErrorCode, ToolingError
 from host.model import Progress, ResourceData
 from host.serve.answers import Answer
 from host.serve.catalog import Catalog
+from host.serve.clients import client_of_request
 from host.serve.draining import Draining
 from host.serve.hangups import unless_hung_up
 
@@ -141,8 +142,8 @@ def build_server(catalog: Catalog) -> Server[Any]:
         async def on_progress(report: Progress) -> None:
             await ctx.session.report_progress(report.progress, report.total, report.message)
 
-        call = catalog.call(params.name, params.arguments or {}, on_log, on_progress)
         request = ctx.request
+        call = catalog.call(params.name, params.arguments or {}, on_log, on_progress, client=client_of_request(request))
         if isinstance(request, Request) and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             watched = await unless_hung_up(request, call)  # the SDK cancels a 2026 request itself
             answer = watched if watched is not None else Answer.failure(ErrorCode.CANCELLED, HUNG_UP)

@@ -39,6 +39,7 @@ from mcp.server.subscriptions import (
     ServerEvent,
     ToolsListChanged,
 )
+from mcp.shared.subscriptions import event_matches
 from mcp_types import SubscriptionsListenRequestParams, SubscriptionsListenResult
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -108,7 +109,8 @@ class Relay:
         self._slots = slots
         self._limit_log = limit_log
         self.bus = InMemorySubscriptionBus()
-        self._listen = ListenHandler(self.bus, max_subscriptions=settings.max_sessions)
+        self._listens: set[ListenHandler] = set()
+        """One handler per open `subscriptions/listen` stream (so that one can be ended alone)."""
         self._session: GuestSession | None = None
         self._one = anyio.CapacityLimiter(1)
         """The session's operations: one at a time, in a worker thread."""
@@ -145,7 +147,8 @@ class Relay:
                     ended = exc
                 finally:
                     self._senders = None
-                    self._listen.close()
+                    for handler in list(self._listens):
+                        handler.close()
                     session.interrupt("the server is stopping")
                     tg.cancel_scope.cancel()
         finally:
@@ -326,7 +329,8 @@ class Relay:
     ) -> SubscriptionsListenResult:
         """`subscriptions/listen` (2026-07-28): the resources it names (at most `[serve]
         max_subscriptions_per_session`) are watched while it lasts, in one of its client's
-        `max_sessions_per_client` slots (`clients.ClientSlots`; `max_sessions` streams in all).
+        `max_sessions_per_client` slots (`clients.ClientSlots`; `max_sessions` streams in all);
+        ended gracefully after `listen_idle` seconds without an event for it.
         Raises `ToolingError` for a resource that cannot be watched or a bound reached (`limit-exceeded`,
         logged once per interval); nothing is then held."""
         uris = list(dict.fromkeys(params.notifications.resource_subscriptions or ()))
@@ -336,16 +340,49 @@ class Relay:
         slot = object()
         self._take_slot(client, slot)
         held: list[str] = []
+        handler = ListenHandler(self.bus, max_subscriptions=1)
+        self._listens.add(handler)
         try:
             for uri in uris:
                 await self.acquire(uri)
                 held.append(uri)
-            return await self._listen(ctx, params)
+            return await self._listened(ctx, params, handler)
         finally:
+            self._listens.discard(handler)
             self._slots.release(client, slot)
             with anyio.CancelScope(shield=True):
                 for uri in held:
                     await self.release(uri)
+
+    async def _listened(
+        self, ctx: ServerRequestContext[Any], params: SubscriptionsListenRequestParams, handler: ListenHandler
+    ) -> SubscriptionsListenResult:
+        """Serve one listen stream with `handler`, ended gracefully once no event it asked for came
+        for `[serve] listen_idle` seconds."""
+        wanted = params.notifications
+        uris = frozenset(wanted.resource_subscriptions or ())
+        idle = self._settings.listen_idle
+        watch = anyio.CancelScope(deadline=anyio.current_time() + idle)
+
+        def seen(event: ServerEvent) -> None:
+            if event_matches(wanted, uris, event):
+                watch.deadline = anyio.current_time() + idle
+
+        async def expire() -> None:
+            with watch:
+                await anyio.sleep_forever()
+            logger.info("a subscriptions/listen stream carried no event for %g s ([serve] listen_idle): ended", idle)
+            handler.close()
+
+        unsubscribe = self.bus.subscribe(seen)
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(expire)
+                result = await handler(ctx, params)
+                tg.cancel_scope.cancel()
+        finally:
+            unsubscribe()
+        return result
 
     def _take_slot(self, client: str, slot: object) -> None:
         settings = self._settings

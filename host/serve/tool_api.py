@@ -22,6 +22,7 @@ from starlette.routing import Route
 
 from host import __version__, strict_json
 from host.serve.catalog import Catalog
+from host.serve.clients import client_of_scope
 from host.serve.hangups import unless_hung_up
 
 STATUS: Final[Mapping[str, int]] = {
@@ -105,7 +106,9 @@ def routes(catalog: Catalog, security: TransportSecuritySettings, max_body: int)
         if not isinstance(arguments, dict):
             catalog.record(name, len(body), "invalid-arguments", started)
             return error("invalid-arguments", "the body must be a JSON object: the tool's arguments")
-        answer = await unless_hung_up(request, catalog.call(name, arguments, argument_bytes=len(body)))
+        answer = await unless_hung_up(
+            request, catalog.call(name, arguments, argument_bytes=len(body), client=client_of_scope(request.scope))
+        )
         if answer is None:
             return Response(status_code=400)  # the client is gone; the call was cancelled (and audited)
         if answer.code is not None:

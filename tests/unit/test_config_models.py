@@ -183,7 +183,7 @@ def test_serve_names_only_agents_it_can_serve() -> None:
     assert (typo.message, typo.hint) == (
         f"{FILE}: serve.max_concurent: unknown key",
         "known keys here: agents, allowed_hosts, body_timeout, grace, grants, header_timeout, http, idle_timeout, "
-        "log_buffer, max_body, max_concurrent, max_connections, max_sessions, max_sessions_per_client, "
+        "listen_idle, log_buffer, max_body, max_concurrent, max_connections, max_sessions, max_sessions_per_client, "
         "max_subscriptions_per_session, queue, session_idle, tokens, toolings",
     )
     lines = str(error_of('[agents.a]\n[serve]\nagents = ["a", "b"]\n')).splitlines()
