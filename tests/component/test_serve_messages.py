@@ -55,7 +55,7 @@ def test_a_number_json_has_no_form_for_is_told_alike_over_mcp_and_http(tmp_path:
     "Infinity is not a JSON number" over MCP (whose SDK parses it to infinity first): one table."""
     config = tmp_path / "agent-host.toml"
     config.write_text(CONFIG + 'toolings = ["mock"]\n')
-    body = '{"x": %s}' % number
+    body = '{"x": ' + number + "}"
     served = HttpServe(config)
     try:
         http = httpx2.post(f"{served.base}/tools/mock.echo", content=body.encode(), headers=JSON_HEADERS)
