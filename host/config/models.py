@@ -269,6 +269,13 @@ GRANT_KEYS: Final = frozenset({"toolings", "tools", "resources", "capabilities",
 """The keys of an `[agents.NAME]` table that `[serve] grants` takes (what a remote client may do)."""
 
 
+TOKEN_HINT: Final = (
+    'give each token a value without surrounding whitespace, e.g. tokens = ["${AGENT_HOST_TOKEN}"] with a '
+    "generated value (or remove it)"
+)
+"""The hint of a token `[serve] tokens` refuses."""
+
+
 class ServeSettings(Placed):
     """The `[serve]` table: what `agent-host serve` offers to MCP clients, and how."""
 
@@ -402,8 +409,15 @@ class ServeSettings(Placed):
             hint = 'name the hosts (allowed_hosts = ["agents.example.com"]), or set tokens = ["${AGENT_HOST_TOKEN}"]'
             message = 'accepting any Host ("*") without a token opens the server to DNS rebinding'
             fail("ServeSettings", [At(("allowed_hosts",), message, hint)])
-        if any(not token for token in self.tokens):
-            fail("ServeSettings", [At(("tokens",), "an empty token", "give each token a value (or remove it)")])
+        problems = []
+        for index, token in enumerate(self.tokens):  # never quoted: a token is a secret
+            if not token.strip():
+                problems.append(At(("tokens", index), "a blank token (empty or only whitespace)", TOKEN_HINT))
+            elif token != token.strip():
+                message = "a token with spaces around it (a client cannot send them: a header's value is trimmed)"
+                problems.append(At(("tokens", index), message, TOKEN_HINT))
+        if problems:
+            fail("ServeSettings", problems)
         return self
 
 

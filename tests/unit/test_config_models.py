@@ -207,6 +207,16 @@ def test_serve_binds_beyond_loopback_only_with_a_token() -> None:
     )
 
 
+@pytest.mark.parametrize("token", ["", " ", "\t ", " secret", "secret\n"])
+def test_a_blank_token_or_one_with_spaces_around_it_is_refused_without_showing_it(token: str) -> None:
+    """docs/notes/hardening-open.md, item 9: `tokens = [" "]` was accepted by `config check` (a
+    token no client can present: the header's value is stripped)."""
+    error = error_of('[serve]\ntokens = ["good", "${T}"]\n', {"T": token})
+    assert error.message.startswith(f"{FILE}: serve.tokens[1]: "), error.message
+    assert ("blank" in error.message) if not token.strip() else ("spaces" in error.message), error.message
+    assert "hint: " in str(error) and (not token.strip() or token.strip() not in str(error))
+
+
 def test_serve_toolings_are_defined_dotless_and_granted_and_grants_take_only_grant_keys() -> None:
     """Issue 12: `[serve] toolings` re-exported under `[serve] grants` (the keys of an agent's grants)."""
     tools = '[tooling.fs]\nkind = "mock"\n[tooling."a.b"]\nkind = "mock"\n[tooling.other]\nkind = "mock"\n'
