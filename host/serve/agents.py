@@ -9,7 +9,8 @@ Its outcome is an `Answer`: the guest's answer, or a failure naming what went wr
 never escapes. The guest's log lines reach the caller cut as the host log cuts them
 (`guest_log.cut`) and bounded by bytes per call (`[serve] log_buffer`, see `feed.Feed`); after the
 guest ends, what waits is delivered for at most `LOG_DRAIN_WAIT` seconds, so a client that never
-reads still gets its answer sent.
+reads still gets its answer sent; the rest are dropped, told by one "N log lines dropped" line
+(sent for at most `NOTICE_WAIT` seconds).
 """
 
 from __future__ import annotations
@@ -114,6 +115,9 @@ LOG_DRAIN_WAIT: Final = 5.0
 """Seconds the log lines still waiting when a guest ends may take to reach the client; the rest are
 dropped and the answer is sent (a client that never reads does not hold the call)."""
 
+NOTICE_WAIT: Final = 1.0
+"""Seconds the line saying how many log lines the drain dropped may take to reach the client."""
+
 STOP_WAIT: Final = 10.0
 """Seconds a cancelled call waits for its stopped guest to end before it gives its turn back anyway."""
 
@@ -127,6 +131,13 @@ def _line_cost(line: LogLine) -> int:
 
 def _dropped_marker(count: int) -> LogLine:
     return "warn", f"[{count} log lines dropped: the client reads them slower than the agent writes them]"
+
+
+def _drained_marker(count: int) -> LogLine:
+    return (
+        "warn",
+        f"[{count} log lines dropped: the client did not read them within {LOG_DRAIN_WAIT:g} s of the agent's end]",
+    )
 
 
 class AgentCalls:
@@ -222,4 +233,7 @@ async def _forward(
     with drain:
         await lines.forward(deliver)
     if drain.cancelled_caught:
+        lost = lines.abandon()
         logger.info("log lines of a call were dropped: its client did not read them within %s s", LOG_DRAIN_WAIT)
+        with anyio.move_on_after(NOTICE_WAIT):
+            await deliver(_drained_marker(lost))
