@@ -74,7 +74,12 @@ def test_a_consumer_that_gives_up_learns_how_many_items_it_never_got() -> None:
 
     async def main() -> int:
         with Feed[str](3_000, len, lambda n: f"<{n} dropped>") as feed:
-            await anyio.to_thread.run_sync(lambda: [feed.push("x" * 1000) for _ in range(5)])  # 3 fit, 2 dropped
+
+            def produce() -> None:
+                for _ in range(5):  # 3 fit, 2 are dropped
+                    feed.push("x" * 1000)
+
+            await anyio.to_thread.run_sync(produce)
             stuck = anyio.Event()
 
             async def never_done(item: str) -> None:
