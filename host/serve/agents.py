@@ -8,9 +8,8 @@ guest has ended (at most `STOP_WAIT` seconds), so its turn is not free while the
 Its outcome is an `Answer`: the guest's answer, or a failure naming what went wrong; a host error
 never escapes. The guest's log lines reach the caller cut as the host log cuts them
 (`guest_log.cut`) and bounded by bytes per call (`[serve] log_buffer`, see `feed.Feed`); after the
-guest ends, what waits is delivered for at most `LOG_DRAIN_WAIT` seconds, so a client that never
-reads still gets its answer sent; the rest are dropped, told by one "N log lines dropped" line
-(sent for at most `NOTICE_WAIT` seconds).
+guest ends, what waits is delivered for at most `LOG_DRAIN_WAIT` seconds (the rest dropped, told by
+one line, see `_forward`), so a client that never reads still gets its answer sent.
 """
 
 from __future__ import annotations
@@ -229,7 +228,8 @@ async def _forward(
     lines: Feed[LogLine], deliver: Callable[[LogLine], Awaitable[None]], drain: anyio.CancelScope
 ) -> None:
     """Deliver `lines` until the feed is closed and empty, or `drain` (whose deadline is set when the
-    guest ends) runs out."""
+    guest ends) runs out; then the lines never delivered are told by one "N log lines dropped" line,
+    sent for at most `NOTICE_WAIT` seconds."""
     with drain:
         await lines.forward(deliver)
     if drain.cancelled_caught:

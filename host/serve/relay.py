@@ -8,10 +8,7 @@ stream asked for (the SDK's `ListenHandler`, fed by a `SubscriptionBus`); a 2025
 `notifications/resources/updated` for the URIs it subscribed to (`resources/subscribe`) and the
 list-changed notifications once it has made a request; its subscriptions end with its connection.
 Each 2025-11-25 connection is sent to by a task of its own from its own outbox (`_Outbox`), so a
-client that stops reading delays nobody else: what waits for it is coalesced (one list change of
-each kind, each subscribed URI once: bounded by its subscriptions, nothing lost, as a notification
-only says that something changed), and a send that does not end within `SEND_WAIT` seconds is given
-up (logged once per interval) and tried again at the connection's next event.
+client that stops reading delays nobody else.
 The grants apply as to every operation of agent `serve`: a resource outside them is refused
 (`denied`), one that no offered tooling lists too (`not-found`), so clients share at most one
 upstream subscription per offered resource; what one client holds is bounded (`subscribe`, `listen`).
@@ -76,7 +73,9 @@ class _Watched:
 @dataclass
 class _Outbox:
     """What waits to be sent to one 2025-11-25 connection, coalesced: `_TOOLS`, `_RESOURCES` (list
-    changes) and the updated URIs, each at most once, in order of arrival."""
+    changes) and the updated URIs, each at most once, in order of arrival (bounded by its
+    subscriptions; nothing is lost, as a notification only says that something changed). Its sender
+    gives up a send that takes `SEND_WAIT` seconds (logged once per interval) until the next event."""
 
     waiting: dict[str, None] = field(default_factory=dict)
     """Keys: `_TOOLS`, `_RESOURCES`, or `uri:URI`."""

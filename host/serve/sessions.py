@@ -8,10 +8,7 @@ manager keeps it (until the client's DELETE, `[serve] session_idle` seconds with
 flight, or a crash). Beyond `[serve] max_sessions_per_client` such a request is refused with HTTP 429,
 beyond `[serve] max_sessions` (every client together) with HTTP 503, before the SDK sees it: both are
 JSON-RPC errors coded as `limit-exceeded` (`mcp_server.ERROR_CODES`), logged once per interval.
-A session's GET stream (its standing SSE stream) is closed `[serve] listen_idle` seconds after it
-opened (the SDK's client opens it again at once): an open GET stream counts as a request in flight,
-so without it a session whose client went quiet would outlive `session_idle` for as long as its
-connection stayed open.
+A session's GET stream is closed `[serve] listen_idle` seconds after it opened (`_expiring`).
 """
 
 from __future__ import annotations
@@ -110,7 +107,9 @@ class SessionLimits:
                 self._slots.release(client, pending)
 
     async def _expiring(self, session_id: str, scope: Scope, receive: Receive, send: Send) -> None:
-        """Serve the GET stream of session `session_id`, closed after `listen_idle` seconds."""
+        """Serve the GET stream of session `session_id`, closed after `listen_idle` seconds (the SDK's
+        client opens it again at once): an open GET stream counts as a request in flight, so without
+        this a session whose client went quiet would outlive `session_idle` while its connection lasts."""
 
         async def expire() -> None:
             await anyio.sleep(self._settings.listen_idle)

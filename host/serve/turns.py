@@ -3,18 +3,10 @@
 At most `max_concurrent` calls hold a turn; up to `queue` more wait for one; a call beyond that is
 refused at once (`admit` names the numbers), never queued unboundedly. The turns and queue places
 are divided between clients (`clients.client_of_scope`), so that one client's long calls cannot
-lock the others out:
-
-- a turn that frees goes to the waiting call of the client that runs the fewest calls now (between
-  equals, the call that has waited longest), not simply to the oldest waiting call;
-- when every turn and queue place is taken, a call of a client that holds (runs plus waits) at least
-  two calls fewer than the client holding the most waiting ones takes the place of that client's
-  newest waiting call, which is refused (`Evicted`, `limit-exceeded`) as it would have been had it
-  come last; otherwise the new call is refused.
-
-So a client alone may use every turn and place, and clients that compete end up with equal shares
-of the places. Bookkeeping is synchronous (a freed turn is handed over at once): a call arriving
-just after a turn freed never sees a stale "full". Used on the server's event loop only.
+lock the others out (`_hand_over`, `admit`): a client alone may use every turn and place, and
+clients that compete end up with equal shares. Bookkeeping is synchronous (a freed turn is handed
+over at once): a call arriving just after a turn freed never sees a stale "full". Used on the
+server's event loop only.
 """
 
 from __future__ import annotations
@@ -63,7 +55,10 @@ class Turns:
 
     def admit(self, client: str) -> Ticket | str:
         """A ticket for a call of `client` (running or waiting; hold it with `turn`), or why the call is
-        refused (`limit-exceeded`)."""
+        refused (`limit-exceeded`). When every turn and queue place is taken, a call of a client that
+        holds (runs plus waits) at least two calls fewer than the client holding the most waiting
+        ones takes the place of that client's newest waiting call, which is refused (`Evicted`) as
+        it would have been had it come last; otherwise the new call is refused."""
         ticket = Ticket(client, next(self._order), "waiting")
         if self._running_total < self.max_concurrent:
             self._start(ticket)
@@ -126,7 +121,8 @@ class Turns:
         self._hand_over()
 
     def _hand_over(self) -> None:
-        """Give the free turns to the waiting calls, fewest running clients first."""
+        """Give the free turns to the waiting calls: each to the client that runs the fewest calls now
+        (between equals, the call that has waited longest), not simply to the oldest waiting call."""
         while self._running_total < self.max_concurrent and self._waiting_total:
             client = min(self._waiting, key=lambda c: (self._running.get(c, 0), self._waiting[c][0].order))
             ticket = self._waiting[client][0]
