@@ -1,17 +1,15 @@
 """Changes upstream, relayed to the MCP clients of both eras.
 
 One long-lived session of agent `serve` watches the offered toolings: their tool and resource lists
-(from the start, where the server can notify them) and each resource some client subscribed to (one
-subscription upstream per URI however many clients hold it, released when the last one leaves). A
-task on the server's loop pumps its inbox: a 2026-07-28 client gets what its `subscriptions/listen`
-stream asked for (the SDK's `ListenHandler`, fed by a `SubscriptionBus`); a 2025-11-25 client gets
-`notifications/resources/updated` for the URIs it subscribed to (`resources/subscribe`) and the
-list-changed notifications once it has made a request; its subscriptions end with its connection.
-Each 2025-11-25 connection is sent to by a task of its own from its own outbox (`_Outbox`), so a
-client that stops reading delays nobody else.
+and each resource some client subscribed to (one subscription upstream per URI however many clients
+hold it, released when the last one leaves). A task pumps its inbox: a 2026-07-28 client gets what
+its `subscriptions/listen` stream asked for (the SDK's `ListenHandler`, fed by a `SubscriptionBus`);
+a 2025-11-25 client gets `notifications/resources/updated` for the URIs it subscribed to and the
+list-changed notifications once it has made a request, from a task and an outbox of its own
+(`_Outbox`: one that stops reading delays nobody else); its subscriptions end with its connection.
 The grants apply as to every operation of agent `serve`: a resource outside them is refused
-(`denied`), one that no offered tooling lists too (`not-found`), so clients share at most one
-upstream subscription per offered resource; what one client holds is bounded (`subscribe`, `listen`).
+(`denied`), one that no offered tooling lists too (`not-found`); what one client holds is bounded
+(`subscribe`, `listen`).
 """
 
 from __future__ import annotations
