@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from typing import Final
 
 MAX_DEPTH: Final = 128
@@ -31,6 +32,19 @@ MAX_WHERE: Final = 80
 
 _SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
 """An escape of a UTF-16 surrogate (maybe half of a valid pair: the walk decides)."""
+
+
+NOT_A_NUMBER: Final[Mapping[str, str]] = {
+    "NaN": "NaN is not a JSON number",
+    "Infinity": "Infinity is not a JSON number (nor is a number too large for a float, such as 1e999)",
+    "-Infinity": "-Infinity is not a JSON number (nor is a number too large for a float, such as -1e999)",
+}
+"""The problem of each number JSON has no form for, by its name: one table whether the text said
+`Infinity` or `1e999` (a peer that parsed the text first, as the MCP SDK does, sees infinity for both)."""
+
+
+def _not_a_number(value: float) -> str:
+    return NOT_A_NUMBER["NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"]
 
 
 class JsonTextError(ValueError):
@@ -61,7 +75,7 @@ def parse(text: str) -> object:
     rejected: list[_Rejected] = []
 
     def constant(name: str) -> _Rejected:
-        found = _Rejected(f"{name} is not a JSON number")
+        found = _Rejected(NOT_A_NUMBER.get(name, f"{name} is not a JSON number"))
         rejected.append(found)
         return found
 
@@ -76,7 +90,7 @@ def parse(text: str) -> object:
     def number(literal: str) -> float | _Rejected:
         value = float(literal)
         if not math.isfinite(value):
-            found = _Rejected(f"the number {literal[:20]}{'...' if len(literal) > 20 else ''} is too large for a float")
+            found = _Rejected(_not_a_number(value))
             rejected.append(found)
             return found
         return value
@@ -157,8 +171,7 @@ def _walk(value: object) -> None:
             raise JsonTextError(item.problem, path)
         elif isinstance(item, float):
             if not math.isfinite(item):
-                name = "NaN" if math.isnan(item) else "Infinity" if item > 0 else "-Infinity"
-                raise JsonTextError(f"{name} is not a JSON number", path)
+                raise JsonTextError(_not_a_number(item), path)
         elif isinstance(item, bool) or item is None:
             continue
         elif isinstance(item, int):

@@ -275,6 +275,13 @@ GRANT_KEYS: Final = frozenset({"toolings", "tools", "resources", "capabilities",
 """The keys of an `[agents.NAME]` table that `[serve] grants` takes (what a remote client may do)."""
 
 
+TOKEN_HINT: Final = (
+    'give each token a value without surrounding whitespace, e.g. tokens = ["${AGENT_HOST_TOKEN}"] with a '
+    "generated value (or remove it)"
+)
+"""The hint of a token `[serve] tokens` refuses."""
+
+
 class ServeSettings(Placed):
     """The `[serve]` table: what `agent-host serve` offers to MCP clients, and how."""
 
@@ -311,6 +318,11 @@ class ServeSettings(Placed):
     session_idle: Seconds = 300.0
     """Seconds an MCP session may go without a request in flight before it is closed (its id then
     answers 404 and its subscriptions end)."""
+    listen_idle: Seconds = 300.0
+    """Seconds a `subscriptions/listen` stream (2026-07-28) may carry no event before it is ended
+    gracefully (the client re-listens), freeing its slot; a 2025-11-25 session's GET stream is closed
+    after as many seconds open (the SDK's client opens it again), so that it cannot hold its session
+    past `session_idle` for ever."""
     max_subscriptions_per_session: Count = 64
     """Resources one MCP session (or one `subscriptions/listen` stream) may be subscribed to at once."""
     max_connections: Count = 512
@@ -337,11 +349,11 @@ class ServeSettings(Placed):
     "NAME:PORT", globs such as "*.example.com"; "*": any (only with tokens). Absent: the loopback names
     for a loopback bind, any Host for a bind beyond loopback (which needs tokens)."""
 
-    @field_validator("session_idle")
+    @field_validator("session_idle", "listen_idle")
     @classmethod
-    def _finite(cls, value: float) -> float:
+    def _finite(cls, value: float, info: ValidationInfo) -> float:
         if not math.isfinite(value):
-            raise problem(f"expected a finite number of seconds, got {value!r}", "for example session_idle = 300")
+            raise problem(f"expected a finite number of seconds, got {value!r}", f"for example {info.field_name} = 300")
         return value
 
     @field_validator("allowed_hosts")
@@ -417,8 +429,15 @@ class ServeSettings(Placed):
                 f"({self.max_connections}): one client could take every connection"
             )
             fail("ServeSettings", [At(("max_connections_per_client",), message, hint)])
-        if any(not token for token in self.tokens):
-            fail("ServeSettings", [At(("tokens",), "an empty token", "give each token a value (or remove it)")])
+        problems = []
+        for index, token in enumerate(self.tokens):  # never quoted: a token is a secret
+            if not token.strip():
+                problems.append(At(("tokens", index), "a blank token (empty or only whitespace)", TOKEN_HINT))
+            elif token != token.strip():
+                message = "a token with spaces around it (a client cannot send them: a header's value is trimmed)"
+                problems.append(At(("tokens", index), message, TOKEN_HINT))
+        if problems:
+            fail("ServeSettings", problems)
         return self
 
 

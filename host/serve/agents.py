@@ -8,7 +8,8 @@ guest has ended (at most `STOP_WAIT` seconds), so its turn is not free while the
 Its outcome is an `Answer`: the guest's answer (over `max_result_bytes`: `limit-exceeded` instead),
 or a failure naming what went wrong; a host error never escapes. The guest's log lines reach the
 caller cut (`guest_log.cut`) and bounded per call (`[serve] log_buffer`, `feed.Feed`); once the
-guest ends, what waits has `LOG_DRAIN_WAIT` seconds. What a call's end logs goes through `LimitLog`.
+guest ends, what waits has `LOG_DRAIN_WAIT` seconds (the rest dropped, told by one line, see
+`_forward`). What a call's end logs goes through `LimitLog`.
 """
 
 from __future__ import annotations
@@ -117,6 +118,9 @@ LOG_DRAIN_WAIT: Final = 5.0
 """Seconds the log lines still waiting when a guest ends may take to reach the client; the rest are
 dropped and the answer is sent (a client that never reads does not hold the call)."""
 
+NOTICE_WAIT: Final = 1.0
+"""Seconds the line saying how many log lines the drain dropped may take to reach the client."""
+
 STOP_WAIT: Final = 10.0
 """Seconds a cancelled call waits for its stopped guest to end before it gives its turn back anyway."""
 
@@ -130,6 +134,13 @@ def _line_cost(line: LogLine) -> int:
 
 def _dropped_marker(count: int) -> LogLine:
     return "warn", f"[{count} log lines dropped: the client reads them slower than the agent writes them]"
+
+
+def _drained_marker(count: int) -> LogLine:
+    return (
+        "warn",
+        f"[{count} log lines dropped: the client did not read them within {LOG_DRAIN_WAIT:g} s of the agent's end]",
+    )
 
 
 class AgentCalls:
@@ -241,9 +252,13 @@ async def _forward(
     limit_log: LimitLog,
 ) -> None:
     """Deliver `lines` until the feed is closed and empty, or `drain` (whose deadline is set when the
-    guest ends) runs out."""
+    guest ends) runs out; then the lines never delivered are told by one "N log lines dropped" line,
+    sent for at most `NOTICE_WAIT` seconds."""
     with drain:
         await lines.forward(deliver)
     if drain.cancelled_caught:
+        lost = lines.abandon()
         message = f"log lines of a call were dropped: its client did not read them within {LOG_DRAIN_WAIT} s"
         limit_log.reached("log drain", message, logging.INFO)
+        with anyio.move_on_after(NOTICE_WAIT):
+            await deliver(_drained_marker(lost))

@@ -3,11 +3,11 @@
 It holds the offered agents (`agents.AgentCalls`), with `[serve] toolings` the proxied toolings
 (`proxy.ToolingProxy`) and their relay (`relay.Relay`), and what clients share (`clients.ClientSlots`).
 A tool name is an agent's name or `TOOLING.TOOL` (never colliding). Every call is checked as strict
-JSON (`strict_json.check`, else `invalid-arguments`), takes a turn (`turns.Turns`: `max_concurrent`
-at once, `queue` waiting, the rest `limit-exceeded`), ends in an `Answer` (no exception but
-cancellation escapes) and is one audit line (`serve-call`) whatever happens to it. Once the server
-stops (`stopping`), calls in flight have `grace` seconds, then each answers `cancelled`. Offering
-nothing is a warning naming the config file, not an error.
+JSON (`strict_json.check`, else `invalid-arguments`), takes a turn of its client (`turns.Turns`:
+`max_concurrent` at once, `queue` waiting, divided between clients, the rest `limit-exceeded`),
+ends in an `Answer` (no exception but cancellation escapes) and is one audit line (`serve-call`)
+whatever happens to it. Once the server stops (`stopping`), calls in flight have `grace` seconds,
+then each answers `cancelled`. Offering nothing is a warning naming the config file, not an error.
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ from host.errors import ErrorCode
 from host.model import Progress
 from host.serve.agents import AgentCalls, AsyncLogSink, offered, prepare
 from host.serve.answers import Answer, ServedTool
-from host.serve.clients import ClientSlots
+from host.serve.clients import LOCAL, ClientSlots
 from host.serve.limit_log import LimitLog
 from host.serve.proxy import CLIENT, ToolingProxy
 from host.serve.relay import Relay
-from host.serve.turns import Turns
+from host.serve.turns import Evicted, Turns
 from host.stopping import StopToken
 
 logger = logging.getLogger(__name__)
@@ -114,14 +114,15 @@ class Catalog:
         on_progress: Callable[[Progress], Awaitable[None]] | None = None,
         *,
         argument_bytes: int | None = None,
+        client: str = LOCAL,
     ) -> Answer:
-        """Call tool `name` with `arguments` in its turn: an agent's guest logs to `on_log`, a proxied
-        tool reports progress to `on_progress`. Audited (`argument_bytes`: the size of the arguments
-        as received; absent: of their JSON text)."""
+        """Call tool `name` with `arguments` in a turn of `client` (`clients.client_of_scope`): an
+        agent's guest logs to `on_log`, a proxied tool reports progress to `on_progress`. Audited
+        (`argument_bytes`: the size of the arguments as received; absent: of their JSON text)."""
         started = time.monotonic()
         outcome = ErrorCode.CANCELLED.value  # unless an answer comes: the caller cancelled the call
         try:
-            answer = await self._call(name, arguments, on_log, on_progress)
+            answer = await self._call(name, arguments, on_log, on_progress, client)
             outcome = answer.code or "ok"
             return answer
         finally:
@@ -135,6 +136,7 @@ class Catalog:
         arguments: Mapping[str, Any],
         on_log: AsyncLogSink | None,
         on_progress: Callable[[Progress], Awaitable[None]] | None,
+        client: str,
     ) -> Answer:
         if not self.knows(name):
             message = f"no tool {name!r} is offered; offered: {self.names()}"
@@ -144,17 +146,21 @@ class Catalog:
         except strict_json.JsonTextError as exc:
             message = f"the arguments are not strict JSON: {exc}"
             return Answer.failure(ErrorCode.INVALID_ARGUMENTS, message)
-        busy = self._turns.busy()
-        if busy is not None:
-            return Answer.failure(ErrorCode.LIMIT_EXCEEDED, busy)
+        ticket = self._turns.admit(client)
+        if isinstance(ticket, str):
+            self.limit_log.reached("queue", f"refused a call: {ticket}")
+            return Answer.failure(ErrorCode.LIMIT_EXCEEDED, ticket)
         with anyio.CancelScope(deadline=self._cutoff) as scope:
             self._in_flight.add(scope)
             try:
-                async with self._turns.turn():
+                async with self._turns.turn(ticket):
                     if name in self.agents.offers:
                         return await self.agents.call(name, arguments, on_log)
                     assert self.proxy is not None, "knows() routed it to the proxy"
                     return await self.proxy.call(name, dict(arguments), on_progress)
+            except Evicted as exc:
+                self.limit_log.reached("queue", f"refused a waiting call: {exc}")
+                return Answer.failure(ErrorCode.LIMIT_EXCEEDED, str(exc))
             finally:
                 self._in_flight.discard(scope)
         return Answer.failure(

@@ -2,16 +2,19 @@
 
 A client is the token it presents when `[serve] tokens` are set (named by its place in the list,
 `token 2`, never by its value: the `BearerTokens` middleware records it in the request's scope),
-else its remote address (`address 10.0.0.5`: every client behind one proxy or NAT is one client, as
-every local client is on a loopback bind); `local` for the one client of `serve --stdio` or an
-in-process one. A slot is an MCP session (2025-11-25 over HTTP) or an open `subscriptions/listen`
-stream (2026-07-28): each client holds at most `per_client` of them at once, so that one client
-cannot take the slots of all. A slot is released when it ends, or when its `alive` check says that
-it ended (a session the SDK expired or ended). Used on the server's event loop only.
+else its remote address (`address 10.0.0.5`: every client behind one proxy or NAT is one client);
+every loopback source address (127.0.0.0/8, ::1, IPv4-mapped 127/8) is the one client `loopback`,
+since any local process can send from any of them: local clients are told apart by tokens alone.
+`local` is the one client of `serve --stdio` or an in-process one. A slot is an MCP session
+(2025-11-25 over HTTP) or an open `subscriptions/listen` stream (2026-07-28): each client holds at
+most `per_client` of them at once, so that one client cannot take the slots of all. A slot is
+released when it ends, or when its `alive` check says that it ended (a session the SDK expired or
+ended). Used on the server's event loop only.
 """
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -22,6 +25,8 @@ CLIENT_SCOPE_KEY: Final = "agent_host.client"
 """The ASGI scope key under which the token middleware records the client's name."""
 LOCAL: Final = "local"
 """The client of a connection that is not HTTP (stdio, in process)."""
+LOOPBACK: Final = "loopback"
+"""Every client without a token that connects from a loopback address (see the module docstring)."""
 
 SlotKind = Literal["session", "listen"]
 
@@ -32,7 +37,19 @@ def client_of_scope(scope: MutableMapping[str, Any]) -> str:
     if isinstance(named, str):
         return named
     address = scope.get("client")
-    return f"address {address[0]}" if address else "address unknown"
+    if not address:
+        return "address unknown"
+    return LOOPBACK if _is_loopback(address[0]) else f"address {address[0]}"
+
+
+def _is_loopback(address: str) -> bool:
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is not None:
+        return parsed.ipv4_mapped.is_loopback
+    return parsed.is_loopback
 
 
 def client_of_request(request: object) -> str:

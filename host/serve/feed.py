@@ -6,7 +6,9 @@ worker for long and never fails: an item that does not fit is dropped (the consu
 the next item that fits, or the end of the feed, is preceded by one marker (`dropped(N)`) saying
 how many were dropped, so a slow consumer costs at most `budget` bytes and a few markers. An item
 pushed after the feed was closed, or after its loop ended, is dropped silently. Close the feed
-when the producer is done; `forward` then ends once it has delivered what was waiting.
+when the producer is done; `forward` then ends once it has delivered what was waiting. A consumer
+that gives up (`forward` cancelled) learns with `abandon` how many items it never got, so that it
+can say so.
 """
 
 from __future__ import annotations
@@ -31,10 +33,13 @@ class Feed(Generic[T]):
         self._budget = budget
         self._cost = cost
         self._marker = dropped
-        self._items: deque[tuple[T, int]] = deque()
+        self._items: deque[tuple[T, int, int]] = deque()
+        """(item, its cost, the items it stands for: 1, or N for a marker of N dropped)."""
         self._held = 0
         self._dropped = 0
         self._closed = False
+        self._delivering = 0
+        """The items the one being delivered stands for (0: none is)."""
         self._ready = anyio.Event()
         self._token = anyio.lowlevel.current_token()
 
@@ -58,13 +63,13 @@ class Feed(Generic[T]):
             self._dropped += 1
             return
         self._flush_marker()
-        self._items.append((item, cost))
+        self._items.append((item, cost, 1))
         self._held += cost
         self._ready.set()
 
     def _flush_marker(self) -> None:
         if self._dropped and self._marker is not None:
-            self._items.append((self._marker(self._dropped), 0))
+            self._items.append((self._marker(self._dropped), 0, self._dropped))
             self._ready.set()
         self._dropped = 0
 
@@ -83,9 +88,20 @@ class Feed(Generic[T]):
                     return
                 self._ready = anyio.Event()
                 await self._ready.wait()
-            item, cost = self._items.popleft()
+            item, cost, counts = self._items.popleft()
             self._held -= cost
+            self._delivering = counts
             await sink(item)
+            self._delivering = 0
+
+    def abandon(self) -> int:
+        """The consumer gives up (after `forward` was cancelled): every waiting item is dropped; the
+        items it never got (those waiting, those dropped before, the one cut mid-delivery)."""
+        lost = self._delivering + self._dropped + sum(counts for _, _, counts in self._items)
+        self._closed = True
+        self._items.clear()
+        self._held = self._dropped = self._delivering = 0
+        return lost
 
     def __enter__(self) -> Feed[T]:
         return self

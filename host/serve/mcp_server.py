@@ -5,9 +5,11 @@ the catalog's tools (`catalog.Catalog`); `tools/call` answers with the call's `A
 `CallToolResult` (a refusal or failure: `isError`, its text naming the code). While an agent runs,
 each guest log line is a `notifications/message` (logger `agent-host.agent.NAME`) and a progress
 report; a proxied tool's progress is relayed. A client's cancellation stops the guest, or the call
-upstream. With proxied toolings, `resources/list` and `resources/read` pass through the grants and
-changes are relayed (`relay.Relay`: `resources/subscribe`, `subscriptions/listen`); a refused
-resource request is a JSON-RPC error coded by `ERROR_CODES`, its message starting with the WIT code.
+upstream; so does a 2025-11-25 client over HTTP that hangs up (closes the POST's stream) before its
+answer (`hangups.unless_hung_up`), or ends its session (DELETE). With proxied toolings,
+`resources/list` and `resources/read` pass through the grants and changes are relayed
+(`relay.Relay`: `resources/subscribe`, `subscriptions/listen`); a refused resource request is a
+JSON-RPC error coded by `ERROR_CODES`, its message starting with the WIT code.
 """
 
 from __future__ import annotations
@@ -23,12 +25,17 @@ from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.message import SessionMessage
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from starlette.requests import Request
 
 from host import __version__
-from host.errors import ToolingError
+from host.errors import ErrorCode, ToolingError
 from host.model import Progress, ResourceData
+from host.serve.answers import Answer
 from host.serve.catalog import Catalog
+from host.serve.clients import client_of_request
 from host.serve.draining import Draining
+from host.serve.hangups import unless_hung_up
 from host.serve.stdio_lines import BoundedLines, claimed_stdin
 
 LOG_LEVELS: Final[Mapping[str, types.LoggingLevel]] = {
@@ -53,6 +60,9 @@ ERROR_CODES: Final[Mapping[str, int]] = {
 not exist is -32602, invalid params, as SEP-2164 has it and the SDK's `MCPServer` answers; -32001 is
 the SDK's timeout); any other is -32603 (internal error). The error's `data` is `{"uri": URI}` when
 the request names one resource (`resources/read`, `resources/subscribe`)."""
+
+HUNG_UP: Final = "the client hung up: the call was cancelled"
+"""The answer of a call whose 2025-11-25 client hung up (nobody reads it: for the record)."""
 
 CHANGES: Final = NotificationOptions(resources_changed=True, tools_changed=True)
 """What a 2025-11-25 client is told it will be notified of (with proxied toolings)."""
@@ -134,7 +144,13 @@ def build_server(catalog: Catalog) -> Server[Any]:
         async def on_progress(report: Progress) -> None:
             await ctx.session.report_progress(report.progress, report.total, report.message)
 
-        answer = await catalog.call(params.name, params.arguments or {}, on_log, on_progress)
+        request = ctx.request
+        call = catalog.call(params.name, params.arguments or {}, on_log, on_progress, client=client_of_request(request))
+        if isinstance(request, Request) and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            watched = await unless_hung_up(request, call)  # the SDK cancels a 2026 request itself
+            answer = watched if watched is not None else Answer.failure(ErrorCode.CANCELLED, HUNG_UP)
+        else:
+            answer = await call
         return types.CallToolResult.model_validate(answer.wire())
 
     if relay is None:

@@ -1,15 +1,15 @@
 """Changes upstream, relayed to the MCP clients of both eras.
 
 One long-lived session of agent `serve` watches the offered toolings: their tool and resource lists
-(from the start, where the server can notify them) and each resource some client subscribed to (one
-subscription upstream per URI however many clients hold it, released when the last one leaves). A
-task on the server's loop pumps its inbox: a 2026-07-28 client gets what its `subscriptions/listen`
-stream asked for (the SDK's `ListenHandler`, fed by a `SubscriptionBus`); a 2025-11-25 client gets
-`notifications/resources/updated` for the URIs it subscribed to (`resources/subscribe`) and the
-list-changed notifications once it has made a request; its subscriptions end with its connection.
+and each resource some client subscribed to (one subscription upstream per URI however many clients
+hold it, released when the last one leaves). A task pumps its inbox: a 2026-07-28 client gets what
+its `subscriptions/listen` stream asked for (the SDK's `ListenHandler`, fed by a `SubscriptionBus`);
+a 2025-11-25 client gets `notifications/resources/updated` for the URIs it subscribed to and the
+list-changed notifications once it has made a request, from a task and an outbox of its own
+(`_Outbox`: one that stops reading delays nobody else); its subscriptions end with its connection.
 The grants apply as to every operation of agent `serve`: a resource outside them is refused
-(`denied`), one that no offered tooling lists too (`not-found`), so clients share at most one
-upstream subscription per offered resource; what one client holds is bounded (`subscribe`, `listen`).
+(`denied`), one that no offered tooling lists too (`not-found`); what one client holds is bounded
+(`subscribe`, `listen`).
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ import logging
 import weakref
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import anyio
+import anyio.abc
 import anyio.to_thread
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
@@ -33,6 +34,7 @@ from mcp.server.subscriptions import (
     ServerEvent,
     ToolsListChanged,
 )
+from mcp.shared.subscriptions import event_matches
 from mcp_types import SubscriptionsListenRequestParams, SubscriptionsListenResult
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -49,6 +51,13 @@ logger = logging.getLogger(__name__)
 PUMP_WAIT_MS: Final = 1000
 """Longest wait of one inbox read of the pump (it ends at once when the relay stops)."""
 
+SEND_WAIT: Final = 5.0
+"""Seconds one notification to a 2025-11-25 connection may take to be sent (its client reads it);
+then the connection's sender gives up until its next event (what waits stays in its outbox)."""
+
+_TOOLS: Final = "tools"
+_RESOURCES: Final = "resources"
+
 
 @dataclass
 class _Watched:
@@ -59,10 +68,33 @@ class _Watched:
     holders: int
 
 
+@dataclass
+class _Outbox:
+    """What waits to be sent to one 2025-11-25 connection, coalesced: `_TOOLS`, `_RESOURCES` (list
+    changes) and the updated URIs, each at most once, in order of arrival (bounded by its
+    subscriptions; nothing is lost, as a notification only says that something changed). Its sender
+    gives up a send that takes `SEND_WAIT` seconds (logged once per interval) until the next event."""
+
+    waiting: dict[str, None] = field(default_factory=dict)
+    """Keys: `_TOOLS`, `_RESOURCES`, or `uri:URI`."""
+    sending: bool = False
+    """Whether a sender task runs for it."""
+
+
 def connection_of(ctx: ServerRequestContext[Any]) -> Connection:
     """The client connection a request came on (the SDK keeps it on the request's session only)."""
     connection: Connection = ctx.session._connection  # no public accessor in mcp 2.3
     return connection
+
+
+async def _notify(connection: Connection, key: str) -> None:
+    """Send the notification `key` (see `_Outbox.waiting`) to `connection`."""
+    if key == _TOOLS:
+        await connection.send_tool_list_changed()
+    elif key == _RESOURCES:
+        await connection.send_resource_list_changed()
+    else:
+        await connection.send_resource_updated(key.removeprefix("uri:"))
 
 
 class Relay:
@@ -74,7 +106,8 @@ class Relay:
         self._slots = slots
         self._limit_log = limit_log
         self.bus = InMemorySubscriptionBus()
-        self._listen = ListenHandler(self.bus, max_subscriptions=settings.max_sessions)
+        self._listens: set[ListenHandler] = set()
+        """One handler per open `subscriptions/listen` stream (so that one can be ended alone)."""
         self._session: GuestSession | None = None
         self._one = anyio.CapacityLimiter(1)
         """The session's operations: one at a time, in a worker thread."""
@@ -90,6 +123,9 @@ class Relay:
         """URI → the 2025-11-25 connections subscribed to it (no entry without one)."""
         self._held: weakref.WeakKeyDictionary[Connection, set[str]] = weakref.WeakKeyDictionary()
         """2025-11-25 connection → the URIs it is subscribed to (or subscribing to)."""
+        self._outboxes: weakref.WeakKeyDictionary[Connection, _Outbox] = weakref.WeakKeyDictionary()
+        self._senders: anyio.abc.TaskGroup | None = None
+        """The task group of `running()`, where each connection's sender runs."""
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -99,6 +135,7 @@ class Relay:
         ended: BaseException | None = None
         try:
             async with anyio.create_task_group() as tg:
+                self._senders = tg
                 tg.start_soon(self._watch_lists)
                 tg.start_soon(self._pump, session)
                 try:
@@ -106,7 +143,9 @@ class Relay:
                 except BaseException as exc:  # re-raised below, outside the task group: not wrapped in a group
                     ended = exc
                 finally:
-                    self._listen.close()
+                    self._senders = None
+                    for handler in list(self._listens):
+                        handler.close()
                     session.interrupt("the server is stopping")
                     tg.cancel_scope.cancel()
         finally:
@@ -194,14 +233,45 @@ class Relay:
         else:
             return
         await self.bus.publish(event)
+        if isinstance(event, ToolsListChanged):
+            key = _TOOLS
+        elif isinstance(event, ResourcesListChanged):
+            key = _RESOURCES
+        else:
+            key = f"uri:{event.uri}"
         for connection in self._recipients(event):
-            with anyio.move_on_after(5):
-                if isinstance(event, ToolsListChanged):
-                    await connection.send_tool_list_changed()
-                elif isinstance(event, ResourcesListChanged):
-                    await connection.send_resource_list_changed()
-                else:
-                    await connection.send_resource_updated(event.uri)
+            outbox = self._outboxes.setdefault(connection, _Outbox())
+            outbox.waiting[key] = None
+            if not outbox.sending and self._senders is not None:
+                outbox.sending = True
+                self._senders.start_soon(self._send, weakref.ref(connection), outbox)
+
+    async def _send(self, connection_ref: weakref.ref[Connection], outbox: _Outbox) -> None:
+        """Send what waits in `outbox` to its connection, oldest first, until none waits, the
+        connection is gone, or a send does not end within `SEND_WAIT` seconds (it stays waiting)."""
+        try:
+            while outbox.waiting:
+                key = next(iter(outbox.waiting))
+                connection = connection_ref()
+                if connection is None:
+                    return
+                with anyio.move_on_after(SEND_WAIT) as scope:
+                    try:
+                        await _notify(connection, key)
+                    except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+                        outbox.waiting.clear()  # the connection ended: nobody to tell
+                        return
+                del connection
+                if scope.cancelled_caught:
+                    self._limit_log.reached(
+                        "send_wait",
+                        f"a 2025-11-25 MCP session did not read a notification within {SEND_WAIT:g} s (SEND_WAIT); "
+                        "its notifications wait, coalesced, until its next event",
+                    )
+                    return
+                outbox.waiting.pop(key, None)
+        finally:
+            outbox.sending = False
 
     def _recipients(self, event: ServerEvent) -> Sequence[Connection]:
         if isinstance(event, ResourceUpdated):
@@ -246,6 +316,9 @@ class Relay:
         if not holders:
             del self._legacy_uris[uri]
         self._held.get(connection, set()).discard(uri)
+        outbox = self._outboxes.get(connection)
+        if outbox is not None:
+            outbox.waiting.pop(f"uri:{uri}", None)
         await self.release(uri)
 
     async def listen(
@@ -253,7 +326,8 @@ class Relay:
     ) -> SubscriptionsListenResult:
         """`subscriptions/listen` (2026-07-28): the resources it names (at most `[serve]
         max_subscriptions_per_session`) are watched while it lasts, in one of its client's
-        `max_sessions_per_client` slots (`clients.ClientSlots`; `max_sessions` streams in all).
+        `max_sessions_per_client` slots (`clients.ClientSlots`; `max_sessions` streams in all);
+        ended gracefully after `listen_idle` seconds without an event for it.
         Raises `ToolingError` for a resource that cannot be watched or a bound reached (`limit-exceeded`,
         logged once per interval); nothing is then held."""
         uris = list(dict.fromkeys(params.notifications.resource_subscriptions or ()))
@@ -263,16 +337,49 @@ class Relay:
         slot = object()
         self._take_slot(client, slot)
         held: list[str] = []
+        handler = ListenHandler(self.bus, max_subscriptions=1)
+        self._listens.add(handler)
         try:
             for uri in uris:
                 await self.acquire(uri)
                 held.append(uri)
-            return await self._listen(ctx, params)
+            return await self._listened(ctx, params, handler)
         finally:
+            self._listens.discard(handler)
             self._slots.release(client, slot)
             with anyio.CancelScope(shield=True):
                 for uri in held:
                     await self.release(uri)
+
+    async def _listened(
+        self, ctx: ServerRequestContext[Any], params: SubscriptionsListenRequestParams, handler: ListenHandler
+    ) -> SubscriptionsListenResult:
+        """Serve one listen stream with `handler`, ended gracefully once no event it asked for came
+        for `[serve] listen_idle` seconds."""
+        wanted = params.notifications
+        uris = frozenset(wanted.resource_subscriptions or ())
+        idle = self._settings.listen_idle
+        watch = anyio.CancelScope(deadline=anyio.current_time() + idle)
+
+        def seen(event: ServerEvent) -> None:
+            if event_matches(wanted, uris, event):
+                watch.deadline = anyio.current_time() + idle
+
+        async def expire() -> None:
+            with watch:
+                await anyio.sleep_forever()
+            logger.info("a subscriptions/listen stream carried no event for %g s ([serve] listen_idle): ended", idle)
+            handler.close()
+
+        unsubscribe = self.bus.subscribe(seen)
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(expire)
+                result = await handler(ctx, params)
+                tg.cancel_scope.cancel()
+        finally:
+            unsubscribe()
+        return result
 
     def _take_slot(self, client: str, slot: object) -> None:
         settings = self._settings

@@ -8,6 +8,7 @@ manager keeps it (until the client's DELETE, `[serve] session_idle` seconds with
 flight, or a crash). Beyond `[serve] max_sessions_per_client` such a request is refused with HTTP 429,
 beyond `[serve] max_sessions` (every client together) with HTTP 503, before the SDK sees it: both are
 JSON-RPC errors coded as `limit-exceeded` (`mcp_server.ERROR_CODES`), logged once per interval.
+A session's GET stream is closed `[serve] listen_idle` seconds after it opened (`_expiring`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Final
 
-from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
+import anyio
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp_types import ErrorData, JSONRPCError
@@ -39,9 +41,9 @@ _SESSION_HEADER: Final = MCP_SESSION_ID_HEADER.lower().encode("ascii")
 _VERSION_HEADER: Final = MCP_PROTOCOL_VERSION_HEADER.lower().encode("ascii")
 
 
-def _open_sessions(manager: StreamableHTTPSessionManager) -> Mapping[str, object]:
+def _open_sessions(manager: StreamableHTTPSessionManager) -> Mapping[str, StreamableHTTPServerTransport]:
     """The sessions `manager` keeps, by id (no public accessor in mcp 2.3)."""
-    sessions: Mapping[str, object] = manager._server_instances
+    sessions: Mapping[str, StreamableHTTPServerTransport] = manager._server_instances
     return sessions
 
 
@@ -71,6 +73,10 @@ class SessionLimits:
         self._log = log
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        session_id = _get_stream_of(scope)
+        if session_id is not None:
+            await self._expiring(session_id, scope, receive, send)
+            return
         if not _may_open_session(scope):
             await self._app(scope, receive, send)
             return
@@ -100,6 +106,22 @@ class SessionLimits:
             else:
                 self._slots.release(client, pending)
 
+    async def _expiring(self, session_id: str, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve the GET stream of session `session_id`, closed after `listen_idle` seconds (the SDK's
+        client opens it again at once): an open GET stream counts as a request in flight, so without
+        this a session whose client went quiet would outlive `session_idle` while its connection lasts."""
+
+        async def expire() -> None:
+            await anyio.sleep(self._settings.listen_idle)
+            transport = _open_sessions(self._manager()).get(session_id)
+            if transport is not None:
+                transport.close_standalone_sse_stream()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(expire)
+            await self._app(scope, receive, send)
+            tg.cancel_scope.cancel()
+
     def _refused(self, client: str) -> Response | None:
         settings = self._settings
         held = self._slots.held(client)
@@ -120,6 +142,14 @@ class SessionLimits:
             self._log.reached("max_sessions", f"refused a new MCP session: {message}")
             return _refusal(503, message)
         return None
+
+
+def _get_stream_of(scope: Scope) -> str | None:
+    """The session whose GET stream this request asks for, if it is one."""
+    if scope["type"] != "http" or scope["path"] != MCP_PATH or scope["method"] != "GET":
+        return None
+    session = dict(scope["headers"]).get(_SESSION_HEADER)
+    return session.decode("latin-1") if session is not None else None
 
 
 def _may_open_session(scope: Scope) -> bool:

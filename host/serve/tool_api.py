@@ -12,18 +12,18 @@ stopped, its turn freed); one that hangs up mid-body is recorded as `cancelled`,
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
 
-import anyio
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from host import __version__, strict_json
-from host.serve.answers import Answer
 from host.serve.catalog import Catalog
+from host.serve.clients import client_of_scope
+from host.serve.hangups import unless_hung_up
 
 STATUS: Final[Mapping[str, int]] = {
     "invalid-arguments": 400,
@@ -106,7 +106,9 @@ def routes(catalog: Catalog, security: TransportSecuritySettings, max_body: int)
         if not isinstance(arguments, dict):
             catalog.record(name, len(body), "invalid-arguments", started)
             return error("invalid-arguments", "the body must be a JSON object: the tool's arguments")
-        answer = await _unless_hung_up(request, catalog.call(name, arguments, argument_bytes=len(body)))
+        answer = await unless_hung_up(
+            request, catalog.call(name, arguments, argument_bytes=len(body), client=client_of_scope(request.scope))
+        )
         if answer is None:
             return Response(status_code=400)  # the client is gone; the call was cancelled (and audited)
         if answer.code is not None:
@@ -122,23 +124,6 @@ def routes(catalog: Catalog, security: TransportSecuritySettings, max_body: int)
         Route("/tools/{name}", tools_call, methods=["POST"]),
         Route("/openapi.json", openapi, methods=["GET"]),
     ]
-
-
-async def _unless_hung_up(request: Request, call: Awaitable[Answer]) -> Answer | None:
-    """The answer of `call`, or None when the client hung up first (the call is then cancelled)."""
-    answer: Answer | None = None
-
-    async def run(scope: anyio.CancelScope) -> None:
-        nonlocal answer
-        answer = await call
-        scope.cancel()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(run, tg.cancel_scope)
-        while (await request.receive())["type"] != "http.disconnect":  # the body was read: only the end comes
-            pass
-        tg.cancel_scope.cancel()
-    return answer
 
 
 def _openapi(tools: list[dict[str, Any]]) -> dict[str, Any]:

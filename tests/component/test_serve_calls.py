@@ -13,6 +13,7 @@ SDK's client, and raw sockets where a client must misbehave.
 from __future__ import annotations
 
 import json
+import logging
 import signal
 import socket
 import threading
@@ -297,3 +298,57 @@ def test_a_client_slower_than_the_guests_log_holds_at_most_log_buffer_bytes_then
     assert len(lines) + dropped == count
     assert len(lines) <= 256 * 1024 // MAX_LOG_MESSAGE + 2  # what fits the buffer, and the line in delivery
     assert [int(line[:4]) for line in lines] == sorted(int(line[:4]) for line in lines)  # in order
+
+
+def test_a_client_that_reads_nothing_until_the_drain_ends_is_told_how_many_lines_it_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/notes/hardening-open.md, item 9: lines still waiting when `LOG_DRAIN_WAIT` ran out were
+    dropped without the "N log lines dropped" line. The client here reads nothing until the server
+    has given up draining (it logs so), then reads: a marker line comes before the result."""
+    from host.serve import agents
+
+    monkeypatch.setattr(agents, "LOG_DRAIN_WAIT", 0.5)
+    count = 100
+    steps = {"steps": [{"op": "log", "message": f"{i:04d} " + "w" * 100} for i in range(count)]}
+    logged: list[str] = []
+    config = parse_config(CONFIG, tmp_path / "agent-host.toml")
+    with Host(config) as host:
+        catalog = build_catalog(host, config, ["probe"])
+
+        async def main() -> Any:
+            reading = anyio.Event()
+
+            class GaveUp(logging.Handler):
+                def emit(self, record: logging.LogRecord) -> None:  # on the loop: the drain was cut
+                    if "were dropped" in record.getMessage():
+                        reading.set()
+
+            handler = GaveUp()
+            served_log = logging.getLogger("host.serve.agents")
+            level = served_log.level
+            served_log.setLevel(logging.INFO)
+            served_log.addHandler(handler)
+
+            async def on_log(params: Any) -> None:
+                await reading.wait()
+                logged.append(params.data)
+
+            try:
+                with anyio.fail_after(WAIT):
+                    async with (
+                        catalog.running(),
+                        Client(build_server(catalog), logging_callback=on_log, log_level="debug") as client,
+                    ):
+                        return await client.call_tool("probe", {"input": json.dumps(steps)})
+            finally:
+                served_log.removeHandler(handler)
+                served_log.setLevel(level)
+
+        result = anyio.run(main)
+    assert result.is_error is False
+    markers = [line for line in logged if line.startswith("[")]
+    assert len(markers) == 1, logged
+    assert markers[0].endswith(f"log lines dropped: the client did not read them within {0.5:g} s of the agent's end]")
+    lines = [line for line in logged if not line.startswith("[")]
+    assert len(lines) + int(markers[0].removeprefix("[").split()[0]) == count

@@ -10,6 +10,8 @@ the SDK's `Client` in process (both eras) and raw HTTP requests against the real
 
 from __future__ import annotations
 
+import json
+import socket
 import time
 import warnings
 from pathlib import Path
@@ -244,3 +246,67 @@ def test_the_session_bounds_reach_the_sdk_with_their_defaults(tmp_path: Path) ->
     assert manager.session_idle_timeout == ServeSettings().session_idle == 300  # the SDK's default is 1800
     assert manager.max_sessions == ServeSettings().max_sessions
     assert ServeSettings().max_sessions_per_client < ServeSettings().max_sessions
+
+
+def _initialize_from(served: HttpServe, source: str) -> int:
+    """The status of an `initialize` sent from loopback address `source` (no token)."""
+    host, port = served.base.removeprefix("http://").rsplit(":", 1)
+    body = json.dumps(INITIALIZE).encode()
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+        f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    with socket.create_connection((host, int(port)), timeout=WAIT, source_address=(source, 0)) as sock:
+        sock.sendall(head.encode() + body)
+        status_line = sock.makefile("rb").readline().decode()
+    return int(status_line.split()[1])
+
+
+def test_every_loopback_address_is_one_client_without_a_token(tmp_path: Path) -> None:
+    """docs/notes/hardening-open.md, serve item 3: one local process sending from 127.0.0.2, .3, ...
+    took every session (each address was another client); now they are all client `loopback`."""
+    config = tmp_path / "agent-host.toml"
+    config.write_text(OBSERVED_TOML + SERVE + "max_sessions_per_client = 2\n")
+    served = HttpServe(config)
+    try:
+        statuses = [_initialize_from(served, f"127.0.0.{last}") for last in (2, 3, 4, 5)]
+    finally:
+        served.stop()
+    assert statuses == [200, 200, 429, 429], served.stderr
+    assert "client loopback holds 2" in served.stderr
+
+
+def test_an_idle_listen_stream_ends_gracefully_after_listen_idle(tmp_path: Path) -> None:
+    """docs/notes/hardening-open.md, serve item 3: listen streams had no idle expiry; one that
+    carries no event for `listen_idle` seconds now ends as the spec's graceful close (the client
+    re-listens), freeing its client's slot; a stream that gets events is kept."""
+
+    async def body(catalog: Any, host: Host) -> Any:
+        async with Client(build_server(catalog)) as client:
+            with anyio.fail_after(WAIT):
+                async with client.listen(resource_subscriptions=["obs://a"]) as sub:
+                    events = [event async for event in sub]  # ends: the server closed it
+            held = catalog.slots.count("listen")
+        return events, held
+
+    events, held = run(OBSERVED_TOML + SERVE + "listen_idle = 1\n", tmp_path, body)
+    assert (events, held) == ([], 0)
+
+
+def test_a_2025_sessions_get_stream_is_closed_after_listen_idle(tmp_path: Path) -> None:
+    """docs/notes/hardening-open.md, serve item 3: an open GET stream held its session past
+    `session_idle` for ever; it is closed after `listen_idle` seconds (the SDK's client reopens it)."""
+    config = tmp_path / "agent-host.toml"
+    config.write_text(OBSERVED_TOML + SERVE + "listen_idle = 1\n")
+    served = HttpServe(config)
+    try:
+        opened = httpx2.post(served.url, json=INITIALIZE, headers=JSON_HEADERS)
+        session = {**JSON_HEADERS, "mcp-session-id": opened.headers["mcp-session-id"],
+                   "mcp-protocol-version": "2025-06-18"}  # fmt: skip
+        httpx2.post(served.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+        with httpx2.stream("GET", served.url, headers=session, timeout=WAIT) as stream:
+            status = stream.status_code
+            received = b"".join(stream.iter_bytes())  # until the server ends the stream
+    finally:
+        served.stop()
+    assert status == 200 and b"jsonrpc" not in received

@@ -13,8 +13,9 @@ import pytest
 
 from host.errors import ErrorCode, ToolingError
 from host.serve.answers import Answer
-from tests.component.serving import HttpServe
+from tests.component.serving import JSON_HEADERS, HttpServe
 from tests.component.test_serve import CONFIG
+from tests.component.test_serve_calls import _mcp_call
 
 pytestmark = pytest.mark.component
 
@@ -46,3 +47,22 @@ def test_no_error_message_of_the_http_api_starts_with_its_code(tmp_path: Path) -
     assert len(errors) >= 4, errors
     for error in errors:
         assert not error["message"].startswith(f"{error['code']}:"), error
+
+
+@pytest.mark.parametrize("number", ["1e999", "-1e999", "Infinity", "NaN"])
+def test_a_number_json_has_no_form_for_is_told_alike_over_mcp_and_http(tmp_path: Path, number: str) -> None:
+    """docs/notes/hardening-open.md, item 9: `1e999` was "too large for a float" on the HTTP API but
+    "Infinity is not a JSON number" over MCP (whose SDK parses it to infinity first): one table."""
+    config = tmp_path / "agent-host.toml"
+    config.write_text(CONFIG + 'toolings = ["mock"]\n')
+    body = '{"x": ' + number + "}"
+    served = HttpServe(config)
+    try:
+        http = httpx2.post(f"{served.base}/tools/mock.echo", content=body.encode(), headers=JSON_HEADERS)
+        mcp = _mcp_call(served, "mock.echo", body)
+    finally:
+        served.stop()
+    over_http = http.json()["error"]["message"].removeprefix("the body is not strict JSON (RFC 8259): ")
+    over_mcp = mcp["content"][0]["text"].removeprefix("invalid-arguments: the arguments are not strict JSON: ")
+    assert over_http == over_mcp, (over_http, over_mcp)
+    assert over_http.startswith(f"{'-' if number.startswith('-') else ''}{'NaN' if number == 'NaN' else 'Infinity'}")

@@ -183,8 +183,9 @@ def test_serve_names_only_agents_it_can_serve() -> None:
     assert (typo.message, typo.hint) == (
         f"{FILE}: serve.max_concurent: unknown key",
         "known keys here: agents, allowed_hosts, body_timeout, grace, grants, header_timeout, http, idle_timeout, "
-        "log_buffer, max_body, max_concurrent, max_connections, max_connections_per_client, max_sessions, "
-        "max_sessions_per_client, max_subscriptions_per_session, queue, send_timeout, session_idle, tokens, toolings",
+        "listen_idle, log_buffer, max_body, max_concurrent, max_connections, max_connections_per_client, "
+        "max_sessions, max_sessions_per_client, max_subscriptions_per_session, queue, send_timeout, session_idle, "
+        "tokens, toolings",
     )
     lines = str(error_of('[agents.a]\n[serve]\nagents = ["a", "b"]\n')).splitlines()
     assert lines == [
@@ -205,6 +206,16 @@ def test_serve_binds_beyond_loopback_only_with_a_token() -> None:
     assert error_of('[serve]\nhttp = "8080"\n').message == (
         f"{FILE}: serve.http: expected HOST:PORT such as 127.0.0.1:8080, got '8080'"
     )
+
+
+@pytest.mark.parametrize("token", ["", " ", "\t ", " secret", "secret\n"])
+def test_a_blank_token_or_one_with_spaces_around_it_is_refused_without_showing_it(token: str) -> None:
+    """docs/notes/hardening-open.md, item 9: `tokens = [" "]` was accepted by `config check` (a
+    token no client can present: the header's value is stripped)."""
+    error = error_of('[serve]\ntokens = ["good", "${T}"]\n', {"T": token})
+    assert error.message.startswith(f"{FILE}: serve.tokens[1]: "), error.message
+    assert ("blank" in error.message) if not token.strip() else ("spaces" in error.message), error.message
+    assert "hint: " in str(error) and (not token.strip() or token.strip() not in str(error))
 
 
 def test_serve_toolings_are_defined_dotless_and_granted_and_grants_take_only_grant_keys() -> None:

@@ -24,7 +24,7 @@ from host.serve import connections
 from host.serve.connections import FD_RESERVE, Bounds, ConnectionGuard, fit_open_files
 from host.serve.hosts import HostRules
 from host.serve.limit_log import LimitLog
-from host.serve.turns import Turns
+from host.serve.turns import Ticket, Turns
 
 FILE = Path("/etc/agent/agent-host.toml")
 BOUNDS = Bounds(max_connections=2, idle_timeout=5, header_timeout=10, body_timeout=30)
@@ -162,22 +162,24 @@ async def test_a_waiting_call_handed_a_turn_frees_its_queue_place_at_once() -> N
     waiting until it next ran, so a call arriving meanwhile found 4 running and 8 waiting while only
     7 waited."""
     turns = Turns(4, 8)
-    ends = [anyio.Event() for _ in range(12)]
-    seen: list[str | None] = []
+    ends = [anyio.Event() for _ in range(13)]
+    late: list[Ticket | str] = []
 
-    async def call(index: int) -> None:
-        async with turns.turn():
+    async def call(index: int, ticket: Ticket | str) -> None:
+        assert isinstance(ticket, Ticket), ticket
+        async with turns.turn(ticket):
             await ends[index].wait()
         if index == 0:
-            seen.append(turns.busy())  # before the waiter handed its turn has run
+            late.append(turns.admit("c"))  # before the waiter handed its turn has run
 
     async with anyio.create_task_group() as tg:
         for index in range(12):
-            tg.start_soon(call, index)
+            tg.start_soon(call, index, turns.admit("c"))
             await anyio.wait_all_tasks_blocked()
-        assert turns.busy() is not None  # 4 run, 8 wait: full
+        assert isinstance(turns.admit("c"), str)  # 4 run, 8 wait: full
         ends[0].set()
         await anyio.wait_all_tasks_blocked()
+        assert len(late) == 1 and isinstance(late[0], Ticket), late
+        tg.start_soon(call, 12, late[0])
         for end in ends:
             end.set()
-    assert seen == [None]

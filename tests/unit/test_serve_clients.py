@@ -10,7 +10,7 @@ import logging
 
 import pytest
 
-from host.serve.clients import LOCAL, ClientSlots, client_of_request, client_of_scope
+from host.serve.clients import LOCAL, LOOPBACK, ClientSlots, client_of_request, client_of_scope
 from host.serve.limit_log import LimitLog
 
 
@@ -34,6 +34,16 @@ def test_a_client_is_its_token_else_its_address_else_local() -> None:
     assert client_of_scope({"agent_host.client": "token 2", "client": ("10.0.0.5", 4711)}) == "token 2"
     assert client_of_scope({"client": ("10.0.0.5", 4711)}) == "address 10.0.0.5"  # not the port: one per machine
     assert client_of_request(None) == LOCAL
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1", "127.0.0.2", "127.255.3.4", "::1", "::ffff:127.0.0.9"])
+def test_every_loopback_address_is_one_client_unless_a_token_names_it(address: str) -> None:
+    """docs/notes/hardening-open.md, serve item 3: each 127/8 source address was another client, so
+    one local process could take every session and listen stream by changing its source address."""
+    assert client_of_scope({"client": (address, 4711)}) == LOOPBACK
+    assert client_of_scope({"agent_host.client": "token 1", "client": (address, 4711)}) == "token 1"
+    assert client_of_scope({"client": ("::ffff:10.0.0.5", 1)}) == "address ::ffff:10.0.0.5"
+    assert client_of_scope({"client": ("not an address", 1)}) == "address not an address"
 
 
 def test_a_bound_reached_is_logged_once_per_interval(caplog: pytest.LogCaptureFixture) -> None:

@@ -67,3 +67,29 @@ def test_an_empty_item_costs_its_overhead_and_the_end_carries_the_last_marker() 
         return delivered
 
     assert anyio.run(main) == ["", "", "", "<7 dropped>"]  # an empty line costs its overhead
+
+
+def test_a_consumer_that_gives_up_learns_how_many_items_it_never_got() -> None:
+    """docs/notes/hardening-open.md, item 9: what waited when the drain was cut went unreported."""
+
+    async def main() -> int:
+        with Feed[str](3_000, len, lambda n: f"<{n} dropped>") as feed:
+
+            def produce() -> None:
+                for _ in range(5):  # 3 fit, 2 are dropped
+                    feed.push("x" * 1000)
+
+            await anyio.to_thread.run_sync(produce)
+            stuck = anyio.Event()
+
+            async def never_done(item: str) -> None:
+                stuck.set()
+                await anyio.sleep_forever()
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(feed.forward, never_done)
+                await stuck.wait()
+                tg.cancel_scope.cancel()
+            return feed.abandon()
+
+    assert anyio.run(main) == 5  # the one cut mid-delivery, the 2 waiting, the 2 dropped
