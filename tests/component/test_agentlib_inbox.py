@@ -1,9 +1,10 @@
 """agentlib's inbox helpers in a real guest: `events()`, `start()`, subscriptions as `with` blocks,
 and `match` on the generated event classes, against the bundled demo server and the observed one.
 
-Provenance: issue 10, point 5 (issue 21, point 6: the helpers' new names and `ToolingError`) ("a guest library that reads like Python"): iterate the inbox until a
+Provenance: issue 10, point 5 ("a guest library that reads like Python"): iterate the inbox until a
 timeout or until given calls are finished; subscriptions as context managers whose `id` envelopes
-carry; class patterns, keyword and positional, on `types.Envelope` and `types.Event_*`.
+carry; class patterns, keyword and positional, on `types.Envelope` and `types.Event_*`. Issue 21,
+point 6: the helpers' new names (`subscribe_*`, `get`) and `ToolingError` inside a real component.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ place of the guest's module (the dev runner wraps the same way). `run` behaves a
 at the boundary, where componentize-py would panic and lose the reason:
 
 - an `Err` whose value is not a str (an uncaught error of a host import, or agentlib's
-  `ToolingError`) leaves `run` as `Err("code: message (raised at FILE:LINE)")`, FILE:LINE being the guest's own line that called;
+  `ToolingError`) leaves `run` as `Err("code: message (raised at FILE:LINE)")`, FILE:LINE being
+  the guest's own line that called;
 - a value that is not a str leaves as `Err("run() must return str, got TYPE (FILE:LINE)")`;
 - any other exception is printed on stderr in Python's own format, with only the guest's frames,
   paths relative to its folder and the source lines (`keep_sources`), and the guest exits with

@@ -194,9 +194,7 @@ def subscribe_resource(tooling: Tooling, uri: str) -> Subscription:
 def subscribe_resource_list(tooling: Tooling) -> Subscription:
     """Subscribe to the resource list: each change arrives as `resource-list-updated` (the full list).
     Raises `ToolingError` as `subscribe_resource` does."""
-    return Subscription(
-        tooling, tooling.subscribe_resource_list(), "resource list", tooling.unsubscribe_resource_list
-    )
+    return Subscription(tooling, tooling.subscribe_resource_list(), "resource list", tooling.unsubscribe_resource_list)
 
 
 @raising
