@@ -7,9 +7,8 @@ taking {"query": ...} and returning {"hits": [...]}) and returns {"query", "coun
 import json
 
 import wit_world
-from agentlib import call, failure
+from agentlib import ToolingError, call, get
 from componentize_py_types import Err
-from wit_world.imports import tooling
 
 
 class WitWorld(wit_world.WitWorld):
@@ -18,8 +17,8 @@ class WitWorld(wit_world.WitWorld):
         if not query:
             raise Err("give a query as input")
         try:
-            with tooling.get("search") as search:
-                hits = call(search, "search", query=query)["structuredContent"]["hits"]
-        except Err as err:
-            raise Err(f"search failed: {failure(err)}") from None
+            with get("search") as search:
+                hits = call(search, "search", query=query).structured["hits"]
+        except ToolingError as error:
+            raise Err(f"search failed: {error}") from None
         return json.dumps({"query": query, "count": len(hits), "best": hits[:3]})

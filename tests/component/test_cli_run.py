@@ -146,4 +146,4 @@ def test_a_guest_written_from_the_template_builds_and_runs(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout)
     assert answer["tools"][:2] == ["echo", "add"]
-    assert answer["echo"]["content"] == [{"type": "text", "text": "ping"}]
+    assert answer["echo"] == "ping"

@@ -28,14 +28,17 @@ WRONG_CALL: Final = "        tooling.get(42)  # a WIT function called with a wro
 
 USES_AGENTLIB: Final = """
 
-from agentlib import call, failure, text_of
+from agentlib import Resource, ToolingError, ToolResult, call, read_resource
+from wit_world.imports import tooling
 
 
 def summary(demo: tooling.Tooling) -> str:
     try:
-        return text_of(call(demo, "add", a=2, b=3))
-    except Err as err:
-        return failure(err)
+        result: ToolResult = call(demo, "add", a=2, b=3)
+        readme: Resource = read_resource(demo, "demo://readme")
+        return result.text + readme.text + str(result.structured) + result.raw["content"][0]["type"]
+    except ToolingError as error:
+        return error.code + ": " + error.message + str(error)
 """
 
 

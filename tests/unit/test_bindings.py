@@ -49,7 +49,7 @@ def test_bindings_writes_importable_typed_stubs_of_the_world_its_types_and_agent
         from wit_world.imports import inbox, log, tooling, types
         assert typing.get_type_hints(tooling.get) == {{"name": str, "return": tooling.Tooling}}
         assert typing.get_type_hints(inbox.recv)["return"] == typing.Optional[types.Envelope]
-        assert issubclass(componentize_py_types.Err, Exception) and callable(agentlib.failure)
+        assert issubclass(componentize_py_types.Err, Exception) and callable(agentlib.call)
         assert wit_world.__file__.startswith({str(target)!r})
         """
     )

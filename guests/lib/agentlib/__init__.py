@@ -4,99 +4,76 @@ It is pure Python and imports only the bindings componentize-py generates from t
 (`wit_world`, `componentize_py_types`), so it runs inside the component. Every helper is optional:
 the WIT imports are the contract, this only saves typing.
 
-    from agentlib import call, events, start, subscription
-    with tooling.get("demo") as demo:
-        value = call(demo, "add", a=2, b=3)           # the MCP result as a dict
-        with subscription(demo, "demo://note") as note:
-            slow = start(demo, "sleep", seconds=2)     # a `Call`; its envelopes carry `slow.id`
-            for envelope in events(10, until=slow.id):
-                ...                                    # `match envelope:` on the generated classes
+    from agentlib import ToolingError, call, events, get, read_resource, start, subscribe_resource
+    try:
+        with get("demo") as demo:                        # the WIT handle, dropped at the end
+            total = call(demo, "add", a=2, b=3).structured["sum"]   # a ToolResult
+            readme = read_resource(demo, "demo://readme").text       # a Resource
+            with subscribe_resource(demo, "demo://note") as note:
+                slow = start(demo, "sleep", seconds=2)   # a `Call`; its envelopes carry `slow.id`
+                for envelope in events(10, until=slow):
+                    ...                                  # `match envelope:` on the generated classes
+    except ToolingError as error:                        # error.code == "not-found", ...
+        raise Err(f"the demo tooling failed: {error}")   # "code: message"
 
-Errors from the host arrive as `componentize_py_types.Err` whose `value` is a
-`wit_world.imports.types.Error`; `failure(err)` turns one into "code: message".
+The family: a function named after a WIT function (snake case) does what it does, takes the handle
+first and raises `ToolingError`: `get`, `list_tools`, `list_resources`, `read_resource`,
+`subscribe_resource`, `subscribe_resource_list`, `subscribe_tool_list`; the two calls are `call`
+(`call-tool-blocking`, keyword arguments, a `ToolResult`) and `start` (`call-tool`, a `Call`).
+Values: `ToolResult`, `Resource` (each `.of(wit_record)` for what an event carries), `ToolingError`
+(`ToolingError(error)` for an `error` event's payload). The inbox: `events`, `is_final`, `Call`,
+`Subscription`, `Events`. The names of `agentlib.deprecated` still work and warn.
 """
 
 from __future__ import annotations
 
-import base64
-import json
-from typing import Any
+from componentize_py_types import Err as Err
 
-from componentize_py_types import Err
-from wit_world.imports import types
-
+from agentlib.calls import call as call
+from agentlib.calls import get as get
+from agentlib.calls import list_resources as list_resources
+from agentlib.calls import list_tools as list_tools
+from agentlib.calls import read_resource as read_resource
+from agentlib.deprecated import content_bytes as content_bytes
+from agentlib.deprecated import content_text as content_text
+from agentlib.deprecated import failure as failure
+from agentlib.deprecated import json_of as json_of
+from agentlib.deprecated import resource_list_subscription as resource_list_subscription
+from agentlib.deprecated import subscription as subscription
+from agentlib.deprecated import text_of as text_of
+from agentlib.deprecated import tool_list_subscription as tool_list_subscription
+from agentlib.errors import ToolingError as ToolingError
 from agentlib.inbox import Call as Call
 from agentlib.inbox import Events as Events
 from agentlib.inbox import Subscription as Subscription
 from agentlib.inbox import events as events
 from agentlib.inbox import is_final as is_final
-from agentlib.inbox import resource_list_subscription as resource_list_subscription
 from agentlib.inbox import start as start
-from agentlib.inbox import subscription as subscription
-from agentlib.inbox import tool_list_subscription as tool_list_subscription
+from agentlib.inbox import subscribe_resource as subscribe_resource
+from agentlib.inbox import subscribe_resource_list as subscribe_resource_list
+from agentlib.inbox import subscribe_tool_list as subscribe_tool_list
+from agentlib.values import Resource as Resource
+from agentlib.values import ToolResult as ToolResult
 
 __all__ = (
     "Call",
     "Err",
     "Events",
+    "Resource",
     "Subscription",
+    "ToolResult",
+    "ToolingError",
     "call",
-    "content_bytes",
-    "content_text",
     "events",
-    "failure",
+    "get",
     "is_final",
-    "json_of",
-    "resource_list_subscription",
+    "list_resources",
+    "list_tools",
+    "read_resource",
     "start",
-    "subscription",
-    "text_of",
-    "tool_list_subscription",
+    "subscribe_resource",
+    "subscribe_resource_list",
+    "subscribe_tool_list",
 )
-
-
-def call(tooling: Any, tool: str, /, **arguments: Any) -> dict[str, Any]:
-    """Call `tool` with keyword arguments and wait; returns the MCP result (wire form) as a dict.
-
-    Raises `Err` (with a `types.Error`) when the call fails, including `tool-failed`.
-    """
-    result = tooling.call_tool_blocking(tool, json.dumps(arguments))
-    value: dict[str, Any] = json.loads(result.value)
-    return value
-
-
-def json_of(result: types.ToolResult) -> dict[str, Any]:
-    """The MCP result of a `tool-result` as a dict."""
-    value: dict[str, Any] = json.loads(result.value)
-    return value
-
-
-def text_of(value: dict[str, Any]) -> str:
-    """The text blocks of an MCP result's `content`, joined by newlines."""
-    return "\n".join(block.get("text", "") for block in value.get("content", []) if block.get("type") == "text")
-
-
-def content_text(content: types.ResourceContent) -> str:
-    """A resource's content as text (decoding base64 for non-text MIME types)."""
-    if _is_textual(content.mime_type):
-        return content.content
-    return base64.b64decode(content.content).decode("utf-8", errors="replace")
-
-
-def content_bytes(content: types.ResourceContent) -> bytes:
-    """A resource's content as bytes (encoding text as UTF-8)."""
-    if _is_textual(content.mime_type):
-        return content.content.encode("utf-8")
-    return base64.b64decode(content.content)
-
-
-def failure(err: Err[Any]) -> str:
-    """'code: message' for an `Err` raised by a host import."""
-    value = err.value
-    if isinstance(value, types.Error):
-        return f"{value.code.name.lower().replace('_', '-')}: {value.message}"
-    return str(value)
-
-
-def _is_textual(mime_type: str | None) -> bool:
-    return mime_type is None or mime_type.lower().startswith("text/")
+"""The API. The deprecated names (`agentlib.deprecated.__all__`) are importable from here but not
+listed, so `from agentlib import *` does not bring them."""

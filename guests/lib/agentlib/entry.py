@@ -4,8 +4,9 @@
 place of the guest's module (the dev runner wraps the same way). `run` behaves as written, except
 at the boundary, where componentize-py would panic and lose the reason:
 
-- an `Err` whose value is not a str (an uncaught error of a host import) leaves `run` as
-  `Err("CODE: MESSAGE (raised at FILE:LINE)")`, FILE:LINE being the guest's own line that called;
+- an `Err` whose value is not a str (an uncaught error of a host import, or agentlib's
+  `ToolingError`) leaves `run` as `Err("code: message (raised at FILE:LINE)")`, FILE:LINE being
+  the guest's own line that called;
 - a value that is not a str leaves as `Err("run() must return str, got TYPE (FILE:LINE)")`;
 - any other exception is printed on stderr in Python's own format, with only the guest's frames,
   paths relative to its folder and the source lines (`keep_sources`), and the guest exits with
@@ -26,6 +27,9 @@ from types import TracebackType
 from typing import Any
 
 from componentize_py_types import Err
+from wit_world.imports import types
+
+from agentlib.errors import code_name
 
 __all__ = ("keep_sources", "wrap")
 
@@ -134,10 +138,9 @@ def _is_guest_file(filename: str) -> bool:
 
 
 def _describe(error: Any) -> str:
-    """'code: message' for a WIT `error` record, else the value's repr."""
-    code, message = getattr(error, "code", None), getattr(error, "message", None)
-    if code is not None and isinstance(message, str):
-        return f"{getattr(code, 'name', str(code)).lower().replace('_', '-')}: {message}"
+    """'code: message' for a WIT `error` record (also what a `ToolingError` carries), else the value's repr."""
+    if isinstance(error, types.Error):
+        return f"{code_name(error.code)}: {error.message}"
     return repr(error)
 
 

@@ -2,12 +2,12 @@
 
 `events()` yields every envelope it receives, in the inbox's order, and never drops one; it ends
 when none arrives within `timeout` seconds, or once every id of `until` has had its final envelope
-(yielded first). `start()` begins a call (`call-tool`) and `subscription()` and its siblings
+(yielded first). `start()` begins a call (`call-tool`) and `subscribe_resource()` and its siblings
 subscribe (`subscribe-*`); each returns an object whose `id` is the id its envelopes carry and
 which, used with `with`, ends what it opened on leaving the block: a `Subscription` unsubscribes
 exactly once, a `Call` is cancelled if it is still open. Once their tooling handle is dropped (which
 ended them), they answer `False` without asking the host: a host call on a dropped handle traps.
-Failures of the host raise `Err` as the WIT imports do.
+Failures of the host raise `ToolingError` (agentlib.errors).
 """
 
 from __future__ import annotations
@@ -21,16 +21,18 @@ from wit_world.imports import inbox as _inbox
 from wit_world.imports import types
 from wit_world.imports.tooling import Tooling
 
+from agentlib.errors import raising
+
 __all__ = (
     "Call",
     "Events",
     "Subscription",
     "events",
     "is_final",
-    "resource_list_subscription",
     "start",
-    "subscription",
-    "tool_list_subscription",
+    "subscribe_resource",
+    "subscribe_resource_list",
+    "subscribe_tool_list",
 )
 
 MAX_TIMEOUT_MS: Final = 2**32 - 1
@@ -112,10 +114,11 @@ class Call:
         """Cancel the call upstream; nothing for `id` arrives afterwards. Returns whether it was open."""
         return not _dropped(self.tooling) and self.tooling.cancel(self.id)
 
+    @raising
     def respond(self, action: types.ElicitAction, content: dict[str, Any] | None = None) -> None:
         """Answer the call's open question (an `elicitation` event): `types.ElicitAction.ACCEPT` with
-        `content` matching its requested schema, or `DECLINE` / `CANCEL` without. Raises `Err` (with a
-        `types.Error`: `not-found`, `invalid-arguments`) as `tooling.respond` does."""
+        `content` matching its requested schema, or `DECLINE` / `CANCEL` without. Raises `ToolingError`
+        (`not-found`, `invalid-arguments`) as `tooling.respond` fails."""
         self.tooling.respond(self.id, action, json.dumps(content) if content is not None else None)
 
     def __enter__(self) -> Call:
@@ -134,11 +137,12 @@ Until = str | Call | Iterable[str | Call]
 """What `events(until=...)` accepts: one call (its id or its `Call`) or several."""
 
 
+@raising
 def start(tooling: Tooling, tool: str, /, **arguments: Any) -> Call:
     """Start a call of `tool` with keyword arguments (`call-tool`); its outcome arrives in the inbox.
 
-    Raises `Err` (with a `types.Error`) when the host refuses the call at once (`not-found`,
-    `invalid-arguments`, `denied`, `limit-exceeded`).
+    Raises `ToolingError` when the host refuses the call at once (`not-found`, `invalid-arguments`,
+    `denied`, `limit-exceeded`); later failures arrive as its `error` envelope.
     """
     return Call(tooling, tool, tooling.call_tool(tool, json.dumps(arguments)))
 
@@ -176,21 +180,27 @@ class Subscription:
         return f"Subscription({self.target!r}, id={self.id!r}{', closed' if self.closed else ''})"
 
 
-def subscription(tooling: Tooling, uri: str) -> Subscription:
+@raising
+def subscribe_resource(tooling: Tooling, uri: str) -> Subscription:
     """Subscribe to the resource at `uri`: each change arrives as `resource-updated` with its content.
 
-    Raises `Err` when the host refuses (`unavailable`: the server cannot notify; `denied`, ...).
+    Raises `ToolingError` when the host refuses (`unavailable`: the server cannot notify; `denied`,
+    `limit-exceeded`, ...).
     """
     return Subscription(tooling, tooling.subscribe_resource(uri), uri, tooling.unsubscribe_resource)
 
 
-def resource_list_subscription(tooling: Tooling) -> Subscription:
-    """Subscribe to the resource list: each change arrives as `resource-list-updated` (the full list)."""
+@raising
+def subscribe_resource_list(tooling: Tooling) -> Subscription:
+    """Subscribe to the resource list: each change arrives as `resource-list-updated` (the full list).
+    Raises `ToolingError` as `subscribe_resource` does."""
     return Subscription(tooling, tooling.subscribe_resource_list(), "resource list", tooling.unsubscribe_resource_list)
 
 
-def tool_list_subscription(tooling: Tooling) -> Subscription:
-    """Subscribe to the tool list: each change arrives as `tool-list-updated` (the full list)."""
+@raising
+def subscribe_tool_list(tooling: Tooling) -> Subscription:
+    """Subscribe to the tool list: each change arrives as `tool-list-updated` (the full list).
+    Raises `ToolingError` as `subscribe_resource` does."""
     return Subscription(tooling, tooling.subscribe_tool_list(), "tool list", tooling.unsubscribe_tool_list)
 
 

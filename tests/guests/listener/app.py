@@ -10,17 +10,19 @@ import json
 
 import wit_world
 from agentlib import (
+    ToolingError,
+    ToolResult,
     call,
     events,
+    get,
     is_final,
-    json_of,
-    resource_list_subscription,
     start,
-    subscription,
-    text_of,
-    tool_list_subscription,
+    subscribe_resource,
+    subscribe_resource_list,
+    subscribe_tool_list,
 )
-from wit_world.imports import tooling, types
+from componentize_py_types import Err
+from wit_world.imports import types
 
 WAIT = 10
 
@@ -31,8 +33,8 @@ def kind(envelope: types.Envelope) -> str:
 
 def demo() -> dict:
     out: dict = {}
-    with tooling.get("demo") as demo:
-        with subscription(demo, "demo://note") as note:
+    with get("demo") as demo:
+        with subscribe_resource(demo, "demo://note") as note:
             slow = start(demo, "sleep", seconds=1.5, steps=3)
             seen = []
             stream = events(WAIT, until=slow.id)
@@ -45,7 +47,7 @@ def demo() -> dict:
                     case types.Envelope(id=note.id, event=types.Event_ResourceUpdated(value=content)):
                         seen.append(f"note: {content.content}")
                     case types.Envelope(slow.id, types.Event_ToolResult(result)):
-                        seen.append(f"done: {text_of(json_of(result))}")
+                        seen.append(f"done: {ToolResult.of(result).text}")
                     case _:
                         seen.append(f"unexpected: {envelope!r}")
             out["watch"] = seen
@@ -59,17 +61,24 @@ def demo() -> dict:
         failing = start(demo, "fail", message="nope")
         for envelope in events(WAIT, until=failing.id):
             match envelope.event:
-                case types.Event_Error(value=types.Error(code=types.ErrorCode.TOOL_FAILED, message=message)):
+                case types.Event_Error(value=types.Error(code=types.ErrorCode.TOOL_FAILED, message=message) as error):
                     out["error"] = message
+                    out["error_as_tooling_error"] = str(ToolingError(error))
                 case other:
                     out["error"] = f"unexpected: {other!r}"
+        refused: dict = {}
+        try:
+            start(demo, "no_such_tool")
+        except ToolingError as raised:  # refused at once, before any envelope
+            refused = {"code": raised.code, "is_err": isinstance(raised, Err), "str_starts": str(raised)[:11]}
+        out["refused"] = refused
 
         echoes = [start(demo, "echo", text=word) for word in ("a", "b", "c")]
         answers: dict[str, str] = {}
         several = events(WAIT, until=echoes)  # `Call`s stand for their ids
         for envelope in several:
             if is_final(envelope) and isinstance(envelope.event, types.Event_ToolResult):
-                answers[envelope.id] = text_of(json_of(envelope.event.value))
+                answers[envelope.id] = ToolResult.of(envelope.event.value).text
         out["echoes"] = [answers.get(c.id) for c in echoes]
         out["echoes_ended"] = {"timed_out": several.timed_out, "pending": sorted(several.pending)}
 
@@ -86,7 +95,7 @@ def demo() -> dict:
         out["long"]["open_after_with"] = long.is_open()
         out["long"]["cancel_again"] = long.cancel()
 
-        with resource_list_subscription(demo) as resources, tool_list_subscription(demo) as tools:
+        with subscribe_resource_list(demo) as resources, subscribe_tool_list(demo) as tools:
             out["lists"] = {"targets": [resources.target, tools.target], "distinct": resources.id != tools.id}
         out["lists"]["close_again"] = [resources.close(), tools.close()]
 
@@ -103,9 +112,9 @@ def demo() -> dict:
 def lists() -> dict:
     out: dict = {"resources": None, "tools": None}
     with (
-        tooling.get("t") as t,
-        resource_list_subscription(t) as resources,
-        tool_list_subscription(t) as tools,
+        get("t") as t,
+        subscribe_resource_list(t) as resources,
+        subscribe_tool_list(t) as tools,
     ):
         call(t, "add_resource", name="c")
         call(t, "add_tool", name="late_tool")
@@ -122,8 +131,8 @@ def lists() -> dict:
 
 def orphan() -> dict:
     """A subscription and a call that outlive their tooling handle (dropping it ended them)."""
-    with tooling.get("demo") as demo:
-        note = subscription(demo, "demo://note")
+    with get("demo") as demo:
+        note = subscribe_resource(demo, "demo://note")
         slow = start(demo, "sleep", seconds=30, steps=1)
     return {"close": note.close(), "is_open": slow.is_open(), "cancel": slow.cancel()}
 
