@@ -265,7 +265,7 @@ def _call_run(
         if relayed is not None:
             return "trap", f"host error: {type(relayed).__name__}: {relayed}", None
         if budget.refused is not None:
-            return "trap", memory_limit_reason(policy, err_path), "memory"
+            return "trap", memory_limit_reason(policy, err_path, str(exc)), "memory"
         return "trap", trap_reason(str(exc), err_path, session.last_error), None
     relayed = thread_state.take_exception()
     if isinstance(relayed, KeyboardInterrupt | SystemExit):

@@ -54,15 +54,19 @@ def trap_reason(message: str, err_path: Path, last_error: ToolingError | None) -
     return reason
 
 
-def memory_limit_reason(policy: AgentPolicy, err_path: Path | None = None) -> str:
-    """The memory-limit report, for a run whose memory growth the host refused; where the guest
-    says it ran out (a `MemoryError` on its stderr, as `agentlib` reports it) is added in brackets."""
+def memory_limit_reason(policy: AgentPolicy, err_path: Path | None = None, trap: str | None = None) -> str:
+    """The memory-limit report, for a run whose memory growth the host refused. Where the guest
+    says it ran out (a `MemoryError` on its stderr, as `agentlib` reports it) is added in brackets;
+    when its stderr names no `MemoryError`, the wasm `trap` it then hit (such as a stack overflow)
+    is added."""
     limit = policy.limits.memory
     raised = guest_exception(err_path) if err_path is not None else None
-    detail = raised[1] if raised is not None and raised[0] == "MemoryError" else ""
-    where = f" ({detail})" if detail else ""
+    said = raised is not None and raised[0] == "MemoryError"
+    where = f" ({raised[1]})" if said and raised is not None and raised[1] else ""
+    then = f"; then: {innermost(trap)}" if trap is not None and not said else ""
     return (
-        f"memory limit: the guest ran out of memory at {format_size(int(limit.value))}{where}; the limit is {limit.key}"
+        f"memory limit: the guest ran out of memory at {format_size(int(limit.value))}{where}; "
+        f"the limit is {limit.key}{then}"
     )
 
 

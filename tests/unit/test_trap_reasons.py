@@ -92,3 +92,14 @@ def test_without_a_config_file_the_memory_limit_names_where_to_set_it(tmp_path: 
         "memory limit: the guest ran out of memory at 256 MiB; the limit is the default `memory`; no config "
         "file is in use: set it in [host] of agent-host.toml, which `agent-host config init` writes"
     )
+
+
+def test_the_memory_limit_report_adds_the_trap_when_the_guest_names_no_memory_error(tmp_path: Path) -> None:
+    err = tmp_path / "stderr"
+    err.write_text("")
+    overflow = "error while executing\n\nCaused by:\n    wasm trap: call stack exhausted"
+    assert memory_limit_reason(policy(tmp_path), err, overflow).endswith(
+        f"the limit is memory in {tmp_path}/agent-host.toml [agents.hog]; then: wasm trap: call stack exhausted"
+    )
+    err.write_text(CPYTHON_DUMP)
+    assert memory_limit_reason(policy(tmp_path), err, overflow).endswith("[agents.hog]")
