@@ -22,8 +22,11 @@ from typing import Final
 from wasmtime import Config, Engine, WasmtimeError
 from wasmtime.component import Component
 
-ENGINE_SETTINGS: Final = "epoch_interruption=1"
-"""Everything about the engine's `Config` that changes compiled code; part of the cache key."""
+from host.runtime import memory_limit
+
+ENGINE_SETTINGS: Final = "epoch_interruption=1" + (",memory_init_cow=0" if memory_limit.INSTALLED_BY_DEFAULT else "")
+"""Everything about the engine's `Config` that changes compiled code; part of the cache key (the
+host's memory creator needs `memory_init_cow` off: `runtime.memory_limit`)."""
 
 INVALID_COMPONENT: Final = 2
 """Exit status of the compiler when the input is not a component this host can run."""
@@ -33,6 +36,7 @@ def engine_config() -> Config:
     """The `Config` of every engine of the host (what `ENGINE_SETTINGS` describes)."""
     config = Config()
     config.epoch_interruption = True
+    memory_limit.install(config)
     return config
 
 

@@ -45,6 +45,10 @@ EPOCH_TICK: Final = 0.01
 
 WASMTIME_VERSION: Final = importlib.metadata.version("wasmtime")
 
+_KEY_STAMP: Final = f"key {WASMTIME_VERSION} {ENGINE_SETTINGS}"
+"""The stamp kind of a file's cache key: a key remembered under other engine settings or another
+wasmtime is not reused (it would name an artifact this engine cannot load)."""
+
 
 class EpochTicker:
     """A daemon thread that advances an engine's epoch every `interval` seconds; stores use epoch
@@ -138,14 +142,14 @@ class Runtime:
                 return self._loaded[key]
             if cache.pin(wasm):
                 self._pins.append(wasm)
-            key = stamps.recall(self._cache_dir, wasm, "key")  # no read of the file while it is unchanged
+            key = stamps.recall(self._cache_dir, wasm, _KEY_STAMP)  # no read of the file while it is unchanged
             if key is None:
                 try:
                     data = wasm.read_bytes()
                 except OSError as exc:
                     raise ComponentError(f"cannot read component {wasm}: {exc.strerror or exc}") from None
                 key = cache_key(data)
-                stamps.record(self._cache_dir, wasm, "key", key)
+                stamps.record(self._cache_dir, wasm, _KEY_STAMP, key)
             self._keys[seen] = key
             component = self._loaded.get(key)
             if component is None:

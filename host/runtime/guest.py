@@ -3,12 +3,18 @@
 Every wasmtime call for a store happens on its guest's thread. The store's WASI context denies
 everything the policy does not opt in to (preopened folders, named environment variables; never
 sockets); the guest's stdout and stderr go to files in a private temp folder, forwarded by
-`output.Forwarder`. Memory is bounded by the policy's `memory` (the guest sees `MemoryError`), CPU
-and wall-clock time, stop requests and the host file descriptors it holds through its folders
-(`descriptors.Watch`, registered before WASI opens them, ended after the store) by a `RunGuard`.
-Nothing the guest does raises in the host: every ending is an `Outcome`; only
-`KeyboardInterrupt`/`SystemExit` from a host function is re-raised (by `GuestThread.join`).
-However the guest ends, `session.close()` runs and the temp folder is removed.
+`output.Forwarder`. Memory is bounded by the policy's `memory` (a `memory_limit.MemoryBudget`; the
+guest sees a failed growth, `MemoryError` in Python), CPU and wall-clock time, stop requests and the
+host file descriptors it holds through its folders (`descriptors.Watch`, registered before WASI
+opens them, ended after the store) by a `RunGuard`. Nothing the guest does raises in the host: every
+ending is an `Outcome`; only `KeyboardInterrupt`/`SystemExit` from a host function is re-raised (by
+`GuestThread.join`). However the guest ends, `session.close()` runs and the temp folder is removed.
+
+An outcome is decided from host state only, in this order: a stop or a limit of the `RunGuard`, a
+host function's failure, a memory growth the host refused (then a trap or an `err` is the memory
+limit), the wasm trap; `run`'s `err` carries an error code only when its text is an error the host
+returned to this guest (`GuestSession.returned_error`). The guest's own text (stderr, `Err`) is
+quoted as its words, never used to pick the status, the exit code or a limit.
 """
 
 from __future__ import annotations
@@ -28,17 +34,20 @@ from wasmtime.component import Component
 
 from host import status_codes
 from host.policy import AgentPolicy
-from host.runtime import descriptors, thread_state, wit_values
+from host.runtime import descriptors, memory_limit, thread_state, wit_values
 from host.runtime.engine import Runtime
 from host.runtime.output import Forwarder
 from host.runtime.output_files import CappedFile
 from host.runtime.run_guard import RunGuard, TripKind
-from host.runtime.trap_reasons import innermost, trap_reason
+from host.runtime.trap_reasons import innermost, memory_limit_reason, trap_reason
 from host.session import GuestSession
 
 logger = logging.getLogger(__name__)
 
 Status = Literal["ok", "error", "trap"]
+
+Tripped = TripKind | Literal["memory"]
+"""What of the host's made a run trap: a `RunGuard` check, or `memory` (the host refused a growth)."""
 
 _EXIT_CODES: Final[dict[str, int]] = {
     "ok": status_codes.SUCCESS,
@@ -62,8 +71,11 @@ class Outcome:
     """Most envelopes the guest's inbox held at once."""
     code: int | None = None
     """The exit code, when `status` is not one of a run's (`_EXIT_CODES`)."""
-    tripped: TripKind | None = None
-    """For a `trap` the host made: which limit, or a stop request (`run_guard.TripKind`)."""
+    tripped: Tripped | None = None
+    """For a `trap` the host made: which limit, or a stop request (`Tripped`)."""
+    error_code: str | None = None
+    """For `error`: the WIT `error-code` of the host error `text` is (`CODE: message`, as the host
+    returned it to this guest); None for any other text, whatever it looks like."""
 
     @property
     def exit_code(self) -> int:
@@ -174,18 +186,26 @@ def run_guest(
     guard: RunGuard | None = None
     outputs: list[CappedFile] = []
     files = descriptors.watch(policy.dirs, policy.limits.open_files)  # before WASI opens the folders
+    budget = memory_limit.MemoryBudget(int(policy.limits.memory.value))
+    error_code: str | None = None
     try:
         outputs += [CappedFile(path, policy.limits.guest_output, agent=agent, stream=stream)
                    for path, stream in ((out_path, "stdout"), (err_path, "stderr"))]  # fmt: skip
         store.set_wasi(_wasi(policy, *outputs))
-        store.set_limits(memory_size=int(policy.limits.memory.value))
+        if not memory_limit.INSTALLED_BY_DEFAULT:  # the store limiter: bounded, but refusals unseen
+            store.set_limits(memory_size=budget.limit)
         guard = RunGuard(store, cpu_time=policy.limits.cpu_time, wall_time=policy.limits.wall_time, files=files)
         session.deadline = guard.deadline
         if control is not None:
             control.attach(guard)
         forwarder.start()
-        with thread_state.running(session, guard):
-            status, text = _call_run(runtime, component, store, input_text, guard, err_path, session, policy)
+        with thread_state.running(session, guard), memory_limit.active(budget):
+            status, text, tripped = _call_run(
+                runtime, component, store, input_text, guard, err_path, session, policy, budget
+            )
+        if status == "error":
+            returned = session.returned_error(text)
+            error_code = returned.code.value if returned is not None else None
     finally:
         session.close()
         forwarder.stop()
@@ -195,8 +215,8 @@ def run_guest(
         for capped in outputs:
             capped.close()
         shutil.rmtree(workdir, ignore_errors=True)
-    tripped = guard.tripped if guard is not None and status == "trap" else None
-    return Outcome(agent, status, text, time.monotonic() - start, session.inbox.peak, tripped=tripped)
+    duration = time.monotonic() - start
+    return Outcome(agent, status, text, duration, session.inbox.peak, tripped=tripped, error_code=error_code)
 
 
 def _wasi(policy: AgentPolicy, stdout: CappedFile, stderr: CappedFile) -> WasiConfig:
@@ -220,17 +240,22 @@ def _call_run(
     err_path: Path,
     session: GuestSession,
     policy: AgentPolicy,
-) -> tuple[Status, str]:
+    budget: memory_limit.MemoryBudget,
+) -> tuple[Status, str, Tripped | None]:
+    """How `run` ended, decided by host state (see the module docstring)."""
     try:
         instance = runtime.instantiate(store, component)
     except WasmtimeError as exc:
-        return "trap", (
+        if budget.refused is not None:
+            return "trap", memory_limit_reason(policy), "memory"
+        reason = (
             f"the component cannot be instantiated: {innermost(str(exc))} "
             "(was it built against agent-host's WIT world `agent`? `agent-host wit` prints it)"
         )
+        return "trap", reason, None
     run = instance.get_func(store, "run")
     if run is None:
-        return "trap", "the component does not export `run`; build it against agent-host's WIT world `agent`"
+        return "trap", "the component does not export `run`; build it against agent-host's WIT world `agent`", None
     try:
         with runtime.clock.started(store, guard):
             value = run(store, input_text)
@@ -240,12 +265,18 @@ def _call_run(
         if isinstance(relayed, KeyboardInterrupt | SystemExit):
             raise relayed from None
         if guard.reason is not None:  # the guard made it trap, in the guest or in wasm a host function ran
-            return "trap", guard.reason
+            return "trap", guard.reason, guard.tripped
         if relayed is not None:
-            return "trap", f"host error: {type(relayed).__name__}: {relayed}"
-        return "trap", trap_reason(str(exc), err_path, session.last_error, policy)
+            return "trap", f"host error: {type(relayed).__name__}: {relayed}", None
+        if budget.refused is not None:
+            return "trap", memory_limit_reason(policy, err_path, str(exc)), "memory"
+        return "trap", trap_reason(str(exc), err_path, session.last_error), None
     relayed = thread_state.take_exception()
     if isinstance(relayed, KeyboardInterrupt | SystemExit):
         raise relayed
     ok, text = wit_values.run_result(value)
-    return ("ok" if ok else "error"), text
+    if ok:
+        return "ok", text, None
+    if budget.refused is not None:  # the guest caught the failed growth and gave up (as JavaScript does)
+        return "trap", f"{memory_limit_reason(policy)}; run() then returned err: {text}", "memory"
+    return "error", text, None

@@ -1,10 +1,14 @@
-"""Why a guest trapped, told for a person, from the wasm trap and what the guest left on stderr.
+"""Why a guest trapped, told for a person: decided by the host's state, illustrated by the guest's words.
 
-The Python exception the guest died of is read from the last traceback on its stderr (or from
-CPython's fatal object dump); an exception that a host limit explains (running out of memory)
-is told by that limit and where it is set (`EXCEPTION_REASONS`, keyed by exception type name).
-Without a traceback, the last error a host import returned to the guest is named: the likely
-cause when a component not built by `agent-host build` lets an `Err` escape `run`.
+What ended a run is host state, decided by the runner (`runtime.guest`): a time limit or a stop
+(`RunGuard`), a host function's failure, a memory growth the host refused (`memory_limit`), else
+the wasm trap itself. This module words it. `memory_limit_reason` is the memory-limit report, used
+only when the host refused a growth. `trap_reason` words any other trap: the wasm trap, plus what
+the guest left on stderr, quoted as the guest's words (`the guest raised ...`: the last Python
+traceback there, or CPython's fatal object dump; text the guest controls, so it never picks a status,
+an exit code or a limit), plus the last error a host import returned to the guest (the likely cause
+when a component not built by `agent-host build` lets an `Err` escape `run`). `WORD_HINTS` add
+advice to what the guest's words name, nothing else.
 """
 
 from __future__ import annotations
@@ -29,18 +33,17 @@ def innermost(message: str) -> str:
     return lines[0] if lines else "unknown trap"
 
 
-def trap_reason(message: str, err_path: Path, last_error: ToolingError | None, policy: AgentPolicy) -> str:
-    """Why the guest trapped, for a person: the Python exception it died of (a known one, such as
-    running out of memory, explained by `EXCEPTION_REASONS`), else the wasm trap message plus the
-    last error a host import returned to it (the likely cause when a guest not built by
-    `agent-host build` lets an `Err` escape `run`)."""
+def trap_reason(message: str, err_path: Path, last_error: ToolingError | None) -> str:
+    """Why the guest trapped when no limit of the host explains it, for a person: the exception the
+    guest's stderr names (its words; with a hint from `WORD_HINTS`), else the wasm trap message
+    plus the last error a host import returned to it."""
     reason = innermost(message)
-    raised = _guest_exception(err_path)
+    raised = guest_exception(err_path)
     if raised is not None:
         kind, detail, place = raised
-        explain = EXCEPTION_REASONS.get(kind)
-        if explain is not None:
-            return explain(detail, policy)
+        hinted = WORD_HINTS.get(kind)
+        if hinted is not None:
+            return hinted(detail)
         # The exception is the explanation; the wasm trap it caused (an exit, `unreachable`) adds nothing.
         return f"the guest raised {kind}{': ' + detail if detail else ''}{' at ' + place if place else ''}"
     if last_error is not None:
@@ -51,23 +54,31 @@ def trap_reason(message: str, err_path: Path, last_error: ToolingError | None, p
     return reason
 
 
-def _out_of_memory(detail: str, policy: AgentPolicy) -> str:
+def memory_limit_reason(policy: AgentPolicy, err_path: Path | None = None, trap: str | None = None) -> str:
+    """The memory-limit report, for a run whose memory growth the host refused. Where the guest
+    says it ran out (a `MemoryError` on its stderr, as `agentlib` reports it) is added in brackets;
+    when its stderr names no `MemoryError`, the wasm `trap` it then hit (such as a stack overflow)
+    is added."""
     limit = policy.limits.memory
-    where = f" ({detail})" if detail else ""
+    raised = guest_exception(err_path) if err_path is not None else None
+    said = raised is not None and raised[0] == "MemoryError"
+    where = f" ({raised[1]})" if said and raised is not None and raised[1] else ""
+    then = f"; then: {innermost(trap)}" if trap is not None and not said else ""
     return (
-        f"memory limit: the guest ran out of memory at {format_size(int(limit.value))}{where}; the limit is {limit.key}"
+        f"memory limit: the guest ran out of memory at {format_size(int(limit.value))}{where}; "
+        f"the limit is {limit.key}{then}"
     )
 
 
-def _missing_module(detail: str, policy: AgentPolicy) -> str:
+def _missing_module(detail: str) -> str:
     return f"the guest raised ModuleNotFoundError: {detail}; {MISSING_MODULE_HINT}"
 
 
-EXCEPTION_REASONS: Final[dict[str, Callable[[str, AgentPolicy], str]]] = {
-    "MemoryError": _out_of_memory,
+WORD_HINTS: Final[dict[str, Callable[[str], str]]] = {
     "ModuleNotFoundError": _missing_module,
 }
-"""Python exceptions a guest dies of that a limit of the host explains, by exception type name."""
+"""The guest's words with advice added, by the exception type name its stderr gives (a hint only:
+the guest's words never decide a status or a limit)."""
 
 _TRACEBACK: Final = "Traceback (most recent call last):"
 _FRAME: Final = re.compile(r'^\s*File "([^"]+)", line (\d+)', re.MULTILINE)
@@ -75,9 +86,9 @@ _DUMP_TYPE: Final = re.compile(r"^object type name: (\w+)\s*$", re.MULTILINE)
 """CPython's fatal object dump (printed when it cannot even format the traceback)."""
 
 
-def _guest_exception(err_path: Path) -> tuple[str, str, str | None] | None:
+def guest_exception(err_path: Path) -> tuple[str, str, str | None] | None:
     """(type name, message, FILE:LINE of the innermost frame or None) of the exception ending the
-    last Python traceback on the guest's stderr."""
+    last Python traceback on the guest's stderr: the guest's words, not host state."""
     try:
         text = err_path.read_text(encoding="utf-8", errors="replace")
     except OSError:

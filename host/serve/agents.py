@@ -108,8 +108,10 @@ def _unpacked(on_log: AsyncLogSink) -> Callable[[tuple[str, str]], Awaitable[Non
 TRIPPED_CODES: Final[Mapping[str, ErrorCode]] = {
     "wall_time": ErrorCode.TIMEOUT,
     "open_files": ErrorCode.LIMIT_EXCEEDED,
+    "memory": ErrorCode.LIMIT_EXCEEDED,
 }
-"""The error code of a guest the host stopped, by what stopped it (`tool-failed` for the others)."""
+"""The error code of a guest the host stopped, by what stopped it (host state, `Outcome.tripped`;
+`tool-failed` for the others)."""
 
 LINE_OVERHEAD: Final = 100
 """Bytes one waiting log line counts for beyond its text (so that empty lines are not free)."""

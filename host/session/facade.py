@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
@@ -50,6 +51,13 @@ RESPOND_TIMEOUT: Final = 10.0
 APPROVAL_TIMEOUT: Final = 300.0
 """Seconds an approval may take (a person answering on the terminal) before the call is refused."""
 
+MAX_RETURNED_ERRORS: Final = 64
+"""Distinct errors returned to one guest that the host remembers (the newest), to tell a guest's
+`Err` that is one of them from text in the same form that the guest made up."""
+
+RAISED_AT: Final = " (raised at "
+"""What `agentlib` writes after an uncaught host error's `CODE: message` in `run`'s `Err`."""
+
 
 @dataclass(frozen=True)
 class Handle:
@@ -83,8 +91,8 @@ class GuestSession:
         self._log_budget = guest_log.LogBudget(policy.limits.guest_output)
         self.inbox = inbox if inbox is not None else Inbox()
         self.max_wait = max_wait
-        self.last_error: ToolingError | None = None
-        """The last error a host import returned to the guest (named when the guest then traps)."""
+        self._last_error: ToolingError | None = None
+        self._returned: OrderedDict[str, ToolingError] = OrderedDict()
         self._toolings = toolings
         self._approver: Approver = approver if approver is not None else DenyAll()
         self._interrupt = Interrupt()
@@ -100,6 +108,36 @@ class GuestSession:
         self._subscriptions = Subscriptions(agent, toolings, self.inbox, self._loop, self._admission, self._audit)
         self._handles: dict[int, Handle] = {}
         self._next_rep = 1
+
+    @property
+    def last_error(self) -> ToolingError | None:
+        """The last error a host import returned to the guest (named when the guest then traps).
+        Setting it (every host import that returns an error does) also remembers the error for
+        `returned_error`."""
+        return self._last_error
+
+    @last_error.setter
+    def last_error(self, error: ToolingError | None) -> None:
+        self._last_error = error
+        if error is not None:
+            self._remember(error)
+
+    def _remember(self, error: ToolingError) -> None:
+        key = str(error)
+        self._returned[key] = error
+        self._returned.move_to_end(key)
+        while len(self._returned) > MAX_RETURNED_ERRORS:
+            self._returned.popitem(last=False)
+
+    def returned_error(self, text: str) -> ToolingError | None:
+        """The error the host returned to this guest (by a host import or an inbox event) that
+        `text`, the guest's `Err`, is: `CODE: message` as returned, alone or followed by agentlib's
+        ` (raised at FILE:LINE)`. None for any other text, whatever code it starts with (the host
+        believes a code only when it gave it)."""
+        for key, error in reversed(self._returned.items()):
+            if text == key or (text.startswith(key + RAISED_AT) and text.endswith(")")):
+                return error
+        return None
 
     @property
     def deadline(self) -> float | None:
@@ -287,6 +325,8 @@ class GuestSession:
 
     def _received(self, envelope: Envelope | None) -> Envelope | None:
         self._calls.received(envelope)
+        if envelope is not None and isinstance(envelope.payload, ToolingError):
+            self._remember(envelope.payload)
         return envelope
 
     # -- log -------------------------------------------------------------------------------------

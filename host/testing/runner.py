@@ -27,14 +27,12 @@ from host.app import Host
 from host.approval import ApproveAll, Approver, DenyAll
 from host.builder import resolve_component
 from host.config import AgentConfig
-from host.errors import ErrorCode, HostError, UsageError
+from host.errors import HostError, UsageError
 from host.runtime.guest import Outcome
 from host.testing.toolings import config_for
 
 DEFAULT_TIMEOUT: Final = 60.0
 """Wall-clock seconds a guest's `run` may take under test (a hung guest fails the test, not the CI job)."""
-
-_ERROR_CODES: Final = frozenset(code.value for code in ErrorCode)
 
 Approve = Literal["deny", "all"] | Approver
 
@@ -48,8 +46,9 @@ class GuestError:
     message: str
     """The text of the failure as the host reports it (for `err`: after the code, when split off)."""
     code: str | None = None
-    """The `error-code` (e.g. "not-found") when the guest's `err` text starts with one and ": " (as
-    `agentlib` writes an uncaught tooling error); else None."""
+    """The `error-code` (e.g. "not-found") when the guest's `err` text is an error the host returned
+    to it (`CODE: message`, as `agentlib` writes an uncaught tooling error); else None, whatever
+    the text starts with."""
 
 
 @dataclass(frozen=True)
@@ -193,11 +192,12 @@ def _result(outcome: Outcome, stderr: str, audit: list[dict[str, Any]]) -> Guest
 
 
 def _error(outcome: Outcome) -> GuestError:
-    """The failure; an `err` text "CODE: message" with a known error code is split."""
-    if outcome.status == "error":
-        code, sep, message = outcome.text.partition(": ")
-        if sep and code in _ERROR_CODES:
-            return GuestError(outcome.status, message, code)
+    """The failure; an `err` text that is a host error the host returned ("CODE: message", host
+    state: `Outcome.error_code`) is split."""
+    code = outcome.error_code
+    prefix = f"{code}: "
+    if outcome.status == "error" and code is not None and outcome.text.startswith(prefix):
+        return GuestError(outcome.status, outcome.text[len(prefix) :], code)
     return GuestError(outcome.status, outcome.text)
 
 

@@ -111,13 +111,16 @@ def test_a_server_object_is_reached_in_process_with_no_subprocess(tmp_path: Path
     ]
 
 
-def test_an_err_with_a_known_code_is_split_and_other_failures_are_kept_whole() -> None:
-    def error(status: str, text: str) -> GuestError:
-        return _error(Outcome("g", status, text, 0.0))
+def test_an_err_that_is_a_host_error_is_split_and_other_failures_are_kept_whole() -> None:
+    """Provenance: issue 21, point 4: the code comes from host state (`Outcome.error_code`, set when
+    the host returned that error to the guest), never from the guest's text alone."""
 
-    assert error("error", "not-found: no tooling 'x' (raised at app.py:3)") == GuestError(
-        "error", "no tooling 'x' (raised at app.py:3)", "not-found"
-    )
+    def error(status: str, text: str, code: str | None = None) -> GuestError:
+        return _error(Outcome("g", status, text, 0.0, error_code=code))
+
+    text = "not-found: no tooling 'x' (raised at app.py:3)"
+    assert error("error", text, "not-found") == GuestError("error", "no tooling 'x' (raised at app.py:3)", "not-found")
+    assert error("error", text) == GuestError("error", text)
     assert error("error", "search failed: tool-failed: down") == GuestError("error", "search failed: tool-failed: down")
     assert error("trap", "denied: x") == GuestError("trap", "denied: x")
     done = _result(Outcome("g", "ok", "answer", 0.5), "[g] hi\n", [{"operation": "get"}])

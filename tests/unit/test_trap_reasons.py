@@ -1,8 +1,9 @@
-"""Why a guest trapped, as the host tells it, from what the guest left on its stderr.
+"""Why a guest trapped, as the host tells it: host state decides, the guest's stderr is quoted.
 
-Provenance: issue 8, points 1 and 2: a guest not built by `agent-host build` (no entry wrapper)
-still gets the memory limit named from CPython's out-of-memory dump, and an uncaught host error is
-named by the last error the host returned to it.
+Provenance: issue 8, points 1 and 2: an uncaught host error is named by the last error the host
+returned to the guest; the memory limit names where it is set. Issue 21, point 4: a `MemoryError`
+on the guest's stderr (even CPython's own out-of-memory dump) is only the guest's words: without a
+growth the host refused, it is not the memory limit.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 from host.config import parse_config
 from host.errors import ErrorCode, ToolingError
 from host.policy import AgentPolicy
-from host.runtime.trap_reasons import trap_reason
+from host.runtime.trap_reasons import memory_limit_reason, trap_reason
 
 UNREACHABLE = (
     "error while executing at wasm backtrace:\n    0: 0x1 - <unknown>!abort\n\n"
@@ -35,11 +36,20 @@ def policy(tmp_path: Path) -> AgentPolicy:
     return AgentPolicy.resolve(config, "hog", config.agents["hog"])
 
 
-def test_cpythons_out_of_memory_dump_is_read_as_the_memory_limit(tmp_path: Path) -> None:
+def test_a_memory_error_on_the_guests_stderr_is_only_its_words(tmp_path: Path) -> None:
     err = tmp_path / "stderr"
     err.write_text(CPYTHON_DUMP)
-    reason = trap_reason(UNREACHABLE, err, None, policy(tmp_path))
-    assert reason == (
+    assert trap_reason(UNREACHABLE, err, None) == "the guest raised MemoryError"
+    err.write_text(
+        'Traceback (most recent call last):\n  File "app.py", line 1, in run\nMemoryError: raised at app.py:1\n'
+    )
+    assert trap_reason(UNREACHABLE, err, None) == "the guest raised MemoryError: raised at app.py:1 at app.py:1"
+
+
+def test_the_memory_limit_report_names_the_limit_and_where_it_is_set(tmp_path: Path) -> None:
+    err = tmp_path / "stderr"
+    err.write_text(CPYTHON_DUMP)
+    assert memory_limit_reason(policy(tmp_path), err) == (
         f"memory limit: the guest ran out of memory at 64 MiB; the limit is memory in {tmp_path}/agent-host.toml "
         "[agents.hog]"
     )
@@ -52,26 +62,24 @@ def test_a_wrapped_guests_memory_error_keeps_its_place(tmp_path: Path) -> None:
         '  File "/1/agentlib/entry.py", line 47, in run\n'
         "MemoryError: raised at app.py:8\n"
     )
-    assert "out of memory at 64 MiB (raised at app.py:8); the limit is memory in" in trap_reason(
-        UNREACHABLE, err, None, policy(tmp_path)
+    assert "out of memory at 64 MiB (raised at app.py:8); the limit is memory in" in memory_limit_reason(
+        policy(tmp_path), err
     )
 
 
 def test_another_exception_is_named_with_the_trap(tmp_path: Path) -> None:
     err = tmp_path / "stderr"
     err.write_text('Traceback (most recent call last):\n  File "/0/app.py", line 3, in run\nRuntimeError: kaput\n')
-    assert trap_reason(UNREACHABLE, err, None, policy(tmp_path)) == (
-        "the guest raised RuntimeError: kaput at /0/app.py:3"
-    )
+    assert trap_reason(UNREACHABLE, err, None) == "the guest raised RuntimeError: kaput at /0/app.py:3"
 
 
 def test_a_trap_without_a_traceback_names_the_last_error_the_host_returned(tmp_path: Path) -> None:
     err = tmp_path / "stderr"
     err.write_text("thread '<unnamed>' (1) panicked at runtime/src/lib.rs:1494:89:\n")
     last = ToolingError(ErrorCode.NOT_FOUND, "no tooling named 'nosuch' is configured")
-    reason = trap_reason(UNREACHABLE, err, last, policy(tmp_path))
+    reason = trap_reason(UNREACHABLE, err, last)
     assert "the last error the host returned to the guest was not-found: no tooling named 'nosuch'" in reason
-    assert trap_reason(UNREACHABLE, err, None, policy(tmp_path)) == "wasm trap: wasm `unreachable` instruction executed"
+    assert trap_reason(UNREACHABLE, err, None) == "wasm trap: wasm `unreachable` instruction executed"
 
 
 def test_without_a_config_file_the_memory_limit_names_where_to_set_it(tmp_path: Path) -> None:
@@ -79,10 +87,19 @@ def test_without_a_config_file_the_memory_limit_names_where_to_set_it(tmp_path: 
     table of a file that does not exist."""
     from host.config import default_config
 
-    err = tmp_path / "stderr"
-    err.write_text(CPYTHON_DUMP)
-    reason = trap_reason(UNREACHABLE, err, None, AgentPolicy.resolve(default_config(), "guest"))
+    reason = memory_limit_reason(AgentPolicy.resolve(default_config(), "guest"))
     assert reason == (
         "memory limit: the guest ran out of memory at 256 MiB; the limit is the default `memory`; no config "
         "file is in use: set it in [host] of agent-host.toml, which `agent-host config init` writes"
     )
+
+
+def test_the_memory_limit_report_adds_the_trap_when_the_guest_names_no_memory_error(tmp_path: Path) -> None:
+    err = tmp_path / "stderr"
+    err.write_text("")
+    overflow = "error while executing\n\nCaused by:\n    wasm trap: call stack exhausted"
+    assert memory_limit_reason(policy(tmp_path), err, overflow).endswith(
+        f"the limit is memory in {tmp_path}/agent-host.toml [agents.hog]; then: wasm trap: call stack exhausted"
+    )
+    err.write_text(CPYTHON_DUMP)
+    assert memory_limit_reason(policy(tmp_path), err, overflow).endswith("[agents.hog]")
