@@ -26,7 +26,7 @@ from host.config.defaults import (
     DEFAULT_REQUEST_TIMEOUT,
 )
 from host.config.mock import MockSpec
-from host.config.types import Capability, FilePath, HttpUrl, ModuleSpec, Seconds
+from host.config.types import Capability, FilePath, HttpUrl, ModuleSpec, Sampling, Seconds
 
 ToolingKind = Literal["mcp", "python", "mock"]
 Transport = Literal["stdio", "http"]
@@ -70,7 +70,7 @@ class _McpTooling(_Tooling):
     """What the server's questions (form elicitation) get: "decline", "ask" the host's approver (the
     terminal with `--approve ask`), or "guest" (an `elicitation` event for the guest whose call it came
     during, answered with `respond`); an agent may override it (`[agents.NAME] elicitation`)."""
-    sampling: Literal["decline"] | ModuleSpec = "decline"
+    sampling: Sampling = "decline"
     """What the server's requests for model output (sampling) get: "decline" (an error), or the answer
     of a Python function "module:function" (sync or async) taking the request and returning the result."""
 
