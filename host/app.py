@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import logging
 import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
 
+from host import scratch
 from host.approval import Approver, DenyAll
 from host.audit import AuditLog
 from host.bridge import Bridge
@@ -75,7 +75,7 @@ class Host:
             bounds = LogBounds(settings.audit_log_max, settings.audit_log_keep)
             audit = AuditLog(settings.audit_log, include_arguments=settings.audit_arguments, bounds=bounds)
         self.audit = audit
-        self.log_dir = Path(tempfile.mkdtemp(prefix="agent-host-logs-"))
+        self.log_dir = scratch.make("logs-")
         self.bridge = Bridge()
         answers = PolicyAnswers(config, self.approver, self.validator, self.audit)
         self.toolings = ToolingSet(

@@ -7,9 +7,46 @@ Exit codes come from `status_codes` (mapped in `root`). Commands call the applic
 (`host.app`, `host.runs`, `host.inventory`, `host.cache`), imported inside the commands that need
 it: `--help`, `--version`, `new`, `config` (without `--connect`) and `wit` load neither wasmtime
 nor the MCP SDK.
+
+A Ctrl-C is a quiet stop from this package's first line on: until a command's own handling takes
+over (`root.main`, `signals`), an uncaught `KeyboardInterrupt` (one landing while the command line
+is still being imported, ~0.1 s) ends the process with exit code 130 and one line, no traceback
+(`quiet_interrupt`, the `sys.excepthook` set here; every other exception goes to the previous hook).
 """
 
-from host.cli.root import entry as entry
-from host.cli.root import main as main
+from __future__ import annotations
+
+import os
+import sys
+from types import TracebackType
+
+INTERRUPTED = 130
+"""`status_codes.INTERRUPTED`, written here: importing it (it loads `typing`) would come before the hook."""
+
+
+def quiet_interrupt(kind: type[BaseException], value: BaseException, traceback: TracebackType | None) -> None:
+    """`sys.excepthook` of the command line: an uncaught `KeyboardInterrupt` exits 130 quietly."""
+    if not issubclass(kind, KeyboardInterrupt):
+        _previous_hook(kind, value, traceback)
+        return
+    try:
+        sys.stderr.write("agent-host: cancelled by user\n")
+        sys.stderr.flush()
+        if "--json" in sys.argv[1:]:  # the document `--json` promises (see `render.error_document`)
+            sys.stdout.write('{"error": {"code": "interrupted", "message": "cancelled by user", "data": null}}\n')
+            sys.stdout.flush()
+    except (OSError, ValueError):  # a closed stream: nothing more to say
+        pass
+    made = sys.modules.get("host.scratch")
+    if made is not None:
+        made.remove()
+    os._exit(INTERRUPTED)
+
+
+_previous_hook = sys.excepthook
+sys.excepthook = quiet_interrupt
+
+from host.cli.root import entry as entry  # noqa: E402  (the hook first: importing the rest takes ~0.1 s)
+from host.cli.root import main as main  # noqa: E402
 
 __all__ = ("entry", "main")

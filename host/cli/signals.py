@@ -9,18 +9,22 @@ that wait on one call) the signal also ends the main thread's wait at once. It d
 `Interrupted`, exit 130 or 143. A step that must not be cut in the middle (building what `serve`
 runs: a library would wrap the exception in its own) runs with `raise_at_once` unset, then
 `Stopper.check`. A second signal, even while closing, exits at once, killing every process the
-command started (a local Ray's too). The previous handlers are restored on exit.
+command started (a local Ray's too), removing the process's temporary folders (`host.scratch`)
+and, under `--json`, printing the JSON error document if none was printed. The previous handlers
+are restored on exit.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Protocol, TypeVar
 
-from host import status_codes
+from host import scratch, status_codes
+from host.cli import render
 from host.stopping import Interrupted, StopToken, kill_descendants
 
 
@@ -87,6 +91,10 @@ def signals(*, raise_at_once: bool = False) -> Iterator[Stopper]:
         if stopper.token.stopped:
             os.write(2, f"agent-host: {name} again: exiting at once\n".encode())
             kill_descendants()
+            if render.json_missing():
+                document = render.error_document(Interrupted.reference, f"{name} again: exited at once")
+                os.write(1, (json.dumps(document) + "\n").encode())
+            scratch.remove()
             os._exit(status_codes.for_signal(signum))
         fresh_line = "\n" if os.isatty(2) else ""  # a live progress line may be on the terminal's last line
         os.write(2, f"{fresh_line}agent-host: {name}: stopping everything (send it again to exit at once)\n".encode())

@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 import shutil
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from typing import Final, Literal, TextIO
 from wasmtime import Store, WasiConfig, WasmtimeError
 from wasmtime.component import Component
 
-from host import status_codes
+from host import scratch, status_codes
 from host.policy import AgentPolicy
 from host.runtime import thread_state, wit_values
 from host.runtime.engine import Runtime
@@ -166,7 +165,7 @@ def run_guest(
     """Run the guest on the current thread (see the module docstring)."""
     agent = session.agent
     start = time.monotonic()
-    workdir = Path(tempfile.mkdtemp(prefix=f"agent-host-{agent}-"))
+    workdir = scratch.make(f"guest-{agent}-")
     out_path, err_path = workdir / "stdout", workdir / "stderr"
     forwarder = Forwarder(agent, [out_path, err_path], output or sys.stderr)
     store = Store(runtime.engine)
