@@ -35,7 +35,7 @@ from host.config.defaults import (
     DEFAULT_SERVER_LOG_KEEP,
     DEFAULT_SERVER_LOG_MAX,
 )
-from host.config.toolings import ElicitationMode, HttpToolingConfig, ToolingConfig
+from host.config.toolings import ElicitationMode, HttpToolingConfig, StdioToolingConfig, ToolingConfig
 from host.config.types import (
     AgentName,
     Capability,
@@ -446,12 +446,13 @@ class Config(Table):
     def _name_toolings(cls, toolings: Mapping[str, ToolingConfig], info: ValidationInfo) -> dict[str, ToolingConfig]:
         source = source_of(info)
         named = {name: tooling.named(name, f"{source.where()} [tooling.{name}]") for name, tooling in toolings.items()}
-        return {
-            name: tooling.written_as(source.as_written("tooling", name, "url"))
-            if isinstance(tooling, HttpToolingConfig)
-            else tooling
-            for name, tooling in named.items()
-        }
+        for name, tooling in named.items():
+            if isinstance(tooling, HttpToolingConfig):
+                named[name] = tooling.written_as(source.as_written("tooling", name, "url"))
+            elif isinstance(tooling, StdioToolingConfig):
+                written = (source.as_written("tooling", name, "command"), source.as_written("tooling", name, "cwd"))
+                named[name] = tooling.written_as(*written)
+        return named
 
     @field_validator("agents")
     @classmethod

@@ -92,6 +92,32 @@ class StdioToolingConfig(_McpTooling):
     cwd: FilePath | None = None
     """Its working folder (relative to the config file)."""
 
+    _written: tuple[object, object] = PrivateAttr(default=(None, None))
+
+    @property
+    def shown_command(self) -> str:
+        """`command` as messages quote it: as the file writes it, and what it expanded to when that
+        differs (`'${SERVER}' (expanded to '/opt/server')`; a command is not a secret)."""
+        return _shown(self._written[0], self.command)
+
+    @property
+    def shown_cwd(self) -> str | None:
+        """`cwd` as messages quote it (see `shown_command`); None when it is not set."""
+        return _shown(self._written[1], str(self.cwd)) if self.cwd is not None else None
+
+    def written_as(self, command: object, cwd: object) -> StdioToolingConfig:
+        """A copy whose `shown_command` / `shown_cwd` quote `command` / `cwd` (the raw values of the file)."""
+        copy = self.model_copy()
+        copy._written = (command, cwd)
+        return copy
+
+
+def _shown(written: object, value: str) -> str:
+    """`value` quoted, after the text of the file that made it when it was expanded from `${...}`."""
+    if not isinstance(written, str) or "$" not in written or written == value:
+        return repr(value)
+    return f"{written!r} (expanded to {value!r})"
+
 
 class HttpToolingConfig(_McpTooling):
     """An MCP server reached over streamable HTTP."""

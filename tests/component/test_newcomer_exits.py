@@ -218,3 +218,27 @@ def test_the_folder_of_a_killed_run_is_removed_by_the_next_command(probe_wasm: P
     again = agent_host("run", str(probe_wasm), "--input", json.dumps({"steps": []}), env=env, cwd=tmp_path)
     assert again.returncode == status_codes.SUCCESS, again.stderr
     assert list(folder.iterdir()) == []
+
+
+def test_a_missing_cwd_is_named_as_such_and_both_keys_are_quoted_as_written(tmp_path: Path) -> None:
+    config = tmp_path / "agent-host.toml"
+    config.write_text(
+        '[tooling.here]\ncommand = "${AGENT_HOST_PYTHON}"\nargs = ["-m", "host.demo_server"]\ncwd = "${SERVER_DIR}"\n'
+        '[tooling.plain]\ncommand = "${AGENT_HOST_PYTHON}"\nargs = ["-m", "host.demo_server"]\ncwd = "gone"\n'
+        '[tooling.absent]\ncommand = "${SERVER}"\nenv = { TOKEN = "${TOKEN}" }\n'
+    )
+    env = {**os.environ, "SERVER_DIR": str(tmp_path / "no-such-dir"), "SERVER": "/opt/no-such-server",
+           "TOKEN": "s3cr3t-t0ken-/opt/no-such-server"}  # fmt: skip
+    done = agent_host("config", "check", str(config), "--connect", env=env, cwd=tmp_path)
+    assert done.returncode == status_codes.USAGE_ERROR, done.stderr
+    lines = {line.split("]: ", 1)[0]: line for line in done.stderr.splitlines() if "problem: [tooling." in line}
+    missing = tmp_path / "no-such-dir"
+    assert (
+        f"its working folder `cwd` '${{SERVER_DIR}}' (expanded to '{missing}') is not a folder (check `cwd` in "
+        f"{config} [tooling.here])"
+    ) in lines["agent-host: problem: [tooling.here"], lines
+    assert f"`cwd` '{tmp_path / 'gone'}' is not a folder" in lines["agent-host: problem: [tooling.plain"], lines
+    absent = lines["agent-host: problem: [tooling.absent"]
+    assert "command '${SERVER}' (expanded to '/opt/no-such-server') was not found" in absent, absent
+    assert "s3cr3t" not in done.stderr
+    assert "command" not in lines["agent-host: problem: [tooling.here"].split("`cwd`")[0]
