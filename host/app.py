@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Iterable
@@ -75,7 +76,9 @@ class Host:
             bounds = LogBounds(settings.audit_log_max, settings.audit_log_keep)
             audit = AuditLog(settings.audit_log, include_arguments=settings.audit_arguments, bounds=bounds)
         self.audit = audit
-        self.log_dir = scratch.make("logs-")
+        self.log_dir = Path(tempfile.mkdtemp(prefix="agent-host-logs-")) if keep_logs else scratch.make("logs-")
+        """The servers' stderr logs: in the process's temporary folder (`host.scratch`), or, kept
+        (`keep_logs`), a folder of its own that outlives the process."""
         self.bridge = Bridge()
         answers = PolicyAnswers(config, self.approver, self.validator, self.audit)
         self.toolings = ToolingSet(

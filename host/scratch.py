@@ -1,19 +1,14 @@
 """The process's own temporary folder: every temporary folder the host makes is made inside it.
 
-`make(prefix)` makes a fresh folder (`tempfile.mkdtemp`) in `folder()`, which is created on first
-use as `$TMPDIR/agent-host-<pid>-XXXXXXXX` holding `.owner`, a file this process keeps locked
-(`flock`) for its whole life. Whoever makes a folder removes it when done with it; and whatever way
-the process ends, the whole of `folder()` goes too:
-
-- a normal exit: `atexit`; the command line's `os._exit` paths (`cli.root.entry`, a second signal,
-  an early Ctrl-C) call `remove` first;
-- an end where nothing can run (SIGKILL, the OOM killer, a power cut): the next agent-host process
-  of the same user, as it creates its own folder, removes every `agent-host-*` folder of the
-  temporary folder whose `.owner` no process holds locked (the kernel releases a lock with its
-  process, so a folder still in use is never touched, and a reused pid does not matter).
-
-`remove` is idempotent, safe in a signal handler's path, and does nothing in a forked child (the
-folder is its parent's). Folders without an `.owner` (made by older versions) are left alone.
+`make(prefix)` makes a folder in `folder()`, `$TMPDIR/agent-host-<pid>-XXXXXXXX`, created on first
+use with `.owner`, a file the process keeps locked (`flock`) for its life. Whoever makes a folder
+removes it when done; whatever way the process ends, all of `folder()` goes too: `atexit` at a
+normal exit; `remove` before every `os._exit` of the command line (`cli.root.entry`, a second
+signal, an early Ctrl-C); and after an end where nothing can run (SIGKILL, the OOM killer), the next
+process of the same user that creates its folder removes every `agent-host-*` folder whose `.owner`
+no process holds locked (the kernel drops a lock with its process: a folder in use is never
+touched, a reused pid does not matter). `remove` is idempotent and does nothing in a forked child;
+folders without an `.owner` (older versions) are left alone.
 """
 
 from __future__ import annotations

@@ -6,12 +6,8 @@ Errors are one line (`agent-host: error: ...` plus a hint), the traceback only u
 Exit codes come from `status_codes` (mapped in `root`). Commands call the application API
 (`host.app`, `host.runs`, `host.inventory`, `host.cache`), imported inside the commands that need
 it: `--help`, `--version`, `new`, `config` (without `--connect`) and `wit` load neither wasmtime
-nor the MCP SDK.
-
-A Ctrl-C is a quiet stop from this package's first line on: until a command's own handling takes
-over (`root.main`, `signals`), an uncaught `KeyboardInterrupt` (one landing while the command line
-is still being imported, ~0.1 s) ends the process with exit code 130 and one line, no traceback
-(`quiet_interrupt`, the `sys.excepthook` set here; every other exception goes to the previous hook).
+nor the MCP SDK. From this package's first line on, a Ctrl-C that no command handles yet (while
+the rest is imported, ~0.1 s) is a quiet stop: `quiet_interrupt`, the `sys.excepthook` set here.
 """
 
 from __future__ import annotations

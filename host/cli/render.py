@@ -1,14 +1,11 @@
 """Everything the command line shows, drawn with rich: results on stdout, the rest on stderr.
 
 - stdout carries exactly the result: a guest's answer byte for byte (a final newline added only on
-  a terminal), JSON, tables, paths. Off a terminal tables are plain columns (a header row, then one
-  line per row, never wrapped), so scripts can split them.
+  a terminal), JSON, tables, paths; off a terminal tables are plain columns, never wrapped. Under
+  `--json` it holds one JSON document however the command ends (see `json_missing`).
 - stderr carries notes (`agent-host: ...`, hidden by `-q`), problems, errors (`agent-host: error:
   ...` with the hint lines) and progress: a live line with the elapsed time on a terminal, the
   start and end lines elsewhere (`host.progress`), nothing with `-q`.
-- Under `--json` stdout holds exactly one JSON document, however the command ends: the command's
-  own, or, when it fails before printing one, `{"error": {"code", "message", "data"}}`
-  (`error_document`, printed by `root.main`, and by a signal's exit at once; `json_missing`).
 - Colour only on a terminal; `NO_COLOR` is honoured (rich). Text is never read as markup.
 Consoles are made per call on the streams as they are then (tests and live displays swap them).
 """

@@ -80,7 +80,8 @@ DETAIL_WIDTH: Final = 100
 @allow_option
 @click.option(
     "--json", "as_json", is_flag=True,
-    help="Print the outcome as JSON: {agent, status, exit_code, duration, output} (a list for several agents).",
+    help="Print the outcome as JSON: {agent, status, exit_code, duration, output} (a list for several agents); "
+    'a command that fails before any agent runs prints {"error": {"code", "message", "data"}}.',
 )  # fmt: skip
 @approve_option
 @module_option

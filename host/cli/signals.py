@@ -3,15 +3,12 @@
 Inside `with signals() as stopper:` the first signal sets `stopper.token` (a build or compile in
 progress ends, no guest starts) and stops every guest of `stopper.host` (what they opened is
 cancelled upstream, connections close, no child is left); while `raise_at_once` is set (commands
-that wait on one call) the signal also ends the main thread's wait at once. It does so with a
-`BaseException` (as `KeyboardInterrupt` does), so that no `except Exception` boundary on the way
-(one that reports a host bug as `internal`) takes the stop for a failure; leaving the `with`, it is
-`Interrupted`, exit 130 or 143. A step that must not be cut in the middle (building what `serve`
-runs: a library would wrap the exception in its own) runs with `raise_at_once` unset, then
-`Stopper.check`. A second signal, even while closing, exits at once, killing every process the
-command started (a local Ray's too), removing the process's temporary folders (`host.scratch`)
-and, under `--json`, printing the JSON error document if none was printed. The previous handlers
-are restored on exit.
+that wait on one call) the signal also ends the main thread's wait at once, with a `BaseException`
+that no `except Exception` boundary takes for a failure; leaving the `with`, it is `Interrupted`,
+exit 130 or 143. A step that must not be cut in the middle (building what `serve` runs) runs with
+`raise_at_once` unset, then `Stopper.check`. A second signal, even while closing, exits at once:
+every process the command started killed (a local Ray's too), the temporary folder removed
+(`host.scratch`), the `--json` error document printed if none was. Previous handlers come back on exit.
 """
 
 from __future__ import annotations

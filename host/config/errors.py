@@ -1,17 +1,14 @@
 """One formatter: every problem of a config file as one `ConfigError`.
 
-`findings_of` turns a pydantic `ValidationError` into `Finding`s: a `Problem` (a dotted key, what
-was found, what is expected, and a hint when there is one), what to leave out of the tree to check
-the rest (`prune`), and for a rule between keys the keys it read (`uses`). The words are chosen by
-error type, from one table (`_WORDS`): a type error says what is expected and what was found
-(`expected a string, got an integer (3)`); a bound says the bound (`expected a whole number >= 0,
-got -1`); a missing or empty key uses its table's `needs`; an unknown key uses its table's
-`elsewhere`, or lists the keys known there; a problem this package raised keeps its own words; any
-other error says what is expected there and what was found. pydantic's own words, error types and
-member labels never reach a message. `config_error` names the file on every line: `FILE: KEY:
-PROBLEM`. With a single problem its hint is the error's hint; with several, each hint follows its
-own problem. Every message quotes a value with `!r`: `Problem.shown` puts the text of the file in
-place of a value that came from a `${...}` reference.
+`findings_of` turns a pydantic `ValidationError` into `Finding`s: a `Problem` (dotted key, what was
+found, what is expected, a hint), the keys to leave out to check the rest, and for a rule between
+keys the keys it read. The words are chosen by error type from one table (`_WORDS`): a type error
+says what is expected and what was found (`expected a string, got an integer (3)`), a bound says
+the bound, a missing or unknown key uses its table's `needs` / `elsewhere` (or lists the known
+keys), a problem this package raised keeps its own words, any other says what is expected and what
+was found: pydantic's words, error types and labels never reach a message. `config_error` names the
+file on every line (`FILE: KEY: PROBLEM`), each hint after its problem. Values are quoted with
+`!r`; `Problem.shown` puts the file's text in place of a value that came from a `${...}` reference.
 """
 
 from __future__ import annotations
