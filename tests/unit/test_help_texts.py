@@ -36,6 +36,11 @@ def test_json_help_tells_what_a_failure_prints(capsys: pytest.CaptureFixture[str
     assert '{"error": {"code", "message", "data"}}' in help_of(capsys, *command)
 
 
+def test_config_check_help_tells_what_it_checks(capsys: pytest.CaptureFixture[str]) -> None:
+    text = help_of(capsys, "config", "check")
+    assert "every problem at once" in text and "the toolings each agent's guest asks for" in text
+
+
 def test_the_exit_codes_name_a_called_tools_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert "1 the guest (or a called tool) returned an error" in help_of(capsys, "call")
 
