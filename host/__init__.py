@@ -9,9 +9,14 @@ API decision. Names are imported on first use (PEP 562), so `import host` (and t
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False
+"""`typing.TYPE_CHECKING` without importing `typing` (~10 ms): this module is the first code of every
+`agent-host` command, before the command line can make a Ctrl-C a quiet stop (`host.cli`)."""
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from host.app import Host as Host
     from host.config import AgentConfig as AgentConfig
     from host.config import Config as Config

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
 
+from host import scratch
 from host.approval import Approver, DenyAll
 from host.audit import AuditLog
 from host.bridge import Bridge
@@ -75,7 +76,9 @@ class Host:
             bounds = LogBounds(settings.audit_log_max, settings.audit_log_keep)
             audit = AuditLog(settings.audit_log, include_arguments=settings.audit_arguments, bounds=bounds)
         self.audit = audit
-        self.log_dir = Path(tempfile.mkdtemp(prefix="agent-host-logs-"))
+        self.log_dir = Path(tempfile.mkdtemp(prefix="agent-host-logs-")) if keep_logs else scratch.make("logs-")
+        """The servers' stderr logs: in the process's temporary folder (`host.scratch`), or, kept
+        (`keep_logs`), a folder of its own that outlives the process."""
         self.bridge = Bridge()
         answers = PolicyAnswers(config, self.approver, self.validator, self.audit)
         self.toolings = ToolingSet(

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from host import cache
+from host import cache, scratch
 from host.errors import MISSING_MODULE_HINT, BuildError
 from host.paths import cache_dir, guest_lib_dir, wit_dir
 from host.progress import progress
@@ -155,7 +155,7 @@ def build_guest(folder: Path, *, module: str | None = None, force: bool = False,
     os.close(fd)
     tmp = Path(tmp_name)
     cache.pin(tmp)  # a build in progress: no prune takes its temp file
-    entry_dir = Path(tempfile.mkdtemp(prefix="agent-host-entry-"))
+    entry_dir = scratch.make("entry-")
     (entry_dir / f"{ENTRY_MODULE}.py").write_text(entry_source(name), encoding="utf-8")
     command = [
         sys.executable, "-c", _RUNNER,

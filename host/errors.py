@@ -22,7 +22,9 @@ from host import status_codes
 MISSING_MODULE_HINT: Final = (
     "a guest can import the standard library, agentlib and what its folder holds, never the host's installed "
     "packages: copy a pure-Python package into the guest folder (`pip install --no-deps --target FOLDER "
-    "PACKAGE`, then its pure-Python dependencies likewise); a package with native extensions cannot run in a guest"
+    "PACKAGE`, then its pure-Python dependencies likewise); a package with native extensions cannot run in a guest; "
+    "a built guest holds only the standard-library modules its code imports as it loads: import one used later "
+    "(inside a function, by importlib) at the top of app.py"
 )
 """What to do about a module a guest cannot import: the same hint for a build and a dev run."""
 

@@ -11,9 +11,13 @@ from host.cli import render
 from host.cli.options import EPILOG, State, common_options, module_option
 
 HELP = """\b
-Build GUEST (a folder with app.py) into a WebAssembly component with componentize-py, and
-compile it for this machine, so that the first run starts at once. Both are cached by content;
-the component's path is printed on stdout."""
+Build GUEST, a guest folder, into a WebAssembly component with componentize-py, and compile it
+for this machine, so that the first run starts at once. Both are cached by content; the
+component's path is printed on stdout. The module defining WitWorld is app.py, else --module,
+else the folder's only module. A build holds the folder, agentlib and the standard-library
+modules its code imports as it loads, never the packages installed beside agent-host (copy them
+into the folder); a module imported only at run time (importlib.import_module) is missing: import
+it in app.py."""
 
 
 @click.command("build", help=HELP, epilog=EPILOG, short_help="Build a guest folder into a component.")

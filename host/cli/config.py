@@ -78,7 +78,8 @@ def init(state: State, path: str | None, force: bool) -> int:
 
 @group.command(
     "check", epilog=EPILOG,
-    help="Validate a configuration file: keys, components, python tool imports (--connect: servers too).",
+    help="Validate a configuration file and report every problem at once: keys and values, components, python "
+    "tool imports, the toolings each agent's guest asks for by name (--connect: the servers too).",
 )  # fmt: skip
 @click.argument("path", required=False, metavar="[PATH]", type=click.Path())
 @click.option("--connect", is_flag=True, help="Also start (or reach) every tooling and complete the MCP handshake.")

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 EPILOG: Final = """\b
-exit codes: 0 ok, 1 the guest returned an error, 2 usage or configuration error, 3 trap or limit,
+exit codes: 0 ok, 1 the guest (or a called tool) returned an error, 2 usage or configuration error, 3 trap or limit,
 130 stopped by SIGINT (Ctrl-C), 143 stopped by SIGTERM.
 config file: --config FILE, else $AGENT_HOST_CONFIG, else ./agent-host.toml, else the embedded default."""
 

@@ -1,8 +1,8 @@
 """Everything the command line shows, drawn with rich: results on stdout, the rest on stderr.
 
 - stdout carries exactly the result: a guest's answer byte for byte (a final newline added only on
-  a terminal), JSON, tables, paths. Off a terminal tables are plain columns (a header row, then one
-  line per row, never wrapped), so scripts can split them.
+  a terminal), JSON, tables, paths; off a terminal tables are plain columns, never wrapped. Under
+  `--json` it holds one JSON document however the command ends (see `json_missing`).
 - stderr carries notes (`agent-host: ...`, hidden by `-q`), problems, errors (`agent-host: error:
   ...` with the hint lines) and progress: a live line with the elapsed time on a terminal, the
   start and end lines elsewhere (`host.progress`), nothing with `-q`.
@@ -37,6 +37,8 @@ STYLES: Final = {
 """Styles of words a person scans for (used on a terminal only)."""
 
 _quiet = False
+_json_wanted = False
+_json_printed = False
 
 
 def setup(*, quiet: bool) -> None:
@@ -75,6 +77,8 @@ def line(text: str) -> None:
 
 def json_out(value: Any) -> None:
     """`value` as indented JSON on stdout (coloured on a terminal)."""
+    global _json_printed
+    _json_printed = True
     text = json.dumps(value, indent=2, ensure_ascii=False)
     if sys.stdout.isatty():
         from rich.json import JSON
@@ -82,6 +86,25 @@ def json_out(value: Any) -> None:
         console(sys.stdout).print(JSON(text, indent=2, ensure_ascii=False))
     else:
         line(text)
+
+
+def expect_json(wanted: bool) -> None:
+    """Whether this command line asked for JSON (`--json`), so that however it ends, stdout holds
+    one document (see `json_missing`)."""
+    global _json_wanted
+    _json_wanted = wanted
+
+
+def json_missing() -> bool:
+    """Whether the command line asked for JSON and no document was printed yet."""
+    return _json_wanted and not _json_printed
+
+
+def error_document(code: str, message: str, data: str | None = None) -> dict[str, Any]:
+    """The document `--json` prints for a command that failed before it printed its own: `code` is
+    a WIT `error-code` for a tooling's failure, else the host error's reference (`config-error`,
+    `usage-error`, `interrupted`, ...)."""
+    return {"error": {"code": code, "message": message, "data": data}}
 
 
 def note(text: str) -> None:

@@ -4,7 +4,9 @@
 `--version` return 0). Errors become one line on stderr and a code from `status_codes`, by class:
 `HostError` its own `exit_code`, `ToolingError` by `TOOLING_EXIT_CODES`, click usage errors 2,
 `Interrupted` 128 + the signal; the traceback only with `--debug`. Other exceptions are bugs and
-propagate. Command modules are imported here; each imports the heavy parts only when it runs.
+propagate. With `--json` (`wants_json`), a command that fails before printing its JSON document
+prints `render.error_document` on stdout: one document, whatever the failure. Command modules are
+imported here; each imports the heavy parts only when it runs.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Final, NoReturn
 
 import click
 
-from host import __version__, status_codes
+from host import __version__, scratch, status_codes
 from host.cli import auth, bindings, build, cache, call, config, dev, new, run, serve, tools, wit
 from host.cli.options import EPILOG, State, common_options
 from host.errors import ErrorCode, HostError, ToolingError
@@ -83,28 +85,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     state = State()
     state.apply()
     args = list(argv) if argv is not None else sys.argv[1:]
+    as_json = wants_json(args)
+    from host.cli import render
+
+    render.expect_json(as_json)
     try:
         result = cli.main(args, prog_name="agent-host", standalone_mode=False, obj=state)
     except click.UsageError as exc:
         hint = f"see '{exc.ctx.command_path} --help'" if exc.ctx is not None else "see 'agent-host --help'"
-        _report(f"{exc.format_message()}\n  hint: {hint}")
+        _report(
+            f"{exc.format_message()}\n  hint: {hint}",
+            json_as=("usage-error", exc.format_message()) if as_json else None,
+        )
         return status_codes.USAGE_ERROR
     except click.ClickException as exc:
-        _report(exc.format_message())
+        _report(exc.format_message(), json_as=("usage-error", exc.format_message()) if as_json else None)
         return exc.exit_code
     except click.Abort:
         click.echo("agent-host: cancelled by user", err=True)
+        _json_error(as_json, Interrupted.reference, "cancelled by user")
         return status_codes.INTERRUPTED
     except Interrupted as exc:
-        _report(str(exc), kind="stopped")
+        _report(str(exc), kind="stopped", json_as=(exc.reference, exc.message) if as_json else None)
         return exc.exit_code
     except HostError as exc:
-        _report(str(exc))
+        _report(str(exc), json_as=(exc.reference, exc.message) if as_json else None)
         return exc.exit_code
     except ToolingError as exc:
-        _report(str(exc))
+        _report(str(exc), json_as=(exc.code.value, exc.message, exc.data) if as_json else None)
         return exit_code(exc)
     return result if isinstance(result, int) else status_codes.SUCCESS
+
+
+def wants_json(args: Sequence[str]) -> bool:
+    """Whether the command line asks for JSON (`--json` before any `--`), read from the words
+    themselves: a command line click cannot parse gets its JSON error document too."""
+    words = list(args)
+    return "--json" in (words[: words.index("--")] if "--" in words else words)
 
 
 def entry() -> NoReturn:
@@ -112,10 +129,12 @@ def entry() -> NoReturn:
 
     By the time `main` returns, every command has closed what it opened (hosts are context
     managers: children stopped, temp folders removed); only the interpreter's own teardown is left
-    (~1,000 modules, the wasmtime engine), ~0.1 s of every command. So the log is shut down and
-    stdout/stderr flushed here, and the process ends with `os._exit`.
+    (~1,000 modules, the wasmtime engine), ~0.1 s of every command. So the log is shut down,
+    the process's temporary folder removed (what a guest that would not stop left there goes too:
+    `host.scratch`) and stdout/stderr flushed here, and the process ends with `os._exit`.
     """
     code = main()
+    scratch.remove()
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -130,8 +149,21 @@ def exit_code(exc: ToolingError) -> int:
     return TOOLING_EXIT_CODES.get(exc.code, status_codes.USAGE_ERROR)
 
 
-def _report(message: str, *, kind: str = "error") -> None:
+def _report(
+    message: str, *, kind: str = "error", json_as: tuple[str, str] | tuple[str, str, str | None] | None = None
+) -> None:
+    """`message` on stderr; with `json_as` (code, message[, data]) also the JSON error document on
+    stdout, unless the command printed its own document."""
     from host.cli import render
 
     logger.debug("details", exc_info=True)
     render.error(message, kind=kind)
+    if json_as is not None:
+        _json_error(True, *json_as)
+
+
+def _json_error(as_json: bool, code: str, message: str, data: str | None = None) -> None:
+    from host.cli import render
+
+    if as_json and render.json_missing():
+        render.json_out(render.error_document(code, message, data))

@@ -2,7 +2,8 @@
 
 One guest: GUEST (a folder, built on demand, or a .wasm) or `--agent NAME`'s component; stdout is
 exactly its answer, how it failed goes to stderr; `--json` prints `{agent, status, exit_code,
-duration, output}` instead (also for a guest that could not start). Several agents (no GUEST, and
+duration, output}` instead (also for a guest that could not start or was stopped before it started:
+its status is then the reason's reference, such as `build-error` or `interrupted`). Several agents (no GUEST, and
 `--agent` repeated or absent): every one runs at once on one host; an agent that cannot start is
 its own row; the exit code is the worst. A signal's exit code (130, 143) wins over every other,
 and an agent it stopped is told as `interrupted` with that exit code (as one it kept from starting).
@@ -79,7 +80,8 @@ DETAIL_WIDTH: Final = 100
 @allow_option
 @click.option(
     "--json", "as_json", is_flag=True,
-    help="Print the outcome as JSON: {agent, status, exit_code, duration, output} (a list for several agents).",
+    help="Print the outcome as JSON: {agent, status, exit_code, duration, output} (a list for several agents); "
+    'a command that fails before any agent runs prints {"error": {"code", "message", "data"}}.',
 )  # fmt: skip
 @approve_option
 @module_option
@@ -212,9 +214,12 @@ def _run_one(
             else:
                 outcome = _run_here(state, config, guest, wasm, allow, approve, stopper)
         except HostError as exc:
-            if not as_json or isinstance(exc, Interrupted):
+            if not as_json:
                 raise
-            render.error(f"agent {name}: {exc}")
+            if isinstance(exc, Interrupted):  # its row says so, the exit code is the signal's
+                render.error(str(exc), kind="stopped")
+            else:
+                render.error(f"agent {name}: {exc}")
             outcome = runs.not_started(name, exc)
     outcome = as_stopped(outcome, stopper.exit_code)
     if as_json:

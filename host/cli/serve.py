@@ -21,10 +21,12 @@ from host.cli.options import EPILOG, State, approve_option, approver, common_opt
     "serve", epilog=EPILOG, short_help="Offer the configured agents (and toolings) to MCP clients.",
     help=(
         "Serve the configured agents as the tools of an MCP server, over streamable HTTP (default: "
-        "[serve] http, 127.0.0.1:8080, endpoint /mcp, and the HTTP tool API /tools/list, /tools/NAME) or "
-        "stdin/stdout: each agent (those of [serve] agents, or every [agents.NAME] with a component) is a tool "
-        "taking {\"input\": string}, each call a fresh guest with the agent's grants and limits. The tools and "
-        "resources of [serve] toolings are offered too (as TOOLING.TOOL), under the policy of [serve] grants."
+        "[serve] http, 127.0.0.1:8080, endpoint /mcp, beside the HTTP tool API: GET /tools/list, "
+        "POST /tools/NAME with the arguments as a JSON object) or stdin/stdout (until stdin closes): each agent "
+        "(those of [serve] agents, or every [agents.NAME] with a component) is a tool taking {\"input\": string}, "
+        "or the object its [agents.NAME] input_schema describes, given to the guest as JSON text; each call runs "
+        "a fresh guest with the agent's grants and limits. The tools and resources of [serve] toolings are offered "
+        "too (as TOOLING.TOOL), under the policy of [serve] grants."
     ),
 )  # fmt: skip
 @click.option("--stdio", is_flag=True, help="Serve over stdin/stdout instead of HTTP.")

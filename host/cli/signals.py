@@ -3,24 +3,25 @@
 Inside `with signals() as stopper:` the first signal sets `stopper.token` (a build or compile in
 progress ends, no guest starts) and stops every guest of `stopper.host` (what they opened is
 cancelled upstream, connections close, no child is left); while `raise_at_once` is set (commands
-that wait on one call) the signal also ends the main thread's wait at once. It does so with a
-`BaseException` (as `KeyboardInterrupt` does), so that no `except Exception` boundary on the way
-(one that reports a host bug as `internal`) takes the stop for a failure; leaving the `with`, it is
-`Interrupted`, exit 130 or 143. A step that must not be cut in the middle (building what `serve`
-runs: a library would wrap the exception in its own) runs with `raise_at_once` unset, then
-`Stopper.check`. A second signal, even while closing, exits at once, killing every process the
-command started (a local Ray's too). The previous handlers are restored on exit.
+that wait on one call) the signal also ends the main thread's wait at once, with a `BaseException`
+that no `except Exception` boundary takes for a failure; leaving the `with`, it is `Interrupted`,
+exit 130 or 143. A step that must not be cut in the middle (building what `serve` runs) runs with
+`raise_at_once` unset, then `Stopper.check`. A second signal, even while closing, exits at once:
+every process the command started killed (a local Ray's too), the temporary folder removed
+(`host.scratch`), the `--json` error document printed if none was. Previous handlers come back on exit.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Protocol, TypeVar
 
-from host import status_codes
+from host import scratch, status_codes
+from host.cli import render
 from host.stopping import Interrupted, StopToken, kill_descendants
 
 
@@ -87,6 +88,10 @@ def signals(*, raise_at_once: bool = False) -> Iterator[Stopper]:
         if stopper.token.stopped:
             os.write(2, f"agent-host: {name} again: exiting at once\n".encode())
             kill_descendants()
+            if render.json_missing():
+                document = render.error_document(Interrupted.reference, f"{name} again: exited at once")
+                os.write(1, (json.dumps(document) + "\n").encode())
+            scratch.remove()
             os._exit(status_codes.for_signal(signum))
         fresh_line = "\n" if os.isatty(2) else ""  # a live progress line may be on the terminal's last line
         os.write(2, f"{fresh_line}agent-host: {name}: stopping everything (send it again to exit at once)\n".encode())

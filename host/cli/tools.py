@@ -35,7 +35,11 @@ RESOURCE_COLUMNS: Final = (render.Column("RESOURCE"), render.Column("MIME TYPE")
     help="Connect to TOOLING (default: every configured tooling) and list its tools and resources.",
 )  # fmt: skip
 @click.argument("tooling", required=False, metavar="[TOOLING]", shell_complete=complete_toolings)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option(
+    "--json", "as_json", is_flag=True,
+    help='Print JSON instead of a table; a command that fails before listing prints {"error": {"code", "message", '
+    '"data"}}.',
+)  # fmt: skip
 @click.option(
     "--pin", is_flag=True,
     help="Record the tools as listed now as the reviewed ones in agent-host.lock (of TOOLING, or of every "

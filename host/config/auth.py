@@ -60,7 +60,8 @@ class OAuthConfig(Table):
             problems.append(At(("client_id",), "a Client ID Metadata Document URL needs a path", hint))
         if self.client_secret is not None and (self.client_id is None or self.metadata_url is not None):
             hint = "remove client_secret, or set the client_id it belongs to"
-            problems.append(At(("client_secret",), "client_secret needs a pre-registered client_id", hint))
+            uses = (("client_secret",), ("client_id",))
+            problems.append(At(("client_secret",), "client_secret needs a pre-registered client_id", hint, uses=uses))
         if problems:
             fail("OAuthConfig", problems)
         return self

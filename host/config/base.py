@@ -7,11 +7,14 @@
 - `Source`: the validation context: the file (relative paths, origins), the names of the
   `[tooling.NAME]` tables, so that a cross-reference is checked where it is written, and the tree as
   written (before `${VAR}` expansion), for what messages quote.
-- `fail` raises several problems at once, each at its own key below the table being validated.
+- `fail` raises several problems at once, each at its own key below the table being validated;
+  a rule between keys names the keys it `uses`, so that it is not judged against a key whose own
+  value was wrong (the loader checks every rule of a file even when some values are wrong).
 """
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,6 +122,12 @@ def source_of(info: ValidationInfo) -> Source:
     return info.context if isinstance(info.context, Source) else Source()
 
 
+def shown(value: object) -> str:
+    """A value of the file as a message quotes it: Python's quoting for text and numbers (what
+    `errors.Problem.shown` finds and replaces), TOML's own text for a date or time."""
+    return value.isoformat() if isinstance(value, datetime.date | datetime.time) else repr(value)
+
+
 def problem(message: str, hint: str | None = None) -> PydanticCustomError:
     """A problem at the value being validated (the formatter reads `message` and `hint` from `ctx`)."""
     return PydanticCustomError(PROBLEM, "{problem}", {"problem": message, "hint": hint})
@@ -126,17 +135,23 @@ def problem(message: str, hint: str | None = None) -> PydanticCustomError:
 
 @dataclass(frozen=True)
 class At:
-    """A problem at `loc`, relative to the table being validated."""
+    """A problem at `loc`, relative to the table being validated, found by a rule that reads the keys
+    `uses` (relative key paths; by default the key at `loc`)."""
 
     loc: tuple[str | int, ...]
     message: str
     hint: str | None = None
     value: object = None
+    uses: tuple[tuple[str | int, ...], ...] | None = None
 
 
 def fail(title: str, problems: Sequence[At]) -> NoReturn:
-    """Raise every one of `problems` in one `ValidationError` (pydantic prefixes each location)."""
-    raise ValidationError.from_exception_data(
-        title,
-        [InitErrorDetails(type=problem(p.message, p.hint), loc=p.loc, input=p.value) for p in problems],
-    )
+    """Raise every one of `problems` in one `ValidationError` (pydantic prefixes each location).
+    Each carries in its `ctx` the keys it `uses` and the depth of its `loc`, for the loader."""
+    details = []
+    for p in problems:
+        uses = p.uses if p.uses is not None else (p.loc,)
+        context = {"problem": p.message, "hint": p.hint, "uses": uses, "depth": len(p.loc)}
+        error = PydanticCustomError(PROBLEM, "{problem}", context)
+        details.append(InitErrorDetails(type=error, loc=p.loc, input=p.value))
+    raise ValidationError.from_exception_data(title, details)

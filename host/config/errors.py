@@ -1,27 +1,30 @@
 """One formatter: every problem of a config file as one `ConfigError`.
 
-`problems_of` turns a pydantic `ValidationError` into `Problem`s. Each one has a dotted key, what
-was found, what is expected, and a hint when there is one. The words are chosen by error type, from
-one table (`_WORDS`): a type error says what is expected and what was found (`expected a string, got
-an integer (3)`); a missing or empty key uses its table's `needs`; an unknown key uses its table's
-`elsewhere`, or lists the keys known there; a problem this package raised keeps its own words. `config_error`
-names the file on every line: `FILE: KEY: PROBLEM`. With a single problem its hint is the error's
-hint; with several, each hint follows its own problem. Every message quotes a value with `!r`:
-`Problem.shown` puts the text of the file in place of a value that came from the environment.
+`findings_of` turns a pydantic `ValidationError` into `Finding`s: a `Problem` (dotted key, what was
+found, what is expected, a hint), the keys to leave out to check the rest, and for a rule between
+keys the keys it read. The words are chosen by error type from one table (`_WORDS`): a type error
+says what is expected and what was found (`expected a string, got an integer (3)`), a bound says
+the bound, a missing or unknown key uses its table's `needs` / `elsewhere` (or lists the known
+keys), a problem this package raised keeps its own words, any other says what is expected and what
+was found: pydantic's words, error types and labels never reach a message. `config_error` names the
+file on every line (`FILE: KEY: PROBLEM`), each hint after its problem. Values are quoted with
+`!r`; `Problem.shown` puts the file's text in place of a value that came from a `${...}` reference.
 """
 
 from __future__ import annotations
 
+import datetime
+import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Final, Literal, get_args, get_origin
+from typing import Annotated, Any, Final, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from host.config.base import PROBLEM, TAG_ERROR, Table
-from host.config.keys import Place, bare, locate
+from host.config.base import PROBLEM, TAG_ERROR, Table, shown
+from host.config.keys import Place, Step, bare, locate
 from host.errors import ConfigError
 
 BARE_VALUE_MINIMUM: Final = 6
@@ -38,17 +41,18 @@ class Problem:
     message: str
     hint: str | None = None
 
-    def shown(self, written: Mapping[str, str]) -> Problem:
+    def shown(self, written: Mapping[str, str], secret: frozenset[str] = frozenset()) -> Problem:
         """This problem quoting, for each expanded string of `written`, the text of the file in
-        its place, so that no value from the environment shows: where the message quotes it (`!r`),
-        and anywhere when it has at least `BARE_VALUE_MINIMUM` characters."""
+        its place (`${VAR:-default}`, as written): where the message quotes it (`!r`), and, for one
+        that took a value from the environment (`secret`), anywhere when it has at least
+        `BARE_VALUE_MINIMUM` characters, so that no value from the environment shows."""
         if not written:
             return self
 
         def hide(text: str) -> str:
             for value, raw in sorted(written.items(), key=lambda item: -len(item[0])):
                 text = text.replace(repr(value), repr(raw))
-                if len(value) >= BARE_VALUE_MINIMUM:
+                if value in secret and len(value) >= BARE_VALUE_MINIMUM:
                     text = text.replace(value, raw)
             return text
 
@@ -60,8 +64,10 @@ class Problem:
 
 
 _NAMES: Final[dict[type, str]] = {
-    bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table"
+    bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table",
+    datetime.datetime: "a date-time", datetime.date: "a date", datetime.time: "a time",
 }  # fmt: skip
+"""What each kind of TOML value is called in a message."""
 
 _SIMPLE: Final[dict[Any, str]] = {
     str: "a string", Path: "a string", bool: "true or false", int: "a whole number", float: "a number"
@@ -69,8 +75,8 @@ _SIMPLE: Final[dict[Any, str]] = {
 
 
 def found(value: object) -> str:
-    """A value as a message quotes it with its type: `an integer (3)`."""
-    return f"{_NAMES.get(type(value), type(value).__name__)} ({value!r})"
+    """A value as a message quotes it with its type: `an integer (3)`, `a date (1979-05-27)`."""
+    return f"{_NAMES.get(type(value), 'a value')} ({shown(value)})"
 
 
 def expected(tp: Any) -> str:
@@ -87,6 +93,8 @@ def expected(tp: Any) -> str:
         return "a table of strings" if expected(args[1]) == "a string" else "a table"
     if (isinstance(tp, type) and issubclass(tp, BaseModel)) or origin is Annotated:
         return "a table"
+    if origin in (Union, types.UnionType):
+        return " or ".join(dict.fromkeys(expected(member) for member in args if member is not type(None)))
     return _SIMPLE.get(tp, "a valid value")
 
 
@@ -144,6 +152,15 @@ def _wrong_value(error: _Error) -> Problem:
     return Problem(error.place.key, f"expected {expected(error.place.annotation)}, got {error.value!r}")
 
 
+_BOUNDS: Final = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
+"""pydantic's names of a bound in an error's `ctx` -> how a message writes it."""
+
+
+def _out_of_bounds(error: _Error) -> Problem:
+    bounds = " and ".join(f"{sign} {error.context[name]}" for name, sign in _BOUNDS.items() if name in error.context)
+    return Problem(error.place.key, f"expected {expected(error.place.annotation)} {bounds}, got {error.value!r}")
+
+
 def _tag(error: _Error, key: str) -> Problem:
     if not isinstance(error.value, dict):
         return Problem(error.place.key, f"expected a table, got {found(error.value)}")
@@ -151,7 +168,8 @@ def _tag(error: _Error, key: str) -> Problem:
 
 
 def _other(error: _Error) -> Problem:
-    return Problem(error.place.key, f"{error.message}, got {error.value!r}")
+    """Any other error: what the key takes and what was found (never pydantic's message)."""
+    return Problem(error.place.key, f"expected {expected(error.place.annotation)}, got {found(error.value)}")
 
 
 _TYPE_ERRORS: Final = (
@@ -166,22 +184,60 @@ _WORDS: Final[dict[str, Callable[[_Error], Problem]]] = {
     "string_too_short": _needed,
     "extra_forbidden": _unknown,
     "literal_error": _wrong_value,
+    **dict.fromkeys(("greater_than", "greater_than_equal", "less_than", "less_than_equal"), _out_of_bounds),
     **dict.fromkeys(_TYPE_ERRORS, _wrong_type),
 }
 """The words of a problem, by pydantic error type (a discriminator's type is `tag:KEY`)."""
 
 
-def _problem(details: ErrorDetails, root: type[BaseModel]) -> Problem:
-    kind = details["type"]
-    error = _Error(locate(root, details["loc"]), details.get("input"), details.get("ctx") or {}, details["msg"])
+def _problem(kind: str, error: _Error) -> Problem:
     if kind.startswith(TAG_ERROR):
         return _tag(error, kind.removeprefix(TAG_ERROR))
+    if error.place.in_union and kind != PROBLEM:  # every member's error is about the one value
+        return _other(error)
     return _WORDS.get(kind, _other)(error)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem of a validation, and what the loader needs to check the rest of the file."""
+
+    problem: Problem
+    prune: tuple[tuple[Step, ...], ...]
+    """The keys to leave out of the tree so that the rest can be checked without this problem (a
+    wrong value's key, the table of a missing key or a wrong tag, the keys a broken rule read), each
+    a key path up to its last key (a list is left out whole)."""
+    uses: tuple[tuple[Step, ...], ...] | None = None
+    """For a rule between keys (`base.At`): the key paths it read; None for a problem of one value."""
+
+
+def _up_to_a_key(steps: Sequence[Step]) -> tuple[Step, ...]:
+    """`steps` up to its last key of a table (list indexes after it dropped)."""
+    keys = [index for index, step in enumerate(steps) if isinstance(step, str)]
+    return tuple(steps[: keys[-1] + 1]) if keys else ()
+
+
+def _finding(details: ErrorDetails, root: type[BaseModel]) -> Finding:
+    kind, context = details["type"], details.get("ctx") or {}
+    place = locate(root, details["loc"])
+    problem = _problem(kind, _Error(place, details.get("input"), context, details["msg"]))
+    if kind == PROBLEM and "uses" in context:
+        table = place.steps[: len(place.steps) - int(context["depth"])]
+        uses = tuple((*table, *used) for used in context["uses"])
+        return Finding(problem, tuple(_up_to_a_key(used) for used in uses), uses)
+    if kind == "missing":
+        return Finding(problem, (_up_to_a_key(place.steps[:-1]),))
+    return Finding(problem, (_up_to_a_key(place.steps),))
+
+
+def findings_of(exc: ValidationError, root: type[BaseModel]) -> list[Finding]:
+    """Every problem in `exc` (raised validating `root`), in order, each once."""
+    return list(dict.fromkeys(_finding(error, root) for error in exc.errors()))
 
 
 def problems_of(exc: ValidationError, root: type[BaseModel]) -> list[Problem]:
     """Every problem in `exc` (raised validating `root`), in order, each once."""
-    return list(dict.fromkeys(_problem(error, root) for error in exc.errors()))
+    return list(dict.fromkeys(finding.problem for finding in findings_of(exc, root)))
 
 
 def config_error(source: Path | str, problems: Sequence[Problem]) -> ConfigError:

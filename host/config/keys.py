@@ -2,7 +2,8 @@
 
 A pydantic location alternates keys of tables, indexes of lists and, at a discriminated union,
 the tag of the member chosen (`tooling.a` + `mcp` + `stdio` + `command`). A tag is not a key of
-the file, so it is left out of the dotted path (`tooling.a.command`). `locate` walks a location
+the file, so it is left out of the dotted path (`tooling.a.command`); at a union that is not
+discriminated, the location names a member by pydantic's label: the place is the union itself. `locate` walks a location
 and returns the dotted key, the model and field it ends on, and the type expected there. `child`
 and `resolve` walk a raw tree the same way: `expand` uses them to find values typed `Any`.
 """
@@ -36,6 +37,11 @@ class Place:
     """That key."""
     annotation: Any
     """The type expected at the place; None where nothing is expected (an unknown key)."""
+    steps: tuple[Step, ...] = ()
+    """The key path as steps of the raw tree (tags and labels left out)."""
+    in_union: bool = False
+    """Whether the error came from one member of a union that is not discriminated (the place is the
+    union: every member's error is about the same value)."""
 
 
 def dotted(steps: Sequence[Step]) -> str:
@@ -61,6 +67,11 @@ def bare(tp: Any) -> Any:
             tp = members[0]
         else:
             return tp
+
+
+def _plain_union(tp: Any) -> bool:
+    """Whether `tp` is a union (of several members) without a discriminator."""
+    return get_origin(tp) in (Union, types.UnionType) and len(get_args(tp)) > 1
 
 
 def _union(tp: Any) -> tuple[Discriminator, dict[str, Any]] | None:
@@ -110,10 +121,14 @@ def locate(root: type[BaseModel], loc: Sequence[Step]) -> Place:
     steps: list[Step] = []
     owner: type[BaseModel] | None = None
     field: str | None = None
+    in_union = False
     for step in loc:
         if step == KEY_ERROR:
             continue
         tp = bare(tp)
+        if _plain_union(tp):
+            in_union = True
+            break
         union = _union(tp)
         if union is not None and isinstance(step, str) and step in union[1]:
             tp = union[1][step]
@@ -123,4 +138,4 @@ def locate(root: type[BaseModel], loc: Sequence[Step]) -> Place:
         tp = child(tp, step)
         steps.append(step)
     table = dotted(steps[:-1])
-    return Place(key=dotted(steps), table=table, owner=owner, field=field, annotation=bare(tp))
+    return Place(dotted(steps), table, owner, field, bare(tp), tuple(steps), in_union)

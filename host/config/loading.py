@@ -4,27 +4,36 @@ Where the configuration comes from, first match wins: `--config FILE`, the `AGEN
 environment variable, `./agent-host.toml`, else the embedded default (tooling `demo`: the MCP
 server bundled in `host.demo_server`, started with the host's own Python over stdio).
 Nothing is half-loaded: either a whole `Config` comes back or one `ConfigError` names the file and
-every problem found (unset variables, then the problems of validation), each quoting what the file
-says where a value came from the environment (`${TOKEN}`, never the token).
+every problem found (variables, then the problems of validation), each quoting what the file says
+where a value came from a `${...}` reference (`${TOKEN}`, never the token). Every problem is found
+at once: pydantic checks the rules between the keys of a table only once each key is valid, so the
+tree is validated again without the keys found wrong (at most `MAX_PASSES` times), and a rule found
+then is reported unless it read a key left out (it would judge a value the file does not have).
 """
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any, Final
 
 from pydantic import ValidationError
 
 from host.config.base import Source
 from host.config.defaults import DEFAULT_FILE_NAME, ENV_CONFIG
-from host.config.errors import config_error, problems_of
+from host.config.errors import Problem, config_error, findings_of
 from host.config.expand import expand
+from host.config.keys import Step
 from host.config.models import Config
 from host.config.toolings import StdioToolingConfig
 from host.errors import ConfigError
+
+MAX_PASSES: Final = 16
+"""Validations of one file at most while looking for every problem (each leaves out at least one more key)."""
 
 
 def default_config() -> Config:
@@ -76,11 +85,56 @@ def parse_config(text: str, path: Path, environ: Mapping[str, str] | None = None
     tables = expanded.tree.get("tooling", {})
     toolings = frozenset(tables) if isinstance(tables, dict) else None
     source = Source(file=path, toolings=toolings, written=raw)
-    problems = list(expanded.problems)
-    try:
-        config = Config.model_validate(expanded.tree, context=source)
-    except ValidationError as exc:
-        problems += problems_of(exc, Config)
-    if problems:
-        raise config_error(path, [problem.shown(expanded.written) for problem in problems])
+    config, found = _validated(expanded.tree, source)
+    problems = [*expanded.problems, *found]
+    if config is None or problems:
+        raise config_error(path, [problem.shown(expanded.written, expanded.secret) for problem in problems])
     return config
+
+
+def _validated(tree: dict[str, Any], source: Source) -> tuple[Config | None, list[Problem]]:
+    """`tree` as a `Config`, or None and every problem of it (see the module docstring)."""
+    try:
+        return Config.model_validate(tree, context=source), []
+    except ValidationError as exc:
+        findings = findings_of(exc, Config)
+    problems = list(dict.fromkeys(finding.problem for finding in findings))
+    pruned: set[tuple[Step, ...]] = set()
+    for _ in range(MAX_PASSES):
+        more = {path for finding in findings for path in finding.prune} - pruned
+        if not more or () in more:
+            break
+        pruned |= more
+        tree = _without(tree, more)
+        try:
+            Config.model_validate(tree, context=source)
+            break
+        except ValidationError as exc:
+            findings = findings_of(exc, Config)
+        for finding in findings:
+            if finding.uses is not None and not _touches(finding.uses, pruned) and finding.problem not in problems:
+                problems.append(finding.problem)
+    return None, problems
+
+
+def _touches(uses: Iterable[tuple[Step, ...]], pruned: Iterable[tuple[Step, ...]]) -> bool:
+    """Whether a key of `uses` is, holds or is inside a key left out."""
+    return any(used[: len(gone)] == gone or gone[: len(used)] == used for used in uses for gone in pruned)
+
+
+def _without(tree: dict[str, Any], paths: Iterable[tuple[Step, ...]]) -> dict[str, Any]:
+    """A copy of `tree` without the keys at `paths` (each ends with a key of a table)."""
+    tree = copy.deepcopy(tree)
+    for path in paths:
+        node: Any = tree
+        for step in path[:-1]:
+            if isinstance(node, dict) and step in node:
+                node = node[step]
+            elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+                node = node[step]
+            else:
+                node = None
+                break
+        if isinstance(node, dict):
+            node.pop(path[-1], None)
+    return tree

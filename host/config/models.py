@@ -36,7 +36,7 @@ from host.config.defaults import (
     DEFAULT_SERVER_LOG_KEEP,
     DEFAULT_SERVER_LOG_MAX,
 )
-from host.config.toolings import ElicitationMode, HttpToolingConfig, ToolingConfig
+from host.config.toolings import ElicitationMode, HttpToolingConfig, StdioToolingConfig, ToolingConfig
 from host.config.types import (
     AgentName,
     Capability,
@@ -62,12 +62,13 @@ def _names(names: Iterable[str]) -> str:
 
 def _undefined(tooling: str, defined: Iterable[str]) -> At:
     hint = f"add a [tooling.{tooling}] table or remove it; defined: {_names(defined)}"
-    return At((), f"names tooling {tooling!r}, which is not defined", hint)
+    return At((), f"names tooling {tooling!r}, which is not defined", hint, uses=(("toolings",), ("tools",)))
 
 
 def _not_granted(key: str, tooling: str) -> At:
     hint = f'add "{tooling}" to the agent\'s `toolings`, or remove the allow-list'
-    return At((key, tooling), f"an allow-list for tooling {tooling!r}, which the agent is not granted", hint)
+    message = f"an allow-list for tooling {tooling!r}, which the agent is not granted"
+    return At((key, tooling), message, hint, uses=(("toolings",), (key,)))
 
 
 class DirGrant(Table):
@@ -204,7 +205,8 @@ class HostSettings(Placed):
                 f"{self.max_subscriptions} subscriptions (1 each) need {needed}"
             )
             hint = "raise inbox_size or lower max_open_calls / max_subscriptions"
-            problems.append(At(("inbox_size",), message, hint=hint, value=self.inbox_size))
+            inbox_uses = (("inbox_size",), ("max_open_calls",), ("max_subscriptions",))
+            problems.append(At(("inbox_size",), message, hint=hint, value=self.inbox_size, uses=inbox_uses))
         if self.max_pending_bytes < 4 * self.max_argument_bytes:
             message = (
                 f"{self.max_pending_bytes} is too small: one call of max_argument_bytes = {self.max_argument_bytes} "
@@ -212,7 +214,10 @@ class HostSettings(Placed):
                 "within half of max_pending_bytes (the other half is room for their results)"
             )
             hint = "raise max_pending_bytes or lower max_argument_bytes"
-            problems.append(At(("max_pending_bytes",), message, hint=hint, value=self.max_pending_bytes))
+            pending_uses = (("max_pending_bytes",), ("max_argument_bytes",))
+            problems.append(
+                At(("max_pending_bytes",), message, hint=hint, value=self.max_pending_bytes, uses=pending_uses)
+            )
         defined = source_of(info).toolings
         for index, pattern in enumerate(self.allow):
             if defined is not None and not any(fnmatch.fnmatchcase(name, pattern) for name in defined):
@@ -295,7 +300,7 @@ class ServeSettings(Placed):
     `tools`, `resources`, `capabilities`, `require_approval`); `toolings` defaults to [serve] toolings."""
     max_concurrent: Count = 8
     """Agent calls that run at once; more wait for one to end."""
-    queue: int = Field(default=64, ge=0, strict=True)
+    queue: Steps = 64
     """Agent calls that may wait for a turn; more are refused (HTTP 429, `limit-exceeded`)."""
     http: str = "127.0.0.1:8080"
     """Where `agent-host serve` listens for streamable HTTP: HOST:PORT (port 0: a free one)."""
@@ -395,10 +400,11 @@ class ServeSettings(Placed):
                 problems.append(At(("toolings", index), message, hint))
             elif defined is not None and name not in defined:
                 undefined = _undefined(name, defined)
-                problems.append(At(("toolings", index), undefined.message, undefined.hint))
+                problems.append(At(("toolings", index), undefined.message, undefined.hint, uses=(("toolings",),)))
             elif self.grants is not None and name not in self.grants.toolings:
                 hint = f'add "{name}" to [serve] grants.toolings (or leave `toolings` out of grants)'
-                problems.append(At(("toolings", index), f"tooling {name!r} is offered but not granted", hint))
+                message = f"tooling {name!r} is offered but not granted"
+                problems.append(At(("toolings", index), message, hint, uses=(("toolings",), ("grants",))))
         if self.grants is not None:
             for key in sorted(self.grants.model_fields_set - GRANT_KEYS):
                 hint = f"[serve] grants takes {', '.join(sorted(GRANT_KEYS))}: what a remote client may do"
@@ -417,18 +423,19 @@ class ServeSettings(Placed):
         problem = bind_problem(self.http, self.tokens)
         if problem is not None:
             hint = 'set `tokens = ["${AGENT_HOST_TOKEN}"]` in [serve], or bind 127.0.0.1'
-            fail("ServeSettings", [At(("http",), problem, hint, self.http)])
+            fail("ServeSettings", [At(("http",), problem, hint, self.http, uses=(("http",), ("tokens",)))])
         if not self.tokens and ANY_HOST in (self.allowed_hosts or ()):
             hint = 'name the hosts (allowed_hosts = ["agents.example.com"]), or set tokens = ["${AGENT_HOST_TOKEN}"]'
             message = 'accepting any Host ("*") without a token opens the server to DNS rebinding'
-            fail("ServeSettings", [At(("allowed_hosts",), message, hint)])
+            fail("ServeSettings", [At(("allowed_hosts",), message, hint, uses=(("allowed_hosts",), ("tokens",)))])
         if self.max_connections_per_client >= self.max_connections > 1:
             hint = f"set max_connections_per_client below {self.max_connections} (or raise max_connections)"
             message = (
                 f"max_connections_per_client ({self.max_connections_per_client}) must be below max_connections "
                 f"({self.max_connections}): one client could take every connection"
             )
-            fail("ServeSettings", [At(("max_connections_per_client",), message, hint)])
+            uses = (("max_connections_per_client",), ("max_connections",))
+            fail("ServeSettings", [At(("max_connections_per_client",), message, hint, uses=uses)])
         problems = []
         for index, token in enumerate(self.tokens):  # never quoted: a token is a secret
             if not token.strip():
@@ -479,12 +486,13 @@ class Config(Table):
     def _name_toolings(cls, toolings: Mapping[str, ToolingConfig], info: ValidationInfo) -> dict[str, ToolingConfig]:
         source = source_of(info)
         named = {name: tooling.named(name, f"{source.where()} [tooling.{name}]") for name, tooling in toolings.items()}
-        return {
-            name: tooling.written_as(source.as_written("tooling", name, "url"))
-            if isinstance(tooling, HttpToolingConfig)
-            else tooling
-            for name, tooling in named.items()
-        }
+        for name, tooling in named.items():
+            if isinstance(tooling, HttpToolingConfig):
+                named[name] = tooling.written_as(source.as_written("tooling", name, "url"))
+            elif isinstance(tooling, StdioToolingConfig):
+                written = (source.as_written("tooling", name, "command"), source.as_written("tooling", name, "cwd"))
+                named[name] = tooling.written_as(*written)
+        return named
 
     @field_validator("agents")
     @classmethod
@@ -501,13 +509,15 @@ class Config(Table):
     def _served_agents_exist(self) -> Self:
         problems = []
         for index, name in enumerate(self.serve.agents or ()):
-            agent = self.agents.get(name)
+            agent, uses = self.agents.get(name), (("serve", "agents"), ("agents", name))
             if agent is None:
                 hint = f"add an [agents.{name}] table or remove it; defined agents: {_names(self.agents)}"
-                problems.append(At(("serve", "agents", index), f"names agent {name!r}, which is not defined", hint))
+                message = f"names agent {name!r}, which is not defined"
+                problems.append(At(("serve", "agents", index), message, hint, uses=uses))
             elif agent.component is None:
                 hint = f"give [agents.{name}] a `component` (a guest folder or a .wasm file)"
-                problems.append(At(("serve", "agents", index), f"agent {name!r} has no `component`", hint))
+                message = f"agent {name!r} has no `component`"
+                problems.append(At(("serve", "agents", index), message, hint, uses=uses))
         if problems:
             fail("Config", problems)
         return self

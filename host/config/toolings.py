@@ -26,7 +26,7 @@ from host.config.defaults import (
     DEFAULT_REQUEST_TIMEOUT,
 )
 from host.config.mock import MockSpec
-from host.config.types import Capability, FilePath, HttpUrl, ModuleSpec, Seconds
+from host.config.types import Capability, FilePath, HttpUrl, ModuleSpec, Sampling, Seconds
 
 ToolingKind = Literal["mcp", "python", "mock"]
 Transport = Literal["stdio", "http"]
@@ -70,7 +70,7 @@ class _McpTooling(_Tooling):
     """What the server's questions (form elicitation) get: "decline", "ask" the host's approver (the
     terminal with `--approve ask`), or "guest" (an `elicitation` event for the guest whose call it came
     during, answered with `respond`); an agent may override it (`[agents.NAME] elicitation`)."""
-    sampling: Literal["decline"] | ModuleSpec = "decline"
+    sampling: Sampling = "decline"
     """What the server's requests for model output (sampling) get: "decline" (an error), or the answer
     of a Python function "module:function" (sync or async) taking the request and returning the result."""
 
@@ -91,6 +91,32 @@ class StdioToolingConfig(_McpTooling):
     """Variables added to a minimal environment (HOME, PATH, USER, ...), not the host's."""
     cwd: FilePath | None = None
     """Its working folder (relative to the config file)."""
+
+    _written: tuple[object, object] = PrivateAttr(default=(None, None))
+
+    @property
+    def shown_command(self) -> str:
+        """`command` as messages quote it: as the file writes it, and what it expanded to when that
+        differs (`'${SERVER}' (expanded to '/opt/server')`; a command is not a secret)."""
+        return _shown(self._written[0], self.command)
+
+    @property
+    def shown_cwd(self) -> str | None:
+        """`cwd` as messages quote it (see `shown_command`); None when it is not set."""
+        return _shown(self._written[1], str(self.cwd)) if self.cwd is not None else None
+
+    def written_as(self, command: object, cwd: object) -> StdioToolingConfig:
+        """A copy whose `shown_command` / `shown_cwd` quote `command` / `cwd` (the raw values of the file)."""
+        copy = self.model_copy()
+        copy._written = (command, cwd)
+        return copy
+
+
+def _shown(written: object, value: str) -> str:
+    """`value` quoted, after the text of the file that made it when it was expanded from `${...}`."""
+    if not isinstance(written, str) or "$" not in written or written == value:
+        return repr(value)
+    return f"{written!r} (expanded to {value!r})"
 
 
 class HttpToolingConfig(_McpTooling):

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, ValidationInfo, WithJsonSchema
 
-from host.config.base import problem, source_of
+from host.config.base import problem, shown, source_of
 
 NAME_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 NAME_RULE: Final = "letters, digits, '-' and '_', starting with a letter or digit"
@@ -64,26 +64,26 @@ def _is_number(value: object) -> bool:
 
 def _seconds(value: object) -> object:
     if not _is_number(value) or not value > 0:  # type: ignore[operator]
-        raise problem(f"expected a number of seconds > 0, got {value!r}")
+        raise problem(f"expected a number of seconds > 0, got {shown(value)}")
     return value
 
 
 def _positive(value: object) -> object:
     if not _is_number(value) or not value > 0:  # type: ignore[operator]
-        raise problem(f"expected a number > 0, got {value!r}")
+        raise problem(f"expected a number > 0, got {shown(value)}")
     return value
 
 
 def _at_least_zero(value: object) -> object:
     if not _is_number(value) or not value >= 0:  # type: ignore[operator]
-        raise problem(f"expected a number >= 0, got {value!r}")
+        raise problem(f"expected a number >= 0, got {shown(value)}")
     return value
 
 
 def _whole(minimum: int) -> BeforeValidator:
     def check(value: object) -> object:
         if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-            raise problem(f"expected a whole number >= {minimum}, got {value!r}")
+            raise problem(f"expected a whole number >= {minimum}, got {shown(value)}")
         return value
 
     return BeforeValidator(check)
@@ -92,7 +92,7 @@ def _whole(minimum: int) -> BeforeValidator:
 def _size(value: object) -> int:
     parsed = parse_size(value) if isinstance(value, str | int) and not isinstance(value, bool) else None
     if parsed is None or parsed <= 0:
-        raise problem(f'expected a size such as "256MiB" or a number of bytes, got {value!r}')
+        raise problem(f'expected a size such as "256MiB" or a number of bytes, got {shown(value)}')
     return parsed
 
 
@@ -104,7 +104,7 @@ def _capability(value: object) -> object:
 
 def _http_url(value: object) -> object:
     if isinstance(value, str) and not value.startswith(("http://", "https://")):
-        raise problem(f"expected an http:// or https:// URL, got {value!r}")
+        raise problem(f"expected an http:// or https:// URL, got {shown(value)}")
     return value
 
 
@@ -133,13 +133,19 @@ def _ray_address(value: object) -> object:
 
 def _module_spec(value: object) -> object:
     if isinstance(value, str) and not re.fullmatch(_MODULE_SPEC, value):
-        raise problem(f'expected "module" or "module:attribute", got {value!r}')
+        raise problem(f'expected "module" or "module:attribute", got {shown(value)}')
+    return value
+
+
+def _sampling(value: object) -> object:
+    if value != "decline" and not (isinstance(value, str) and re.fullmatch(_MODULE_SPEC, value)):
+        raise problem(f'expected "decline" or "module:function", got {shown(value)}')
     return value
 
 
 def _absolute(value: object) -> object:
     if isinstance(value, str) and not value.startswith("/"):
-        raise problem(f'expected an absolute path such as "/data", got {value!r}')
+        raise problem(f'expected an absolute path such as "/data", got {shown(value)}')
     return value
 
 
@@ -198,6 +204,13 @@ HttpUrl = Annotated[str, StringConstraints(pattern=r"^https?://"), BeforeValidat
 
 ModuleSpec = Annotated[str, StringConstraints(pattern=_MODULE_SPEC), BeforeValidator(_module_spec)]
 """An import path: "module" or "module:attribute"."""
+
+Sampling = Annotated[
+    str,
+    BeforeValidator(_sampling),
+    WithJsonSchema({"anyOf": [{"enum": ["decline"]}, {"type": "string", "pattern": _MODULE_SPEC}]}),
+]
+"""What a server's sampling requests get: "decline", or the function "module:function" answering them."""
 
 GuestPath = Annotated[str, StringConstraints(pattern=r"^/"), BeforeValidator(_absolute)]
 """An absolute path inside the guest."""

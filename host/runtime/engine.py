@@ -21,7 +21,6 @@ import os
 import platform
 import shutil
 import sys
-import tempfile
 import threading
 from pathlib import Path
 from typing import Final, Protocol
@@ -30,6 +29,7 @@ from wasmtime import Engine, Store, WasmtimeError
 from wasmtime.component import Component, Instance, Linker
 
 from host import cache
+from host import scratch as temporary
 from host.cache import stamps
 from host.errors import ComponentError
 from host.progress import progress
@@ -171,7 +171,7 @@ class Runtime:
             if component is not None:
                 self._loaded[key] = component
                 return component
-        scratch = Path(tempfile.mkdtemp(prefix="agent-host-shipped-"))
+        scratch = temporary.make("shipped-")
         try:
             wasm = scratch / f"{shipped.digest[:16]}.wasm"
             wasm.write_bytes(shipped.wasm())
@@ -215,7 +215,7 @@ class Runtime:
         size = wasm_size / 1e6
         scratch: Path | None = None
         if not _writable(self._compiled_dir):
-            scratch = Path(tempfile.mkdtemp(prefix="agent-host-compiled-"))
+            scratch = temporary.make("compiled-")
             logger.warning("cannot write the component cache in %s; compiling into %s", self._compiled_dir, scratch)
             artifact = scratch / artifact.name
         what = f"compiling {wasm.name} ({size:.1f} MB) for this machine (once; cached afterwards)"

@@ -1,20 +1,14 @@
 """Running one guest: its own thread, its own `Store`, deny-all WASI, captured output.
 
-Every wasmtime call for a store happens on its guest's thread. The store's WASI context denies
-everything the policy does not opt in to (preopened folders, named environment variables; never
-sockets); the guest's stdout and stderr go to files in a private temp folder, forwarded by
-`output.Forwarder`. Memory is bounded by the policy's `memory` (a `memory_limit.MemoryBudget`; the
-guest sees a failed growth, `MemoryError` in Python), CPU and wall-clock time, stop requests and the
-host file descriptors it holds through its folders (`descriptors.Watch`, registered before WASI
-opens them, ended after the store) by a `RunGuard`. Nothing the guest does raises in the host: every
-ending is an `Outcome`; only `KeyboardInterrupt`/`SystemExit` from a host function is re-raised (by
-`GuestThread.join`). However the guest ends, `session.close()` runs and the temp folder is removed.
-
-An outcome is decided from host state only, in this order: a stop or a limit of the `RunGuard`, a
-host function's failure, a memory growth the host refused (then a trap or an `err` is the memory
-limit), the wasm trap; `run`'s `err` carries an error code only when its text is an error the host
-returned to this guest (`GuestSession.returned_error`). The guest's own text (stderr, `Err`) is
-quoted as its words, never used to pick the status, the exit code or a limit.
+Every wasmtime call for a store happens on its guest's thread. WASI denies what the policy does not
+opt in to (preopened folders, named environment variables; never sockets); stdout and stderr go to
+files in a private temp folder, forwarded by `output.Forwarder`. Memory is bounded by a
+`memory_limit.MemoryBudget` (the guest sees a failed growth); CPU and wall-clock time, stop requests
+and the descriptors it holds through its folders (`descriptors.Watch`) by a `RunGuard`. Every ending
+is an `Outcome` decided from host state only (`_call_run`): the guest's own text (stderr, `Err`) is
+quoted as its words, never used to pick the status, the exit code or a limit. Only
+`KeyboardInterrupt`/`SystemExit` from a host function is re-raised (by `GuestThread.join`); however
+the guest ends, `session.close()` runs and the temp folder is removed.
 """
 
 from __future__ import annotations
@@ -22,7 +16,6 @@ from __future__ import annotations
 import logging
 import shutil
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -32,7 +25,7 @@ from typing import Final, Literal, TextIO
 from wasmtime import Store, WasiConfig, WasmtimeError
 from wasmtime.component import Component
 
-from host import status_codes
+from host import scratch, status_codes
 from host.policy import AgentPolicy
 from host.runtime import descriptors, memory_limit, thread_state, wit_values
 from host.runtime.engine import Runtime
@@ -179,7 +172,7 @@ def run_guest(
     """Run the guest on the current thread (see the module docstring)."""
     agent = session.agent
     start = time.monotonic()
-    workdir = Path(tempfile.mkdtemp(prefix=f"agent-host-{agent}-"))
+    workdir = scratch.make(f"guest-{agent}-")
     out_path, err_path = workdir / "stdout", workdir / "stderr"
     forwarder = Forwarder(agent, [out_path, err_path], output or sys.stderr)
     store = Store(runtime.engine)
@@ -242,7 +235,10 @@ def _call_run(
     policy: AgentPolicy,
     budget: memory_limit.MemoryBudget,
 ) -> tuple[Status, str, Tripped | None]:
-    """How `run` ended, decided by host state (see the module docstring)."""
+    """How `run` ended, decided from host state only, in this order: a stop or a limit of the
+    `RunGuard`, a host function's failure, a memory growth the host refused (then a trap or an `err`
+    is the memory limit), the wasm trap. `run`'s `err` carries an error code only when its text is
+    an error the host returned to this guest (`GuestSession.returned_error`)."""
     try:
         instance = runtime.instantiate(store, component)
     except WasmtimeError as exc:

@@ -14,7 +14,8 @@ wasmtime maps memory images copy-on-write only into memories it allocates itself
 `memory_init_cow` off (`compiler.engine_config`; part of `ENGINE_SETTINGS`). When the wasmtime
 binding lacks the creator API, `install` returns False and the runner falls back to the store
 limiter: the memory stays bounded, and a trap is then never reported as the memory limit.
-Callbacks run on wasmtime's threads and never raise into it.
+Callbacks run on wasmtime's threads and never raise into it. Longer: the contract with wasmtime
+(reservation, guard, copy-on-write) is one piece.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 `GET /tools/list` → `{"tools": [{"name", "description", "parameters", "builtin"}]}`; `POST
 /tools/{name}` with a JSON object body runs the tool: `200 {"result": VALUE}` (`answers.Answer.value`)
 or `{"error": {"code", "message"}}` with the status of `STATUS` for its WIT error code; `GET
-/openapi.json` describes both. The checks of `/mcp` apply (token, Host/Origin, `max_body`). A body
+/openapi.json` describes both; another method on these paths is a 405 in the same format, with
+an `Allow` header, naming the method to use. The checks of `/mcp` apply (token, Host/Origin, `max_body`). A body
 must be strict JSON (`strict_json`), else 400 `invalid-arguments` naming what is wrong. Every call is
 audited (`Catalog.record`), refused ones too. A client that hangs up mid-call cancels it (its guest
 stopped, its turn freed); one that hangs up mid-body is recorded as `cancelled`, nothing else.
@@ -11,8 +12,9 @@ stopped, its turn freed); one that hangs up mid-body is recorded as `cancelled`,
 
 from __future__ import annotations
 
+import http
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
@@ -45,6 +47,10 @@ not the caller)."""
 
 REFUSAL_CODES: Final[Mapping[int, str]] = {400: "invalid-arguments", 403: "denied", 421: "denied"}
 """The error code of each status the transport security answers with (bad Content-Type, Origin, Host)."""
+
+
+EVERY_METHOD: Final = tuple(method.value for method in http.HTTPMethod)
+"""The HTTP methods (RFC 9110, 5789): those of a request that takes the wrong one get the API's 405."""
 
 
 def error(code: str, message: str, status: int | None = None) -> JSONResponse:
@@ -123,7 +129,24 @@ def routes(catalog: Catalog, security: TransportSecuritySettings, max_body: int)
         Route("/tools/list", tools_list, methods=["GET"]),
         Route("/tools/{name}", tools_call, methods=["POST"]),
         Route("/openapi.json", openapi, methods=["GET"]),
+        # Any other method: these match only what the routes above did not (Starlette's own 405 is text).
+        Route("/tools/list", _wrong_method("GET"), methods=EVERY_METHOD),
+        Route("/tools/{name}", _wrong_method("POST"), methods=EVERY_METHOD),
+        Route("/openapi.json", _wrong_method("GET"), methods=EVERY_METHOD),
     ]
+
+
+def _wrong_method(allowed: str) -> Callable[[Request], Awaitable[Response]]:
+    """An endpoint answering 405 in the API's error format: the method to use, in `Allow` too."""
+    methods = f"{allowed}, HEAD" if allowed == "GET" else allowed
+
+    async def refuse(request: Request) -> Response:
+        message = f"{request.method} {request.url.path}: this endpoint takes {methods} (use {allowed})"
+        answer = error("invalid-arguments", message, 405)
+        answer.headers["allow"] = methods
+        return answer
+
+    return refuse
 
 
 def _openapi(tools: list[dict[str, Any]]) -> dict[str, Any]:

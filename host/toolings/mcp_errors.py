@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final, Protocol
 
 import anyio
@@ -162,16 +163,14 @@ CONNECT_ERRORS: Final[tuple[tuple[type[BaseException], int | None, Rule], ...]] 
         None,
         Rule(
             ErrorCode.UNAVAILABLE,
-            "{where}: cannot start the server: command {command!r} was not found "
+            "{where}: cannot start the server: command {command} was not found "
             "(check `command` in {origin}, or install it / put it on PATH)",
         ),
     ),
     (
         PermissionError,
         None,
-        Rule(
-            ErrorCode.UNAVAILABLE, "{where}: cannot start the server: permission denied running {command!r} ({origin})"
-        ),
+        Rule(ErrorCode.UNAVAILABLE, "{where}: cannot start the server: permission denied running {command} ({origin})"),
     ),
     (
         httpx2.ConnectError,
@@ -199,6 +198,13 @@ CONNECT_ERRORS: Final[tuple[tuple[type[BaseException], int | None, Rule], ...]] 
     (UnicodeEncodeError, None, HEADER_UNSENDABLE),
 )
 """Why a connection could not be made: the first leaf (in order) matching an entry (in order) wins."""
+
+MISSING_CWD: Final = Rule(
+    ErrorCode.UNAVAILABLE,
+    "{where}: cannot start the server: its working folder `cwd` {cwd} is not a folder (check `cwd` in {origin})",
+)
+"""Starting a stdio server failed on its `cwd` (the OS error names that folder, not the command):
+before `CONNECT_ERRORS`, whose `FileNotFoundError` would blame the command."""
 
 HANDSHAKE_ERRORS: Final[tuple[tuple[type[BaseException], Rule], ...]] = (
     (MCPError, Rule(ErrorCode.PROTOCOL, "{where}: the MCP handshake failed: {message}{stderr}")),
@@ -309,12 +315,18 @@ def connect_error(exc: BaseException, conn: ServerLog) -> ToolingError:
     config = conn.config
     found = leaves(exc)
 
-    command = config.command if isinstance(config, StdioToolingConfig) else None
+    stdio = config if isinstance(config, StdioToolingConfig) else None
+    command = stdio.shown_command if stdio is not None else None
     url = config.shown_url if isinstance(config, HttpToolingConfig) else None
 
     def fields(leaf: BaseException) -> _Fields:
-        return _fields(leaf, config.name, conn, command=command, url=url, origin=config.origin)
+        cwd = stdio.shown_cwd if stdio is not None else None
+        return _fields(leaf, config.name, conn, command=command, url=url, origin=config.origin, cwd=cwd)
 
+    if stdio is not None and stdio.cwd is not None:
+        for leaf in found:
+            if isinstance(leaf, OSError) and leaf.filename is not None and Path(leaf.filename) == stdio.cwd:
+                return _redacted(MISSING_CWD.error(fields(leaf)), _secrets(config))
     return _redacted(_explained(found, fields), _secrets(config))
 
 

@@ -206,7 +206,7 @@ def test_at_sigterm_calls_cut_off_after_the_grace_answer_503_cancelled_and_leave
     caller.start()
     try:
         wait_for(lambda: waiting(audit), "the call's guest waits in its inbox")
-        assert list(temp.glob("agent-host-probe-*"))  # the guest's folder, while it runs
+        assert list(temp.glob("agent-host-*/guest-probe-*"))  # the guest's folder, while it runs (host.scratch)
     finally:
         code, stderr = stopped(served)
         caller.join(WAIT)
@@ -217,7 +217,7 @@ def test_at_sigterm_calls_cut_off_after_the_grace_answer_503_cancelled_and_leave
     assert answer.json()["error"]["code"] == "cancelled"
     assert "within [serve] grace" in answer.json()["error"]["message"]
     assert [line["outcome"] for line in calls_of(audit, "probe")] == ["cancelled"]
-    assert sorted(path.name for path in temp.iterdir()) == []  # no agent-host-probe-*, no agent-host-logs-*
+    assert sorted(path.name for path in temp.iterdir()) == []  # no process folder, no guest's, no server logs
     assert not leaked()
 
 

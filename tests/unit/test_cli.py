@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import io
 import json
-import tempfile
 from pathlib import Path
 
 import pytest
 
+from host import scratch
 from host.app import Host
 from host.cli import main
 from host.config import load_config
@@ -244,10 +244,10 @@ def test_a_host_whose_audit_log_cannot_be_opened_leaves_no_temporary_folder(tmp_
     target = tmp_path / "agent-host.toml"
     target.write_text(f'[host]\naudit_log = "{tmp_path / "a-file" / "audit.jsonl"}"\n')
     config = load_config(target)
-    before = set(Path(tempfile.gettempdir()).glob("agent-host-logs-*"))
+    before = set(scratch.folder().glob("logs-*"))
     with pytest.raises(ConfigError):
         Host(config)
-    assert set(Path(tempfile.gettempdir()).glob("agent-host-logs-*")) == before
+    assert set(scratch.folder().glob("logs-*")) == before
 
 
 def test_config_check_json_lists_each_problem_of_a_file_on_its_own(
