@@ -109,6 +109,21 @@ class RunGuard:
         if remaining > 0:
             self._stopped.wait(remaining)
 
+    def halted(self) -> str | None:
+        """On the guest's thread, as a host function returns: why the guest must trap now instead of
+        running on (a stop request, or the wall-clock deadline passed), recorded as the epoch callback
+        records it; None to go on. A wait a stop ended returns to a guest that may have nothing left
+        to do: without this it could return `ok` before its next slice's check."""
+        if self.tripped is not None:
+            return self.reason
+        if self._stop_reason is None and time.monotonic() <= self.deadline:
+            return None
+        verdict = self._verdict(time.monotonic())
+        if verdict is None or verdict[0] not in ("stopped", "wall_time"):
+            return None
+        self.tripped, self.reason = verdict
+        return self.reason
+
     def _verdict(self, now: float) -> tuple[TripKind, str] | None:
         if self._stop_reason is not None:
             return "stopped", f"stopped by the host: {self._stop_reason}"

@@ -76,7 +76,9 @@ def host_function(fn: _F) -> _F:
     Any `BaseException` it raises is stored in this thread's relay (the first one since the last
     `take_exception`) and replaced by a `WasmtimeError`: the guest traps with that message. It
     reports the time it spent to the thread's guard (`host_enter`/`host_exit`), so waiting in the
-    host never counts as the guest's CPU time.
+    host never counts as the guest's CPU time. When the guard has been stopped (or its wall-clock
+    deadline passed) by the time the function returns, the guest traps then (`RunGuard.halted`)
+    instead of being handed the result.
     """
 
     @functools.wraps(fn)
@@ -85,7 +87,7 @@ def host_function(fn: _F) -> _F:
         if guard is not None:
             guard.host_enter()
         try:
-            return fn(*args)
+            result = fn(*args)
         except BaseException as exc:  # boundary: relay per thread, trap the guest with a message
             if _state.exception is None:
                 _state.exception = exc
@@ -95,5 +97,8 @@ def host_function(fn: _F) -> _F:
         finally:
             if guard is not None:
                 guard.host_exit()
+        if guard is not None and (reason := guard.halted()) is not None:
+            raise WasmtimeError(f"agent-host: {reason}")  # the guard's verdict, not a host failure
+        return result
 
     return wrapper  # type: ignore[return-value]
