@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.processes import descendants, leaked
+from tests.support.processes import descendants, leaked
 
 
 @pytest.fixture(autouse=True)

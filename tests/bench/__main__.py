@@ -25,12 +25,12 @@ from typing import Any
 
 from mcp.client.stdio import StdioServerParameters
 
-from host import Host
-from host.builder import build_guest
-from host.config import parse_config
+from agent_host import Host
+from agent_host.components.build import build_guest
+from agent_host.config import parse_config
 from tests.bench import calls, start
 from tests.bench.everything import EverythingHttp, start_everything
-from tests.component.conftest import PROBE, Server
+from tests.support.component import PROBE, Server
 
 
 @dataclass(frozen=True)
@@ -109,11 +109,11 @@ def compare(host: Host, probe: Path, peer: Peer) -> dict[str, float]:
 def main() -> int:
     probe = build_guest(PROBE)
     python = sys.executable
-    stdio = StdioServerParameters(command=python, args=["-m", "host.demo_server"])
-    demo_http = Server([python, "-m", "host.demo_server", "--http", "0"])
+    stdio = StdioServerParameters(command=python, args=["-m", "agent_host.demo_server"])
+    demo_http = Server([python, "-m", "agent_host.demo_server", "--http", "0"])
     plain_http = Server([python, "-m", "tests.bench.plain_server"])
     toml = (
-        f'[tooling.stdio]\ncommand = "{python}"\nargs = ["-m", "host.demo_server"]\n'
+        f'[tooling.stdio]\ncommand = "{python}"\nargs = ["-m", "agent_host.demo_server"]\n'
         f'[tooling.http]\nurl = "{demo_http.url}"\n'
         '[tooling.mock]\nkind = "mock"\n[[tooling.mock.tools]]\nname = "echo"\nrepeat_last = true\n'
         'results = [{ text = "hello" }]\n'

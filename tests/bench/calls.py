@@ -23,8 +23,8 @@ import anyio
 from mcp import Client, types
 from mcp.client.stdio import StdioServerParameters
 
-from host import Host
-from host.session import GuestSession
+from agent_host import Host
+from agent_host.session import GuestSession
 
 CALLS = 300
 """Sequential calls per round."""

@@ -20,10 +20,10 @@ import time
 from pathlib import Path
 from typing import Final
 
-from host.app import Host
-from host.config import default_config
-from host.devmode import dev_policy, runner_component
-from host.paths import template
+from agent_host._support.paths import template
+from agent_host.app.devmode import dev_policy, runner_component
+from agent_host.app.host import Host
+from agent_host.config import default_config
 
 ROUNDS: Final = 5
 
@@ -35,7 +35,7 @@ def _edit(folder: Path, round_: int) -> None:
 
 def _process(*args: str) -> float:
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "host", *args], capture_output=True, text=True, check=False)
+    done = subprocess.run([sys.executable, "-m", "agent_host", *args], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     return time.perf_counter() - started
 

@@ -19,7 +19,7 @@ from typing import Final
 
 import pytest
 
-from tests.component.conftest import EVERYTHING_PACKAGE, EVERYTHING_VERSION, SERVER_START_TIMEOUT, npm_bin
+from tests.support.component import EVERYTHING_PACKAGE, EVERYTHING_VERSION, SERVER_START_TIMEOUT, npm_bin
 
 READY: Final = "listening on port"
 """What the server writes on stderr once it accepts connections."""

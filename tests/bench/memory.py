@@ -16,8 +16,8 @@ from typing import Final
 
 from wasmtime import Store, WasiConfig
 
-from host.app import Host
-from host.config import parse_config
+from agent_host.app.host import Host
+from agent_host.config import parse_config
 
 GUESTS: Final = 50
 HOLD_MS: Final = 4000

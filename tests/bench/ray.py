@@ -20,14 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from host import runs
-from host.app import Host
-from host.builder import build_guest
-from host.cluster.connection import Cluster, ray_cluster
-from host.cluster.executor import RayExecutor
-from host.config import Config, parse_config
-from host.stopping import StopToken
-from tests.component.conftest import PROBE
+from agent_host._support.stopping import StopToken
+from agent_host.app import runs
+from agent_host.app.host import Host
+from agent_host.cluster.connection import Cluster, ray_cluster
+from agent_host.cluster.executor import RayExecutor
+from agent_host.components.build import build_guest
+from agent_host.config import Config, parse_config
+from tests.support.component import PROBE
 
 AGENTS: Final = 200
 ROUNDS: Final = 3

@@ -27,8 +27,8 @@ from typing import Final
 import anyio
 from mcp import Client
 
-from host.builder import build_guest
-from tests.component.conftest import PROBE, Server
+from agent_host.components.build import build_guest
+from tests.support.component import PROBE, Server
 
 CONCURRENT: Final = 8
 PER_CLIENT: Final = 10
@@ -162,7 +162,7 @@ def measure() -> dict[str, float]:
     through `agent-host serve`."""
     python = sys.executable
     build_guest(PROBE)
-    demo = Server([python, "-m", "host.demo_server", "--http", "0"])
+    demo = Server([python, "-m", "agent_host.demo_server", "--http", "0"])
     try:
         sdk = anyio.run(_rate, demo.url, "echo", {"text": "hello"})
         with tempfile.TemporaryDirectory(prefix="agent-host-bench-") as scratch:
@@ -173,7 +173,7 @@ def measure() -> dict[str, float]:
                 f'[serve]\nmax_concurrent = {CONCURRENT}\ntoolings = ["demo"]\n{TIMEOUTS}'
             )
             server = subprocess.Popen(
-                [python, "-m", "host", "serve", "--http", "127.0.0.1:0", "--config", str(config)],
+                [python, "-m", "agent_host", "serve", "--http", "127.0.0.1:0", "--config", str(config)],
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
             )  # fmt: skip
             try:

@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 from typing import Final
 
-from host.builder import build_guest
-from host.paths import cache_dir
-from host.runtime.engine import Runtime
+from agent_host._support.paths import cache_dir
+from agent_host.components.build import build_guest
+from agent_host.runtime.engine import Runtime
 
 ROUNDS: Final = 7
 IDLE: Final = Path(__file__).resolve().parents[1] / "guests" / "idle"
@@ -41,7 +41,7 @@ def process(*args: str, rounds: int = ROUNDS) -> float:
 
 def measure() -> dict[str, float]:
     """Seconds: `python` (an empty process), `help`, `run_cached`, `build`, `first_run_after_build`."""
-    agent_host = (sys.executable, "-m", "host")
+    agent_host = (sys.executable, "-m", "agent_host")
     wasm = build_guest(IDLE)
     with Runtime(cache_dir()) as runtime:
         runtime.load(wasm)  # compiled before timing

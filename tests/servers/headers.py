@@ -8,7 +8,7 @@ from __future__ import annotations
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 
-from host.demo_server import serve_http
+from agent_host.demo_server import serve_http
 
 
 def build() -> MCPServer:

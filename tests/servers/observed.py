@@ -41,7 +41,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from host.demo_server import serve
+from agent_host.demo_server import serve
 
 
 def build() -> MCPServer:

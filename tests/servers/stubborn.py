@@ -10,7 +10,7 @@ from __future__ import annotations
 import signal
 import time
 
-from host.demo_server import build_server
+from agent_host.demo_server import build_server
 
 LINGER = 60.0
 """Seconds the server stays alive after its stdin closed."""

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from host.session import GuestSession
-from tests.unit.sessionkit import World
+from agent_host.session import GuestSession
+from tests.support.sessionkit import World
 
 
 @pytest.fixture

@@ -1,0 +1,5 @@
+"""`python -m agent_host` is the `agent-host` command."""
+
+from agent_host.cli import entry
+
+entry()

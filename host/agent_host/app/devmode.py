@@ -1,0 +1,153 @@
+"""Dev mode: run a guest folder from its source, with one prebuilt runner component.
+
+The runner (`host/agent_host/components/templates/dev_runner.py.txt`) is built and compiled once per WIT package, guest
+library and componentize-py version, and cached like any guest; a source change never rebuilds it.
+A dev run is the production sandbox plus two things, and only these: the guest's folder preopened
+read-only at `SOURCE` (the guest sees its own source, nothing else of the host) and the environment
+variable `MODULE_VARIABLE` naming the module that defines `WitWorld`. What differs from a build:
+the guest's modules are read and compiled at each run (a few ms for a small guest), and the whole
+pure-Python standard library is importable whatever the guest imports.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import string
+import threading
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from agent_host._support.paths import cache_dir, template
+from agent_host._support.stopping import StopToken
+from agent_host.components.build import build_guest, guest_module
+from agent_host.config import DirGrant
+from agent_host.errors import BuildError, UsageError
+from agent_host.policy.grants import AgentPolicy
+
+if TYPE_CHECKING:
+    from agent_host.app.host import Host
+    from agent_host.runtime.guest import Outcome
+RUNNER_MODULE: Final = "_agent_host_dev"
+"""The runner's module name (its frames are left out of "raised at FILE:LINE")."""
+
+SOURCE: Final = "/.agent-host/src"
+"""Where the guest's folder appears inside the sandbox, read-only."""
+
+MODULE_VARIABLE: Final = "AGENT_HOST_DEV_MODULE"
+"""The environment variable telling the runner which module defines `WitWorld`."""
+
+_TEMPLATE: Final = "dev_runner.py.txt"
+
+WATCH_DEBOUNCE_MS: Final = 50
+"""Milliseconds of quiet after a change before it counts (an editor's save is several writes)."""
+
+WATCH_STEP_MS: Final = 50
+"""Milliseconds between looks at a stop request or a change while watching or running."""
+
+SOURCE_CHANGED: Final = "the source changed"
+"""The reason a running guest is stopped with when its source changes."""
+
+
+def runner_source() -> str:
+    """The runner module's text."""
+    return string.Template(template(_TEMPLATE)).substitute(source=SOURCE, module_variable=MODULE_VARIABLE)
+
+
+def runner_component(stop: StopToken | None = None) -> Path:
+    """The runner component, built on first use (a progress line; ~15 s once) and cached after.
+    Raises `BuildError` or `Interrupted` as `builder.build_guest` does."""
+    text = runner_source()
+    folder = cache_dir() / "dev-runner" / hashlib.sha256(text.encode()).hexdigest()[:16] / "dev-runner"
+    module = folder / f"{RUNNER_MODULE}.py"
+    if not module.is_file() or module.read_text(encoding="utf-8") != text:
+        folder.mkdir(parents=True, exist_ok=True)
+        module.write_text(text, encoding="utf-8")
+    return build_guest(folder, module=RUNNER_MODULE, stop=stop)
+
+
+def check_source(folder: Path, module: str | None = None) -> str:
+    """The module of guest folder `folder` that defines `WitWorld`. Raises `BuildError` when
+    `folder` is not a guest folder (a `.wasm` cannot run in dev mode)."""
+    if not folder.is_dir():
+        raise BuildError(
+            f"{folder}: not a guest folder", hint="--dev runs a guest folder (with app.py) from its source, not a .wasm"
+        )
+    return guest_module(folder.resolve(), module)
+
+
+def dev_policy(policy: AgentPolicy, folder: Path, module: str | None = None) -> AgentPolicy:
+    """`policy` plus the guest's source: `folder` read-only at `SOURCE`, and its module named in
+    `MODULE_VARIABLE`. Raises `BuildError` when `folder` is not a guest folder."""
+    name = check_source(folder, module)
+    folder = folder.resolve()
+    if any(grant.guest == SOURCE for grant in policy.dirs):
+        raise BuildError(f"{SOURCE} is reserved for the guest's source in dev mode; use another path in `dirs`")
+    source = DirGrant(host=folder, guest=SOURCE, writable=False)
+    return replace(policy, dirs=(*policy.dirs, source), env={**policy.env, MODULE_VARIABLE: name})
+
+
+class SourceWatch:
+    """Watches a guest folder on a thread of its own (`watchfiles`); `changed` is set on every save.
+
+    Caches, bytecode and editor temp files are ignored (watchfiles' default filter). `close()`
+    stops the thread (within `WATCH_STEP` seconds) and is idempotent; usable as a context manager."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder.resolve()
+        self.changed = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="agent-host-watch", daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        import watchfiles  # only dev mode pays for it
+
+        for _changes in watchfiles.watch(
+            self.folder, stop_event=self._stop, debounce=WATCH_DEBOUNCE_MS, step=WATCH_STEP_MS, yield_on_timeout=False
+        ):
+            self.changed.set()
+
+    def wait(self, stop: StopToken) -> bool:
+        """Block until the source changes (True, and the flag is cleared) or `stop` is set (False)."""
+        while not stop.stopped:
+            if self.changed.wait(WATCH_STEP_MS / 1000):
+                self.changed.clear()
+                return True
+        return False
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def __enter__(self) -> SourceWatch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def run_until_changed(
+    host: Host, wasm: Path, input_text: str, agent: str, policy: AgentPolicy, watch: SourceWatch
+) -> Outcome | None:
+    """Run the guest once in dev mode; if its source changes while it runs, stop it (cooperatively:
+    its waits end, its wasm traps at the next time slice) and return None: the caller starts it
+    again with the new code. Raises `Interrupted` once the host is stopped, `UsageError` when the
+    watched folder is gone (renamed or removed: its preopen would fail)."""
+    if not watch.folder.is_dir():
+        raise UsageError(
+            f"{watch.folder}: the guest folder is gone (renamed or removed); dev mode stops",
+            hint="run `agent-host dev` again with the folder's new path",
+        )
+    guest = host.start(wasm, input_text, agent=agent, policy=policy)
+    stopped = False
+    while True:
+        outcome = guest.join(WATCH_STEP_MS / 1000)
+        if outcome is not None:
+            # However a stopped run ended (a trap, or an `err` made of the `cancelled` its host call
+            # got), it is not reported: the new code runs next. The change that stopped it is used up.
+            return None if stopped else outcome
+        if not stopped and watch.changed.is_set():
+            watch.changed.clear()
+            guest.stop(SOURCE_CHANGED)
+            stopped = True

@@ -1,0 +1,246 @@
+"""The composition root: config → bridge → toolings → runtime.
+
+`Host` owns the audit log (when configured), a private log folder (server stderr files), the bridge
+(its loop thread and every tooling connection) and, created on first need, the runtime (engine,
+linker, epoch ticker); `Host.close` releases them all. Guests share the tooling connections of
+their host; each runs on its own thread under its own `AgentPolicy`. Once a stop was requested
+(`Host.stop_all`) no guest starts.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TextIO
+
+from agent_host._support import scratch
+from agent_host._support.paths import cache_dir
+from agent_host._support.rotation import LogBounds
+from agent_host._support.stopping import StopToken
+from agent_host.app.server_answers import PolicyAnswers
+from agent_host.config import AgentConfig, Config
+from agent_host.policy.approval import Approver, DenyAll
+from agent_host.policy.grants import AgentPolicy
+from agent_host.policy.pins import Pins
+from agent_host.policy.validation import ArgumentValidator
+from agent_host.runtime.engine import Runtime, Shipped
+from agent_host.runtime.guest import GuestThread, Outcome, start_guest
+from agent_host.session import GuestSession, LogSink
+from agent_host.session.audit_log import AuditLog
+from agent_host.session.bridge import Bridge
+from agent_host.session.inbox import Inbox
+from agent_host.toolings import ToolingSet
+
+logger = logging.getLogger(__name__)
+
+JOIN_POLL = 0.2
+"""Seconds between checks while waiting for guests (keeps the main thread responsive to signals)."""
+
+CLOSE_WAIT = 5.0
+"""Seconds `close` waits for guests still running (each stopped) to end, so that each removes its
+temporary folder; one that does not end by then is left to the process's exit (logged)."""
+
+
+class Host:
+    """One host process's toolings, bridge and runtime. A context manager: leaving it calls `close`."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        cache: Path | None = None,
+        keep_logs: bool = False,
+        approver: Approver | None = None,
+        stop: StopToken | None = None,
+        audit: AuditLog | None = None,
+    ) -> None:
+        """`audit`, when given, receives the audit records instead of the file `[host] audit_log`
+        names (a Ray worker forwards them to the driver)."""
+        self.config = config
+        self.approver: Approver = approver if approver is not None else DenyAll()
+        self.validator = ArgumentValidator()
+        self.cache = cache if cache is not None else cache_dir()
+        self.stop = stop if stop is not None else StopToken()
+        """Set by `stop_all` (or by whoever passed it in): nothing new starts once it is set."""
+        self._keep_logs = keep_logs
+        # The pins and the audit log come first: they are the steps here that can fail on bad configuration.
+        self.pins = Pins.of(config)
+        """The pinned tool definitions of the `pin_tools` toolings (in `agent-host.lock` beside the config)."""
+        settings = config.host
+        if audit is None and settings.audit_log is not None:
+            bounds = LogBounds(settings.audit_log_max, settings.audit_log_keep)
+            audit = AuditLog(settings.audit_log, include_arguments=settings.audit_arguments, bounds=bounds)
+        self.audit = audit
+        self.log_dir = Path(tempfile.mkdtemp(prefix="agent-host-logs-")) if keep_logs else scratch.make("logs-")
+        """The servers' stderr logs: in the process's temporary folder (`agent_host._support.scratch`), or, kept
+        (`keep_logs`), a folder of its own that outlives the process."""
+        self.bridge = Bridge()
+        answers = PolicyAnswers(config, self.approver, self.validator, self.audit)
+        self.toolings = ToolingSet(
+            config.toolings,
+            nursery=self.bridge.nursery,
+            log_dir=self.log_dir,
+            requests=answers,
+            server_log=LogBounds(settings.server_log_max, settings.server_log_keep),
+        )
+        self._runtime: Runtime | None = None
+        self._running: list[GuestThread] = []
+        self._lock = threading.RLock()
+        """Reentrant: `stop_all` may run in a signal handler on a thread that holds it."""
+        self._closed = False
+
+    @property
+    def runtime(self) -> Runtime:
+        """The runtime (engine, linker, epoch ticker), created on first use."""
+        if self._runtime is None:
+            self._runtime = Runtime(self.cache)
+        return self._runtime
+
+    def policy(self, agent: str, settings: AgentConfig | None = None, allow: Iterable[str] = ()) -> AgentPolicy:
+        """The grants and limits of `agent` (see `policy.AgentPolicy.resolve`)."""
+        return AgentPolicy.resolve(self.config, agent, settings, allow)
+
+    def session(self, agent: str, policy: AgentPolicy | None = None, on_log: LogSink | None = None) -> GuestSession:
+        """A session for agent `agent`; by default with every configured tooling granted (the
+        command line's `tools` and `call` act for the person running the host)."""
+        if policy is None:
+            policy = self.policy(agent, allow=["*"] if self.config.toolings else ())
+        limits = self.config.host
+        key = f"max_pending_bytes in {limits.origin}" if self.config.source is not None else "[host] max_pending_bytes"
+        inbox = Inbox(limits.inbox_size, limits.max_open_calls, limits.max_subscriptions, limits.max_pending_bytes, key)
+        return GuestSession(
+            agent,
+            self.bridge,
+            self.toolings,
+            policy,
+            inbox=inbox,
+            max_wait=limits.recv_timeout,
+            audit=self.audit,
+            validator=self.validator,
+            approver=self.approver,
+            on_log=on_log,
+            pins=self.pins,
+        )
+
+    def start(
+        self,
+        wasm: Path | Shipped,
+        input_text: str,
+        *,
+        agent: str = "guest",
+        policy: AgentPolicy | None = None,
+        output: TextIO | None = None,
+        on_log: LogSink | None = None,
+    ) -> GuestThread:
+        """Load (compiling once) and start the component in `wasm` (a file, or a component shipped
+        from another machine) on its own thread. The guest's
+        output lines go to `output` (default: `sys.stderr` as it is when the guest runs), its log
+        lines to the host's log and to `on_log`.
+
+        Raises `ComponentError` when `wasm` cannot be loaded, `Interrupted` once `stop_all` was
+        called (before or during the compile): no guest starts after a stop request."""
+        what = f"starting agent {agent}"
+        self.stop.check(what)
+        if isinstance(wasm, Path):
+            component = self.runtime.load(wasm, self.stop)
+        else:
+            component = self.runtime.load_shipped(wasm, self.stop)
+        policy = policy if policy is not None else self.policy(agent)
+        with self._lock:
+            self.stop.check(what)
+            session = self.session(agent, policy, on_log)
+            guest = start_guest(self.runtime, component, session, input_text, policy, output)
+            self._running = [g for g in self._running if g.running] + [guest]
+        if self.stop.stopped:  # the request came while it was starting: it makes no call
+            guest.stop(self.stop.reason or "stopped")
+        return guest
+
+    def run(
+        self,
+        wasm: Path,
+        input_text: str,
+        *,
+        agent: str = "guest",
+        policy: AgentPolicy | None = None,
+        output: TextIO | None = None,
+    ) -> Outcome:
+        """Run a guest to completion (see `start`)."""
+        return self.wait(self.start(wasm, input_text, agent=agent, policy=policy, output=output))
+
+    def wait(self, guest: GuestThread) -> Outcome:
+        """Wait for `guest` to finish and return its outcome (polling every `JOIN_POLL` seconds)."""
+        while True:
+            outcome = guest.join(JOIN_POLL)
+            if outcome is not None:
+                return outcome
+
+    @property
+    def running_agents(self) -> list[str]:
+        """The agents of the guests running now (from any thread)."""
+        with self._lock:
+            return [guest.agent for guest in self._running if guest.running]
+
+    def stop_all(self, reason: str, signum: int | None = None) -> None:
+        """Stop every running guest and start no other (from any thread; the command line calls it on
+        SIGINT/SIGTERM).
+
+        A running guest's waits in the host end, its running wasm traps within one time slice, and
+        what it opened is cancelled upstream as its run ends. Sets the host's `StopToken` (with
+        `reason` and `signum`): a compile in progress is ended and `start` raises `Interrupted`.
+        """
+        self.stop.stop(reason, signum)
+        with self._lock:
+            running = list(self._running)
+        for guest in running:
+            guest.stop(reason)
+
+    def close(self) -> None:
+        """Shut everything down; idempotent.
+
+        In this order: guests still running are stopped and waited for (at most `CLOSE_WAIT`
+        seconds in all: each removes its temporary folder as it ends); every tooling connection is
+        closed concurrently on the loop (stdio children exit or are killed) and the loop stops; the
+        runtime's epoch ticker stops; the audit log is closed; the log folder is removed (kept, and
+        its path logged, with `keep_logs=True`).
+        """
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._end_guests()
+            self.bridge.close(self.toolings.aclose)
+        finally:
+            if self._runtime is not None:
+                self._runtime.close()
+            if self.audit is not None:
+                self.audit.close()
+            if self._keep_logs:
+                logger.info("server logs kept in %s", self.log_dir)
+            else:
+                shutil.rmtree(self.log_dir, ignore_errors=True)
+
+    def _end_guests(self) -> None:
+        with self._lock:
+            running = [guest for guest in self._running if guest.running]
+        for guest in running:
+            guest.stop(self.stop.reason or "the host is closing")
+        deadline = time.monotonic() + CLOSE_WAIT
+        for guest in running:
+            try:
+                guest.join(max(0.0, deadline - time.monotonic()))
+            except (KeyboardInterrupt, SystemExit):  # relayed from the guest's thread: it has ended
+                pass
+        left = [guest.agent for guest in running if guest.running]
+        if left:
+            logger.warning("guests still running at exit (not stopped within %s s): %s", CLOSE_WAIT, ", ".join(left))
+
+    def __enter__(self) -> Host:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,103 @@
+"""`agent-host dev GUEST`: run a guest folder from its source, and again on every save.
+
+Dev mode (`agent_host.app.devmode`): no build or compile per edit. Each run prints the answer on stdout (a
+newline after it), its duration or how it failed on stderr, then waits for a change; a run still
+going when the source changes is stopped and started again with the new code. The host, and so
+every tooling connection, stays up across runs. SIGINT/SIGTERM end the watch (exit 130/143).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from agent_host.cli import render
+from agent_host.cli.options import (
+    EPILOG,
+    State,
+    allow_option,
+    common_options,
+    complete_agents,
+    input_option,
+    module_option,
+)
+from agent_host.cli.run import read_input
+
+
+@click.command(
+    "dev",
+    epilog=EPILOG,
+    short_help="Run a guest folder from its source, again on every save.",
+    help="Run GUEST (a guest folder; default: --agent's component) from its source with the prebuilt dev runner, "
+    "then again each time a file of the folder changes, keeping the tooling connections open. Ctrl-C ends it.",
+)
+@click.argument("guest", required=False, metavar="[GUEST]", type=click.Path(exists=True, file_okay=False))
+@input_option
+@click.option(
+    "--agent",
+    metavar="NAME",
+    shell_complete=complete_agents,
+    help="Use the grants, limits and input of [agents.NAME].",
+)
+@allow_option
+@module_option
+@click.option("--once", is_flag=True, help="Run once and exit (what `run --dev` does), without watching.")
+@common_options
+@click.pass_obj
+def command(
+    state: State,
+    guest: str | None,
+    input_spec: str | None,
+    agent: str | None,
+    allow: tuple[str, ...],
+    module: str | None,
+    once: bool,
+) -> int:
+    from agent_host.app import devmode, runs
+    from agent_host.app.host import Host
+    from agent_host.cli.signals import signals
+    from agent_host.errors import UsageError
+
+    config = state.load_config()
+    settings = runs.agent_settings(config, agent) if agent else None
+    if guest is not None:
+        folder = Path(guest)
+    elif settings is not None and settings.component is not None:
+        folder = settings.component
+    else:
+        raise UsageError("give a GUEST folder, or --agent NAME whose [agents.NAME] has a `component` folder")
+    devmode.check_source(folder, module)
+    input_text = read_input(input_spec, settings)
+    name = settings.name if settings is not None else folder.resolve().name
+    last = 0
+    with signals() as stopper:
+        wasm = devmode.runner_component(stopper.token)
+        with Host(config, keep_logs=state.debug, stop=stopper.token) as host, devmode.SourceWatch(folder) as watch:
+            stopper.host = host
+            policy = devmode.dev_policy(host.policy(name, settings, allow), folder, module)
+            while not stopper.token.stopped:
+                outcome = devmode.run_until_changed(host, wasm, input_text, name, policy, watch)
+                if outcome is None:
+                    render.note(f"{folder}: changed while running: starting again")
+                    continue
+                last = outcome.exit_code
+                _show(name, outcome.status, outcome.text, outcome.duration)
+                if once or stopper.token.stopped:  # a signal ended the run: no more watching
+                    break
+                render.note(f"watching {folder} (Ctrl-C to stop)")
+                if not watch.wait(stopper.token):
+                    break
+    return stopper.exit_code if stopper.exit_code is not None else last
+
+
+def _show(name: str, status: str, text: str, duration: float) -> None:
+    if status == "ok":
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
+        render.note(f"agent {name}: ok in {duration:.2f} s")
+    elif status == "error":
+        render.report(f"agent {name} failed in {duration:.2f} s: {text}")
+    else:
+        render.report(f"agent {name} was stopped after {duration:.2f} s: {text}")

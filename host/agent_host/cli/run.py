@@ -1,0 +1,349 @@
+"""`agent-host run`: one guest (its answer on stdout), or several agents (a table of outcomes).
+
+One guest: GUEST (a folder, built on demand, or a .wasm) or `--agent NAME`'s component; stdout is
+exactly its answer, how it failed goes to stderr; `--json` prints `{agent, status, exit_code,
+duration, output}` instead (also for a guest that could not start or was stopped before it started:
+its status is then the reason's reference, such as `build-error` or `interrupted`). Several agents (no GUEST, and
+`--agent` repeated or absent): every one runs at once on one host; an agent that cannot start is
+its own row; the exit code is the worst. A signal's exit code (130, 143) wins over every other,
+and an agent it stopped is told as `interrupted` with that exit code (as one it kept from starting).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import click
+
+from agent_host._support.printable import printable
+from agent_host.cli import render
+from agent_host.cli.options import (
+    EPILOG,
+    State,
+    allow_option,
+    approve_option,
+    approver,
+    common_options,
+    complete_agents,
+    input_option,
+    module_option,
+)
+from agent_host.errors import HostError, UsageError
+
+if TYPE_CHECKING:
+    from agent_host.app.runs import AgentRun, Finished
+    from agent_host.cli.signals import Stopper
+    from agent_host.config import AgentConfig, Config
+    from agent_host.runtime.guest import Outcome
+logger = logging.getLogger("agent_host")
+
+HELP = """\b
+Run GUEST's run(input) in a sandbox and print the string it returns on stdout.
+GUEST is a guest folder (built with componentize-py on demand, cached) or a .wasm component.
+With --agent NAME, the [agents.NAME] table gives the component, input, grants and limits.
+Without GUEST and --agent, every [agents.*] runs at once, sharing connections; with --agent
+repeated, those agents do. A table of outcomes follows and the exit code is the worst one;
+an agent that cannot be built or compiled is its own row, and the others still run.
+A guest may use only the toolings it is granted: [agents.NAME] toolings, or --allow
+(the embedded default configuration grants its tooling demo; a config file, its [host] allow).
+SIGINT/SIGTERM stop every step (build, compile, connect, run) and cancel what guests opened
+(exit 130/143); a second signal exits at once."""
+
+COLUMNS: Final = (
+    render.Column("AGENT"),
+    render.Column("OUTCOME", styled=True),
+    render.Column("TIME", right=True),
+    render.Column("DETAIL"),
+)
+STOPPED: Final = "interrupted"
+"""The status of an agent a signal stopped or kept from starting (`Interrupted.reference`)."""
+
+DETAIL_WIDTH: Final = 100
+"""Characters of an outcome's text shown in the table."""
+
+
+@click.command("run", help=HELP, epilog=EPILOG, short_help="Run a guest (folder or .wasm), or every configured agent.")
+@click.argument("guest", required=False, metavar="[GUEST]", type=click.Path())
+@input_option
+@click.option(
+    "--agent",
+    "agents",
+    multiple=True,
+    metavar="NAME",
+    shell_complete=complete_agents,
+    help="Use the settings of [agents.NAME]; repeat it to run several agents (a table of outcomes).",
+)
+@allow_option
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the outcome as JSON: {agent, status, exit_code, duration, output} (a list for several agents); "
+    'a command that fails before any agent runs prints {"error": {"code", "message", "data"}}.',
+)
+@approve_option
+@module_option
+@click.option(
+    "--dev",
+    is_flag=True,
+    help="Run guest folders from their source with the prebuilt dev runner: no build, no compile per edit.",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default=None,
+    help="Where agents run: threads of this process (local) or Ray actors (ray). Default: [host] executor, else local.",
+)
+@click.option(
+    "--ray-address",
+    metavar="ADDR",
+    help="With --executor ray: `auto` (the cluster `ray start` made here) or HOST:PORT; absent: a local Ray.",
+)
+@common_options
+@click.pass_obj
+def command(
+    state: State,
+    guest: str | None,
+    input_spec: str | None,
+    agents: tuple[str, ...],
+    allow: tuple[str, ...],
+    as_json: bool,
+    approve: str,
+    module: str | None,
+    dev: bool,
+    executor: str | None,
+    ray_address: str | None,
+) -> int:
+    from agent_host.app import runs
+
+    config = state.load_config()
+    where = _Where.of(config, executor, ray_address, approve, dev)
+    names = list(dict.fromkeys(agents))
+    if guest is None and len(names) != 1:
+        return _run_many(state, config, names, input_spec, allow, as_json, approve, dev, where)
+    if len(names) > 1:
+        raise UsageError(
+            f"GUEST {guest} with {len(names)} --agent options: with a GUEST, name at most one agent",
+            hint="drop GUEST to run the agents with their own components",
+        )
+    agent = runs.agent_settings(config, names[0]) if names else None
+    if guest is not None:
+        spec = Path(guest)
+    elif agent is not None and agent.component is not None:
+        spec = agent.component
+    else:
+        raise UsageError(f"[agents.{names[0]}] has no `component`; give a GUEST (folder or .wasm)")
+    input_text = read_input(input_spec, agent)
+    name = agent.name if agent is not None else spec.stem if spec.suffix == ".wasm" else spec.resolve().name
+    return _run_one(state, config, _Guest(spec, name, agent, input_text, module, dev), allow, as_json, approve, where)
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where agents run: `ray_address` None and `ray` False for this process."""
+
+    ray: bool
+    ray_address: str | None = None
+
+    @classmethod
+    def of(cls, config: Config, executor: str | None, address: str | None, approve: str, dev: bool) -> _Where:
+        """From the options, else `[host]`, else (the address) `RAY_ADDRESS`; `UsageError` for what
+        Ray cannot do."""
+        from agent_host.config.types import ray_address_problem
+
+        chosen = executor if executor is not None else config.host.executor
+        if chosen != "ray":
+            if address is not None:
+                raise UsageError('--ray-address goes with --executor ray (or [host] executor = "ray")')
+            return cls(False)
+        if dev:
+            raise UsageError("--dev runs guests from their source on this machine", hint="drop --executor ray")
+        if approve == "ask":
+            raise UsageError(
+                "--approve ask: agents on Ray run where nobody can answer a prompt",
+                hint="use --approve deny (the default) or --approve all, or run with --executor local",
+            )
+        given = "--ray-address"
+        if address is None and config.host.ray_address is None and os.environ.get("RAY_ADDRESS"):
+            given, address = "RAY_ADDRESS", os.environ["RAY_ADDRESS"]
+        found = ray_address_problem(address) if address is not None else None
+        if found is not None:  # ([host] ray_address was checked with the file)
+            raise UsageError(f"{given}: {found[0]}", hint=found[1])
+        return cls(True, address if address is not None else config.host.ray_address)
+
+
+def _on_ray(
+    state: State,
+    config: Config,
+    runs: Sequence[AgentRun],
+    allow: Sequence[str],
+    approve: str,
+    where: _Where,
+    stopper: Stopper,
+) -> list[Finished]:
+    """Run `runs` on Ray (started for the command, or joined) with the same results as locally."""
+    from agent_host.cluster.connection import ray_cluster
+    from agent_host.cluster.executor import RayExecutor
+
+    with ray_cluster(where.ray_address, stopper.token, verbose=state.debug) as cluster:
+        executor = RayExecutor(config, cluster, approve=approve, stop=stopper.token)
+        stopper.host = executor
+        return executor.run_all(runs, allow)
+
+
+@dataclass(frozen=True)
+class _Guest:
+    """What one run is of: the component (`module`: of a guest folder), the agent's name and
+    settings, the input."""
+
+    spec: Path
+    name: str
+    agent: AgentConfig | None
+    input: str
+    module: str | None
+    dev: bool = False
+    """Run the guest folder from its source with the dev runner (`agent_host.app.devmode`)."""
+
+
+def _run_one(
+    state: State, config: Config, guest: _Guest, allow: Sequence[str], as_json: bool, approve: str, where: _Where
+) -> int:
+    from agent_host._support.stopping import Interrupted
+    from agent_host.app import devmode, runs
+    from agent_host.cli.signals import signals
+    from agent_host.components.build import resolve_component
+
+    name = guest.name
+    with signals() as stopper:
+        try:
+            if guest.dev:
+                devmode.check_source(guest.spec, guest.module)
+                wasm = devmode.runner_component(stopper.token)
+            else:
+                wasm = resolve_component(guest.spec, module=guest.module, stop=stopper.token)
+            if where.ray:
+                run = runs.AgentRun(name, guest.agent, guest.input, wasm)
+                done = _on_ray(state, config, [run], allow, approve, where, stopper)[0]
+                if done.failure is not None:
+                    raise done.failure
+                outcome = done.outcome
+            else:
+                outcome = _run_here(state, config, guest, wasm, allow, approve, stopper)
+        except HostError as exc:
+            if not as_json:
+                raise
+            if isinstance(exc, Interrupted):  # its row says so, the exit code is the signal's
+                render.error(str(exc), kind="stopped")
+            else:
+                render.error(f"agent {name}: {exc}")
+            outcome = runs.not_started(name, exc)
+    outcome = as_stopped(outcome, stopper.exit_code)
+    if as_json:
+        render.json_out(outcome_json(outcome))
+    elif outcome.status == "ok":
+        render.answer(outcome.text)
+    if outcome.status == "error":
+        render.report(f"agent {name} failed: {printable(outcome.text)}")
+    elif outcome.status in ("trap", "crashed", STOPPED):
+        render.report(f"agent {name} was stopped: {printable(outcome.text)}")
+    logger.debug("agent %s: %s in %.2f s", name, outcome.status, outcome.duration)
+    return stopper.exit_code if stopper.exit_code is not None else outcome.exit_code
+
+
+def _run_here(
+    state: State, config: Config, guest: _Guest, wasm: Path, allow: Sequence[str], approve: str, stopper: Stopper
+) -> Outcome:
+    """Run one guest on a host in this process."""
+    from agent_host.app import devmode
+    from agent_host.app.host import Host
+
+    with Host(config, keep_logs=state.debug, approver=approver(approve), stop=stopper.token) as host:
+        stopper.host = host
+        policy = host.policy(guest.name, guest.agent, allow)
+        if guest.dev:
+            policy = devmode.dev_policy(policy, guest.spec, guest.module)
+        return host.run(wasm, guest.input, agent=guest.name, policy=policy)
+
+
+def _run_many(
+    state: State,
+    config: Config,
+    names: list[str],
+    input_spec: str | None,
+    allow: Sequence[str],
+    as_json: bool,
+    approve: str,
+    dev: bool,
+    where: _Where,
+) -> int:
+    """Run the named agents (default: every [agents.*]) at once; a table (or JSON) of outcomes."""
+    from agent_host._support.stopping import Interrupted
+    from agent_host.app import runs
+    from agent_host.app.host import Host
+    from agent_host.cli.signals import signals
+
+    agents = runs.select_agents(config, names)
+    given = read_input(input_spec, None) if input_spec is not None else None
+    with signals() as stopper:
+        prepared = runs.prepare(agents, given, stopper.token, dev=dev)
+        for run in prepared:
+            if run.failure is not None and not isinstance(run.failure, Interrupted):
+                render.error(f"agent {run.name}: {run.failure}")
+        if where.ray:
+            finished = _on_ray(state, config, prepared, allow, approve, where, stopper)
+        else:
+            with Host(config, keep_logs=state.debug, approver=approver(approve), stop=stopper.token) as host:
+                stopper.host = host
+                finished = runs.run_all(host, prepared, allow)
+    for run, done in zip(prepared, finished, strict=True):
+        if done.failure is not None and run.failure is None and not isinstance(done.failure, Interrupted):
+            render.error(f"agent {run.name}: {done.failure}")
+    outcomes = [as_stopped(done.outcome, stopper.exit_code) for done in finished]
+    if as_json:
+        render.json_out([outcome_json(outcome) for outcome in outcomes])
+    else:
+        rows = [[o.agent, o.status, f"{o.duration:.2f}s", render.one_line(o.text, DETAIL_WIDTH)] for o in outcomes]
+        render.table(COLUMNS, rows)
+    worst = max(outcome.exit_code for outcome in outcomes)
+    return stopper.exit_code if stopper.exit_code is not None else worst
+
+
+def as_stopped(outcome: Outcome, exit_code: int | None) -> Outcome:
+    """`outcome` as the command tells it once a signal stopped the command (`exit_code` 130 or 143,
+    else None): a run the host stopped for it is `interrupted` with that exit code, as an agent the
+    signal kept from starting is, not a `trap` (3)."""
+    if exit_code is None or outcome.tripped != "stopped":
+        return outcome
+    return dataclasses.replace(outcome, status=STOPPED, code=exit_code)
+
+
+def outcome_json(outcome: Outcome) -> dict[str, Any]:
+    """An outcome as `run --json` prints it."""
+    return {
+        "agent": outcome.agent,
+        "status": outcome.status,
+        "exit_code": outcome.exit_code,
+        "duration": round(outcome.duration, 3),
+        "output": outcome.text,
+    }
+
+
+def read_input(spec: str | None, agent: AgentConfig | None) -> str:
+    """The input: `--input` TEXT, @FILE or - (stdin); else the agent's own; else empty."""
+    if spec is None:
+        return agent.input if agent is not None and agent.input is not None else ""
+    if spec == "-":
+        return sys.stdin.read()
+    if spec.startswith("@"):
+        try:
+            return Path(spec[1:]).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--input {spec}: cannot read: {exc.strerror or exc}") from None
+    return spec

@@ -1,0 +1,134 @@
+"""The host's two error families and the exit codes they map to, and nothing else.
+
+`ToolingError` is the only error a guest ever sees: it carries an `ErrorCode` (the WIT `error-code`
+enum, kebab-case values), a message written for a person (what went wrong and what to change) and
+optional JSON `data`. Toolings raise it; `runtime.wit_values` alone turns it into a WIT value.
+
+`HostError` and its subclasses are for the person running the host (bad config, failed build, a
+file that is not a component, a stop request). Each has a kebab-case `reference` (the outcome of an
+agent that could not start), a `hint` and the exit code it maps to; the command line prints one
+line per error and the traceback only with `--debug`.
+
+`ExitCode` is the one table of the command's exit codes. This module imports nothing else of the package.
+"""
+
+from __future__ import annotations
+
+import enum
+import signal
+from typing import ClassVar, Final
+
+
+class ExitCode(enum.IntEnum):
+    """Exit codes of the `agent-host` command: 0 success; 1 the guest's `run` (or a `call`ed tool)
+    returned an error; 2 usage, configuration or build error; 3 the guest trapped or hit a limit;
+    128 + N stopped by signal N, as shells report it (130 SIGINT, 143 SIGTERM)."""
+
+    SUCCESS = 0
+    GUEST_ERROR = 1
+    USAGE_ERROR = 2
+    TRAP = 3
+    INTERRUPTED = 130
+    """SIGINT (Ctrl-C), and any stop request that came with no signal."""
+
+    @staticmethod
+    def for_signal(signum: int | None) -> int:
+        """The exit code of a command stopped by signal `signum` (SIGINT when None)."""
+        return 128 + (signum if signum is not None else signal.SIGINT)
+
+
+MISSING_MODULE_HINT: Final = (
+    "a guest can import the standard library, agentlib and what its folder holds, never the host's installed "
+    "packages: copy a pure-Python package into the guest folder (`pip install --no-deps --target FOLDER "
+    "PACKAGE`, then its pure-Python dependencies likewise); a package with native extensions cannot run in a guest; "
+    "a built guest holds only the standard-library modules its code imports as it loads: import one used later "
+    "(inside a function, by importlib) at the top of app.py"
+)
+"""What to do about a module a guest cannot import: the same hint for a build and a dev run."""
+
+
+class ErrorCode(enum.StrEnum):
+    """Why a tooling operation failed; values match the WIT enum `error-code`."""
+
+    NOT_FOUND = "not-found"
+    DENIED = "denied"
+    INVALID_ARGUMENTS = "invalid-arguments"
+    TOOL_FAILED = "tool-failed"
+    TIMEOUT = "timeout"
+    CANCELLED = "cancelled"
+    UNAVAILABLE = "unavailable"
+    LIMIT_EXCEEDED = "limit-exceeded"
+    PROTOCOL = "protocol"
+    INTERNAL = "internal"
+    UNAUTHORIZED = "unauthorized"
+
+
+class ToolingError(Exception):
+    """A failure a guest can see and act on.
+
+    `data` is JSON text or None. Equality is by value so tests can compare whole errors.
+    """
+
+    def __init__(self, code: ErrorCode, message: str, data: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+    def __repr__(self) -> str:
+        return f"ToolingError({self.code.value!r}, {self.message!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolingError):
+            return NotImplemented
+        return (self.code, self.message, self.data) == (other.code, other.message, other.data)
+
+    def __hash__(self) -> int:
+        return hash((self.code, self.message, self.data))
+
+
+class HostError(Exception):
+    """Base of every error reported to the person running the host."""
+
+    reference: ClassVar[str] = "host-error"
+    exit_code: ClassVar[int] = ExitCode.USAGE_ERROR
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message if self.hint is None else f"{self.message}\n  hint: {self.hint}"
+
+
+class ConfigError(HostError):
+    """The configuration file is missing, malformed or inconsistent. `problems` holds each problem
+    on its own (a line, and its hint when it has one); the message joins them."""
+
+    reference = "config-error"
+
+    def __init__(self, message: str, *, hint: str | None = None, problems: tuple[str, ...] = ()) -> None:
+        super().__init__(message, hint=hint)
+        self.problems = problems or (str(self),)
+
+
+class UsageError(HostError):
+    """The command line asked for something impossible."""
+
+    reference = "usage-error"
+
+
+class BuildError(HostError):
+    """componentize-py could not build a guest."""
+
+    reference = "build-error"
+
+
+class ComponentError(HostError):
+    """A `.wasm` file is not a component this host can run (wrong world, not a component)."""
+
+    reference = "component-error"

@@ -1,0 +1,281 @@
+"""Running one guest: its own thread, its own `Store`, deny-all WASI, captured output.
+
+Every wasmtime call for a store happens on its guest's thread. WASI denies what the policy does not
+opt in to (preopened folders, named environment variables; never sockets); stdout and stderr go to
+files in a private temp folder, forwarded by `output.Forwarder`. Memory is bounded by a
+`memory_limit.MemoryBudget` (the guest sees a failed growth); CPU and wall-clock time, stop requests
+and the descriptors it holds through its folders (`descriptors.Watch`) by a `RunGuard`. Every ending
+is an `Outcome` decided from host state only (`_call_run`): the guest's own text (stderr, `Err`) is
+quoted as its words, never used to pick the status, the exit code or a limit. Only
+`KeyboardInterrupt`/`SystemExit` from a host function is re-raised (by `GuestThread.join`); however
+the guest ends, `session.close()` runs and the temp folder is removed.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Literal, TextIO
+
+from wasmtime import Store, WasiConfig, WasmtimeError
+from wasmtime.component import Component
+
+from agent_host._support import scratch
+from agent_host.errors import ExitCode
+from agent_host.policy.grants import AgentPolicy
+from agent_host.runtime import descriptors, memory_limit, thread_state, wit_values
+from agent_host.runtime.engine import Runtime
+from agent_host.runtime.output import Forwarder
+from agent_host.runtime.output_files import CappedFile
+from agent_host.runtime.run_guard import RunGuard, TripKind
+from agent_host.runtime.trap_reasons import innermost, memory_limit_reason, trap_reason
+from agent_host.session import GuestSession
+
+logger = logging.getLogger(__name__)
+
+Status = Literal["ok", "error", "trap"]
+
+Tripped = TripKind | Literal["memory"]
+"""What of the host's made a run trap: a `RunGuard` check, or `memory` (the host refused a growth)."""
+
+_EXIT_CODES: Final[dict[str, int]] = {
+    "ok": ExitCode.SUCCESS,
+    "error": ExitCode.GUEST_ERROR,
+    "trap": ExitCode.TRAP,
+}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a guest run ended (or, for a guest that never started, why not)."""
+
+    agent: str
+    status: str
+    """`ok`, `error` or `trap` for a run; for a guest that could not start, the `reference` of the
+    host error that stopped it (`build-error`, `component-error`, `interrupted`, ...)."""
+    text: str
+    """`run`'s answer (ok), its error string (error), the trap reason (trap), or the host error."""
+    duration: float
+    inbox_peak: int = 0
+    """Most envelopes the guest's inbox held at once."""
+    code: int | None = None
+    """The exit code, when `status` is not one of a run's (`_EXIT_CODES`)."""
+    tripped: Tripped | None = None
+    """For a `trap` the host made: which limit, or a stop request (`Tripped`)."""
+    error_code: str | None = None
+    """For `error`: the WIT `error-code` of the host error `text` is (`CODE: message`, as the host
+    returned it to this guest); None for any other text, whatever it looks like."""
+
+    @property
+    def exit_code(self) -> int:
+        return self.code if self.code is not None else _EXIT_CODES[self.status]
+
+
+class _Control:
+    """What another thread needs to stop a running guest."""
+
+    def __init__(self, session: GuestSession) -> None:
+        self.session = session
+        self.guard: RunGuard | None = None
+        self.stop_reason: str | None = None
+        self.lock = threading.Lock()
+
+    def attach(self, guard: RunGuard) -> None:
+        with self.lock:
+            self.guard = guard
+            if self.stop_reason is not None:
+                guard.stop(self.stop_reason)
+
+    def stop(self, reason: str) -> None:
+        with self.lock:
+            self.stop_reason = reason
+            if self.guard is not None:
+                self.guard.stop(reason)
+        self.session.interrupt(reason)
+
+
+class GuestThread:
+    """A guest running on its own thread."""
+
+    def __init__(
+        self, thread: threading.Thread, result: list[Outcome], relay: list[BaseException], control: _Control
+    ) -> None:
+        self._thread = thread
+        self._result = result
+        self._relay = relay
+        self._control = control
+        self.agent = control.session.agent
+
+    def stop(self, reason: str) -> None:
+        """Stop the guest as soon as possible, from any thread: its waits in the host end at once
+        (`session.interrupt`) and running wasm traps at its next time slice; its outcome will be a
+        trap with `reason`."""
+        self._control.stop(reason)
+
+    def join(self, timeout: float | None = None) -> Outcome | None:
+        """The outcome, or None if the guest is still running after `timeout` seconds. Re-raises a
+        `KeyboardInterrupt`/`SystemExit` that a host function raised on the guest's thread."""
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            return None
+        if self._relay:
+            raise self._relay[0]
+        return self._result[0]
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+
+def start_guest(
+    runtime: Runtime,
+    component: Component,
+    session: GuestSession,
+    input_text: str,
+    policy: AgentPolicy,
+    output: TextIO | None = None,
+) -> GuestThread:
+    """Run the guest's `run(input_text)` on a new thread named `guest-<agent>`; `join()` gives its
+    `Outcome`: `ok`, `error` (`run` returned `err`) or `trap` (with its reason: the wasm trap, the
+    Python exception the guest died of, a limit, or a host function's failure)."""
+    result: list[Outcome] = []
+    relay: list[BaseException] = []
+    control = _Control(session)
+
+    def body() -> None:
+        try:
+            result.append(run_guest(runtime, component, session, input_text, policy, output, control))
+        except (KeyboardInterrupt, SystemExit) as exc:
+            relay.append(exc)
+        except BaseException as exc:  # boundary: a host bug in one guest must not take down the host
+            logger.exception("internal error running agent %s", session.agent)
+            result.append(Outcome(session.agent, "trap", f"internal host error: {type(exc).__name__}: {exc}", 0.0))
+
+    thread = threading.Thread(target=body, name=f"guest-{session.agent}", daemon=True)
+    thread.start()
+    return GuestThread(thread, result, relay, control)
+
+
+def run_guest(
+    runtime: Runtime,
+    component: Component,
+    session: GuestSession,
+    input_text: str,
+    policy: AgentPolicy,
+    output: TextIO | None = None,
+    control: _Control | None = None,
+) -> Outcome:
+    """Run the guest on the current thread (see the module docstring)."""
+    agent = session.agent
+    start = time.monotonic()
+    workdir = scratch.make(f"guest-{agent}-")
+    out_path, err_path = workdir / "stdout", workdir / "stderr"
+    forwarder = Forwarder(agent, [out_path, err_path], output or sys.stderr)
+    store = Store(runtime.engine)
+    guard: RunGuard | None = None
+    outputs: list[CappedFile] = []
+    files = descriptors.watch(policy.dirs, policy.limits.open_files)  # before WASI opens the folders
+    budget = memory_limit.MemoryBudget(int(policy.limits.memory.value))
+    error_code: str | None = None
+    try:
+        outputs += [
+            CappedFile(path, policy.limits.guest_output, agent=agent, stream=stream)
+            for path, stream in ((out_path, "stdout"), (err_path, "stderr"))
+        ]
+        store.set_wasi(_wasi(policy, *outputs))
+        if not memory_limit.INSTALLED_BY_DEFAULT:  # the store limiter: bounded, but refusals unseen
+            store.set_limits(memory_size=budget.limit)
+        guard = RunGuard(store, cpu_time=policy.limits.cpu_time, wall_time=policy.limits.wall_time, files=files)
+        session.deadline = guard.deadline
+        if control is not None:
+            control.attach(guard)
+        forwarder.start()
+        with thread_state.running(session, guard), memory_limit.active(budget):
+            status, text, tripped = _call_run(
+                runtime, component, store, input_text, guard, err_path, session, policy, budget
+            )
+        if status == "error":
+            returned = session.returned_error(text)
+            error_code = returned.code.value if returned is not None else None
+    finally:
+        session.close()
+        forwarder.stop()
+        store.close()
+        if files is not None:
+            files.close()
+        for capped in outputs:
+            capped.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+    duration = time.monotonic() - start
+    return Outcome(agent, status, text, duration, session.inbox.peak, tripped=tripped, error_code=error_code)
+
+
+def _wasi(policy: AgentPolicy, stdout: CappedFile, stderr: CappedFile) -> WasiConfig:
+    """Deny-all WASI plus the policy's directories and environment; output to bounded files."""
+    wasi = WasiConfig()
+    wasi.stdout_custom = stdout
+    wasi.stderr_custom = stderr
+    for grant in policy.dirs:
+        wasi.preopen_dir(str(grant.host), grant.guest, fs_mutable=grant.writable)
+    if policy.env:
+        wasi.env = list(policy.env.items())
+    return wasi
+
+
+def _call_run(
+    runtime: Runtime,
+    component: Component,
+    store: Store,
+    input_text: str,
+    guard: RunGuard,
+    err_path: Path,
+    session: GuestSession,
+    policy: AgentPolicy,
+    budget: memory_limit.MemoryBudget,
+) -> tuple[Status, str, Tripped | None]:
+    """How `run` ended, decided from host state only, in this order: a stop or a limit of the
+    `RunGuard`, a host function's failure, a memory growth the host refused (then a trap or an `err`
+    is the memory limit), the wasm trap. `run`'s `err` carries an error code only when its text is
+    an error the host returned to this guest (`GuestSession.returned_error`)."""
+    try:
+        instance = runtime.instantiate(store, component)
+    except WasmtimeError as exc:
+        if budget.refused is not None:
+            return "trap", memory_limit_reason(policy), "memory"
+        reason = (
+            f"the component cannot be instantiated: {innermost(str(exc))} "
+            "(was it built against agent-host's WIT world `agent`? `agent-host wit` prints it)"
+        )
+        return "trap", reason, None
+    run = instance.get_func(store, "run")
+    if run is None:
+        return "trap", "the component does not export `run`; build it against agent-host's WIT world `agent`", None
+    try:
+        with runtime.clock.started(store, guard):
+            value = run(store, input_text)
+            run.post_return(store)
+    except WasmtimeError as exc:
+        relayed = thread_state.take_exception()
+        if isinstance(relayed, KeyboardInterrupt | SystemExit):
+            raise relayed from None
+        if guard.reason is not None:  # the guard made it trap, in the guest or in wasm a host function ran
+            return "trap", guard.reason, guard.tripped
+        if relayed is not None:
+            return "trap", f"host error: {type(relayed).__name__}: {relayed}", None
+        if budget.refused is not None:
+            return "trap", memory_limit_reason(policy, err_path, str(exc)), "memory"
+        return "trap", trap_reason(str(exc), err_path, session.last_error), None
+    relayed = thread_state.take_exception()
+    if isinstance(relayed, KeyboardInterrupt | SystemExit):
+        raise relayed
+    ok, text = wit_values.run_result(value)
+    if ok:
+        return "ok", text, None
+    if budget.refused is not None:  # the guest caught the failed growth and gave up (as JavaScript does)
+        return "trap", f"{memory_limit_reason(policy)}; run() then returned err: {text}", "memory"
+    return "error", text, None

@@ -1,0 +1,168 @@
+"""CPU time, wall-clock time and stop requests for one guest run, enforced with epoch deadlines.
+
+Limits and stop requests are checked while wasm runs, once per slice (`SLICE_TICKS` epoch ticks,
+50 ms: the precision of every time limit). CPU time is the guest thread's own CPU time
+(`time.thread_time`) less what host functions spent on it, so waiting (a slow tool, `inbox.recv`, a
+sleep) never counts. No deadline fires while the guest waits in the host: those waits are bounded by
+the host itself, and sleeps wait on the guard (`wait`, used by `runtime.clock`), which a stop or the
+wall-clock deadline ends at once. Wall-clock time counts from the start of the run, waits included.
+
+wasmtime-py 50 does not wrap `wasmtime_store_epoch_deadline_callback`; this module calls the
+generated binding directly (the version is pinned exactly), keeps the ctypes callbacks alive for
+the life of the store, and never lets an exception escape into wasmtime.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import threading
+import time
+from typing import Any, Final, Literal
+
+from wasmtime import Store, WasmtimeError
+from wasmtime import _bindings as ffi  # the binding wasmtime-py does not wrap (see the module docstring)
+
+from agent_host.policy.grants import Limit
+from agent_host.runtime.descriptors import Watch
+
+logger = logging.getLogger(__name__)
+
+SLICE_TICKS: Final = 5
+"""Epoch ticks between checks: 50 ms at the 10 ms tick; the precision of every time limit."""
+
+_PAST_DEADLINE: Final = 0.02
+"""Seconds a `wait` cut short by the wall-clock deadline goes on past it, so that the guest's next
+check finds the deadline passed."""
+
+
+TripKind = Literal["stopped", "cpu_time", "wall_time", "open_files"]
+"""Which check of a `RunGuard` stopped a run: a stop request, its CPU time, its wall-clock time, the
+host file descriptors it holds (`runtime.descriptors`)."""
+
+_ENTRY = ffi._wasmtime_store_epoch_deadline_callback.argtypes
+_CALLBACK_TYPE: Any = _ENTRY[1]
+_FINALIZER_TYPE: Any = _ENTRY[3]
+_CONTINUE: Final = 0
+"""WASMTIME_UPDATE_DEADLINE_CONTINUE: keep running with the new deadline."""
+
+
+class RunGuard:
+    """Time limits and stop requests of one store.
+
+    The engine's epoch advances every `EPOCH_TICK` (10 ms) on the ticker thread. The guard gives its
+    store a deadline `SLICE_TICKS` ahead and registers wasmtime's epoch-deadline callback, which runs
+    on the guest's thread each time running wasm reaches the deadline (one Python call every 50 ms
+    of wasm execution). When a limit is exceeded or a stop was requested, the callback makes wasm
+    trap with a message and `reason` says why (the runner reports it); otherwise the deadline moves
+    one slice ahead.
+    """
+
+    def __init__(self, store: Store, *, cpu_time: Limit, wall_time: Limit, files: Watch | None = None) -> None:
+        """`files`: the guest's host file descriptors, checked at every tick (not every slice) while
+        wasm runs, so that what it opens between two checks stays small."""
+        self._cpu_time = cpu_time
+        self._files = files
+        self._slice = 1 if files is not None else SLICE_TICKS
+        self._wall_time = wall_time
+        self.started = time.monotonic()
+        self.deadline = self.started + wall_time.value
+        """When the wall-clock limit is reached (`time.monotonic`)."""
+        self._mark = time.thread_time()
+        self._host_time = 0.0
+        self._entered: float | None = None
+        self._stopped = threading.Event()
+        self.cpu_used = 0.0
+        """Seconds of CPU time used so far: the guest thread's CPU time minus that of host functions."""
+        self.reason: str | None = None
+        """Why the run was made to trap, for a person; None while it runs on."""
+        self.tripped: TripKind | None = None
+        """Which of the guard's checks made it trap (`stopped`, `cpu_time`, `wall_time`)."""
+        self._stop_reason: str | None = None
+        self._callback = _CALLBACK_TYPE(self._on_deadline)
+        self._finalizer = _FINALIZER_TYPE(_no_finalizer)
+        ffi.wasmtime_store_epoch_deadline_callback(store.ptr(), self._callback, None, self._finalizer)
+        store.set_epoch_deadline(self._slice)
+
+    def host_enter(self) -> None:
+        """Called by every host function on entry, on the guest's thread; until `host_exit`, the
+        thread's CPU time is not the guest's."""
+        self._entered = time.thread_time()
+
+    def host_exit(self) -> None:
+        """Called by every host function on return (see `host_enter`)."""
+        if self._entered is not None:
+            self._host_time += time.thread_time() - self._entered
+            self._entered = None
+
+    def stop(self, reason: str) -> None:
+        """Stop the guest at its next slice (from any thread, as the shutdown on SIGINT/SIGTERM does);
+        a `wait` in progress ends at once."""
+        self._stop_reason = reason
+        self._stopped.set()
+
+    def wait(self, seconds: float) -> None:
+        """Wait up to `seconds` on the guest's thread (a guest's sleep): less when the run is stopped
+        or reaches its wall-clock deadline, after which the guest traps at its next check."""
+        end = min(time.monotonic() + seconds, self.deadline + _PAST_DEADLINE)
+        remaining = end - time.monotonic()
+        if remaining > 0:
+            self._stopped.wait(remaining)
+
+    def halted(self) -> str | None:
+        """On the guest's thread, as a host function returns: why the guest must trap now instead of
+        running on (a stop request, or the wall-clock deadline passed), recorded as the epoch callback
+        records it; None to go on. A wait a stop ended returns to a guest that may have nothing left
+        to do: without this it could return `ok` before its next slice's check."""
+        if self.tripped is not None:
+            return self.reason
+        if self._stop_reason is None and time.monotonic() <= self.deadline:
+            return None
+        verdict = self._verdict(time.monotonic())
+        if verdict is None or verdict[0] not in ("stopped", "wall_time"):
+            return None
+        self.tripped, self.reason = verdict
+        return self.reason
+
+    def _verdict(self, now: float) -> tuple[TripKind, str] | None:
+        if self._stop_reason is not None:
+            return "stopped", f"stopped by the host: {self._stop_reason}"
+        if self.cpu_used > self._cpu_time.value:
+            cpu = self._cpu_time
+            return "cpu_time", f"CPU time limit: run used more than {cpu.value:g} s of CPU ({cpu.key})"
+        if now - self.started > self._wall_time.value:
+            wall = self._wall_time
+            return "wall_time", f"time limit: run did not finish within {wall.value:g} s ({wall.key})"
+        if self._files is not None and (files := self._files.check()) is not None:
+            return "open_files", files
+        return None
+
+    def _on_deadline(self, context: Any, data: Any, delta: Any, kind: Any) -> int:
+        """The epoch-deadline callback (on the guest's thread): add the thread's CPU time since the
+        last slice, minus that of host functions, to `cpu_used`; then move the deadline one slice
+        ahead, or return the error that makes wasm trap. Never raises."""
+        try:
+            cpu = time.thread_time()
+            if self._entered is not None:  # a host function running wasm (`runtime.clock`'s adapter)
+                self._host_time += cpu - self._entered
+                self._entered = cpu
+            self.cpu_used += max(0.0, cpu - self._mark - self._host_time)
+            self._host_time = 0.0
+            self._mark = cpu
+            verdict = self._verdict(time.monotonic())
+            if verdict is None:
+                delta[0] = self._slice
+                kind[0] = _CONTINUE
+                return 0
+            self.tripped, self.reason = verdict
+            message = f"agent-host: {self.reason}"
+        except BaseException as exc:  # boundary: nothing may unwind into wasmtime's C frames
+            self.reason = f"host error in the time guard: {exc!r}"
+            message = f"agent-host: {self.reason}"
+        error = WasmtimeError(message)
+        pointer: int = ctypes.cast(error._consume(), ctypes.c_void_p).value or 0
+        return pointer
+
+
+def _no_finalizer(data: Any) -> None:
+    return None

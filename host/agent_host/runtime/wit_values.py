@@ -1,0 +1,132 @@
+"""Every conversion between host data and WIT values: the only module that builds `Record`/`Variant`.
+
+wasmtime-py lowers `variant`, `result` and `option` "tagged only if ambiguous": when two cases map
+to overlapping Python types the value must be `Variant(tag, payload)`, otherwise the bare payload;
+each function here says which form it builds or reads. The WIT contract's encoding rules live here
+too, such as `guest_content`. Imports only `model` and `errors` of the host.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any
+
+from wasmtime.component import Record, Variant
+
+from agent_host.errors import ToolingError
+from agent_host.model import Asked, CallOutcome, Envelope, Progress, ResourceData, ResourceSpec, ToolSpec
+
+
+def record(**fields: Any) -> Record:
+    """A WIT record; snake_case keyword names become kebab-case attribute names (`mime-type`)."""
+    value = Record()
+    for key, item in fields.items():
+        setattr(value, key.replace("_", "-"), item)
+    return value
+
+
+def error(exc: ToolingError) -> Record:
+    """The WIT `error` record, also the bare `err` of `result<string | list<..> | own<..>, error>`
+    (unambiguous: its `ok` is the bare value)."""
+    return record(code=exc.code.value, message=exc.message, data=exc.data)
+
+
+def tool(spec: ToolSpec) -> Record:
+    return record(
+        name=spec.name,
+        description=spec.description,
+        input_schema=json.dumps(spec.input_schema, ensure_ascii=False),
+        output_schema=json.dumps(spec.output_schema, ensure_ascii=False) if spec.output_schema is not None else None,
+    )
+
+
+def tool_result(outcome: CallOutcome) -> Record:
+    return record(name=outcome.name, arguments=outcome.arguments, value=outcome.value)
+
+
+def resource_info(spec: ResourceSpec) -> Record:
+    return record(uri=spec.uri, name=spec.name, description=spec.description, mime_type=spec.mime_type)
+
+
+def resource_content(data: ResourceData) -> Record:
+    return record(uri=data.uri, mime_type=data.mime_type, content=guest_content(data))
+
+
+def guest_content(data: ResourceData) -> str:
+    """The content as the WIT contract gives it to a guest (tested in `tests/unit/runtime/test_wit_values.py`).
+
+    Text when the MIME type is absent or `text/*`, base64 of the bytes otherwise; a text
+    resource with a non-text type is encoded, a blob with a text type decoded (and kept as
+    base64 when it is not UTF-8, which the guest can tell from the MIME type it asked for).
+    """
+    textual = data.mime_type is None or data.mime_type.lower().startswith("text/")
+    if data.text is not None:
+        return data.text if textual else base64.b64encode(data.text.encode("utf-8")).decode("ascii")
+    blob = data.blob or ""
+    if not textual:
+        return blob
+    try:
+        return base64.b64decode(blob, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return blob
+
+
+def progress(report: Progress) -> Record:
+    """`f64` fields must be Python floats (wasmtime-py refuses an int for `option<f64>`)."""
+    total = float(report.total) if report.total is not None else None
+    message = str(report.message) if report.message is not None else None
+    return record(progress=float(report.progress), total=total, message=message)
+
+
+def envelope(item: Envelope) -> Record:
+    """An inbox envelope; the `event` variant is always tagged (several cases are records).
+
+    An `option<envelope>` is `None` or this record.
+    """
+    payload = item.payload
+    converted: Any
+    if item.kind == "tool-result":
+        assert isinstance(payload, CallOutcome)
+        converted = tool_result(payload)
+    elif item.kind == "error":
+        assert isinstance(payload, ToolingError)
+        converted = error(payload)
+    elif item.kind == "progress":
+        assert isinstance(payload, Progress)
+        converted = progress(payload)
+    elif item.kind == "resource-updated":
+        assert isinstance(payload, ResourceData)
+        converted = resource_content(payload)
+    elif item.kind == "elicitation":
+        assert isinstance(payload, Asked)
+        converted = record(message=payload.message, requested_schema=json.dumps(payload.schema, ensure_ascii=False))
+    elif item.kind == "resource-list-updated":
+        assert isinstance(payload, list)
+        converted = [resource_info(spec) for spec in payload]
+    else:
+        assert isinstance(payload, list)
+        converted = [tool(spec) for spec in payload]
+    return record(id=item.id, event=Variant(item.kind, converted))
+
+
+def ok(value: Any) -> Variant:
+    """The `ok` case of a result whose cases are ambiguous (both records, or both strings), such as
+    `result<tool-result | resource-content, error>`: `Variant("ok", value)`."""
+    return Variant("ok", value)
+
+
+def err(exc: ToolingError) -> Variant:
+    """The `err` case of a result whose cases are ambiguous: `Variant("err", error record)`."""
+    return Variant("err", error(exc))
+
+
+def run_result(value: Any) -> tuple[bool, str]:
+    """Read `run`'s `result<string, string>`, always `Variant("ok"/"err", str)`: (ok?, text).
+
+    Raises `TypeError` for any other value.
+    """
+    if not isinstance(value, Variant) or value.tag not in ("ok", "err") or not isinstance(value.payload, str):
+        raise TypeError(f"unexpected value from run: {value!r}")
+    return value.tag == "ok", value.payload

@@ -1,0 +1,266 @@
+"""The agents `agent-host serve` offers, and their calls.
+
+`prepare` resolves each offered agent's component (building and compiling it once, before anything is
+served) and its policy, as `agent-host run --agent NAME` would. `AgentCalls.call` runs one call: a
+fresh guest of the agent's component with the call's input, stopped at once when the caller
+cancels (how many run at once is the caller's business: `turns`); a cancelled call returns once its
+guest has ended (at most `STOP_WAIT` seconds), so its turn is not free while the guest still runs.
+Its outcome is an `Answer`: the guest's answer (over `max_result_bytes`: `limit-exceeded` instead),
+or a failure naming what went wrong; a host error never escapes. The guest's log lines reach the
+caller cut (`guest_log.cut`) and bounded per call (`[serve] log_buffer`, `feed.Feed`); once the
+guest ends, what waits has `LOG_DRAIN_WAIT` seconds (the rest dropped, told by one line, see
+`_forward`). What a call's end logs goes through `LimitLog`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import anyio
+import anyio.to_thread
+
+from agent_host._support.stopping import StopToken
+from agent_host.app.host import Host
+from agent_host.components.build import resolve_component
+from agent_host.config import AgentConfig, Config
+from agent_host.errors import ErrorCode, HostError, ToolingError, UsageError
+from agent_host.policy.grants import AgentPolicy
+from agent_host.serve.answers import Answer, ServedTool
+from agent_host.serve.feed import Feed
+from agent_host.serve.limit_log import LimitLog
+from agent_host.session.guest_log import cut
+
+logger = logging.getLogger(__name__)
+
+INPUT_SCHEMA: Final[Mapping[str, Any]] = {
+    "type": "object",
+    "properties": {"input": {"type": "string", "description": "The agent's input: the string its `run` receives."}},
+    "additionalProperties": False,
+}
+"""The arguments of an agent's tool: `{"input": "..."}` (absent: the agent's configured `input`)."""
+
+
+@dataclass(frozen=True)
+class Offer:
+    """One agent offered as a tool."""
+
+    name: str
+    description: str
+    wasm: Path
+    settings: AgentConfig
+    policy: AgentPolicy
+
+    @property
+    def input_schema(self) -> Mapping[str, Any]:
+        """The JSON Schema of the tool's arguments: the agent's `input_schema`, else `INPUT_SCHEMA`."""
+        return self.settings.input_schema if self.settings.input_schema is not None else INPUT_SCHEMA
+
+
+def offered(config: Config, names: Sequence[str] = ()) -> list[AgentConfig]:
+    """The agents to offer: `names` (the command line), else `[serve] agents`, else every agent with a
+    `component`, in name order. Raises `UsageError` for a name that is not such an agent."""
+    chosen = list(names) or list(config.serve.agents or ())
+    if not chosen:
+        return [agent for name, agent in sorted(config.agents.items()) if agent.component is not None]
+    agents = []
+    for name in dict.fromkeys(chosen):
+        agent = config.agents.get(name)
+        if agent is None or agent.component is None:
+            defined = ", ".join(sorted(n for n, a in config.agents.items() if a.component is not None)) or "(none)"
+            raise UsageError(
+                f"agent {name!r} cannot be served: "
+                + ("it is not defined" if agent is None else "its [agents] table has no `component`"),
+                hint=f"agents that can be served (an [agents.NAME] table with a `component`): {defined}",
+            )
+        agents.append(agent)
+    return agents
+
+
+def prepare(host: Host, agents: Sequence[AgentConfig], stop: StopToken | None = None) -> list[Offer]:
+    """Each agent's component built and compiled (once; cached), and its policy. Raises `HostError`
+    (`BuildError`, `ComponentError`, `Interrupted`) naming the agent that cannot be served."""
+    offers = []
+    for agent in agents:
+        assert agent.component is not None, "offered() keeps agents with a component"
+        wasm = resolve_component(agent.component, stop=stop)
+        host.runtime.load(wasm, stop)
+        description = agent.description or f"Run agent {agent.name}: the input is the string its `run` receives."
+        offers.append(Offer(agent.name, description, wasm, agent, host.policy(agent.name, agent)))
+    return offers
+
+
+AsyncLogSink = Callable[[str, str], Awaitable[None]]
+"""Receives a guest's log lines (WIT level, message) on the server's loop."""
+
+
+def _unpacked(on_log: AsyncLogSink) -> Callable[[tuple[str, str]], Awaitable[None]]:
+    async def deliver(line: tuple[str, str]) -> None:
+        await on_log(*line)
+
+    return deliver
+
+
+TRIPPED_CODES: Final[Mapping[str, ErrorCode]] = {
+    "wall_time": ErrorCode.TIMEOUT,
+    "open_files": ErrorCode.LIMIT_EXCEEDED,
+    "memory": ErrorCode.LIMIT_EXCEEDED,
+}
+"""The error code of a guest the host stopped, by what stopped it (host state, `Outcome.tripped`;
+`tool-failed` for the others)."""
+
+LINE_OVERHEAD: Final = 100
+"""Bytes one waiting log line counts for beyond its text (so that empty lines are not free)."""
+
+LOG_DRAIN_WAIT: Final = 5.0
+"""Seconds the log lines still waiting when a guest ends may take to reach the client; the rest are
+dropped and the answer is sent (a client that never reads does not hold the call)."""
+
+NOTICE_WAIT: Final = 1.0
+"""Seconds the line saying how many log lines the drain dropped may take to reach the client."""
+
+STOP_WAIT: Final = 10.0
+"""Seconds a cancelled call waits for its stopped guest to end before it gives its turn back anyway."""
+
+LogLine = tuple[str, str]
+"""(WIT level, message) of one guest log line."""
+
+
+def _line_cost(line: LogLine) -> int:
+    return len(line[1].encode("utf-8", "surrogatepass")) + LINE_OVERHEAD
+
+
+def _dropped_marker(count: int) -> LogLine:
+    return "warn", f"[{count} log lines dropped: the client reads them slower than the agent writes them]"
+
+
+def _drained_marker(count: int) -> LogLine:
+    return (
+        "warn",
+        f"[{count} log lines dropped: the client did not read them within {LOG_DRAIN_WAIT:g} s of the agent's end]",
+    )
+
+
+class AgentCalls:
+    """Runs the calls of the offered agents (see the module docstring), on one event loop."""
+
+    def __init__(self, host: Host, offers: Sequence[Offer], log_buffer: int = 1024 * 1024) -> None:
+        """`log_buffer`: bytes of one call's log lines that may wait for the client."""
+        self._host = host
+        self.offers = {offer.name: offer for offer in offers}
+        self._validator = host.validator
+        self._log_buffer = log_buffer
+        self._limit_log = LimitLog(logger)
+
+    def tools(self) -> list[ServedTool]:
+        """The offered agents as tools."""
+        return [ServedTool(o.name, o.description, o.input_schema) for o in self.offers.values()]
+
+    async def call(self, name: str, arguments: Mapping[str, Any], on_log: AsyncLogSink | None = None) -> Answer:
+        """Run agent `name` (one of `offers`) with `arguments` in a fresh guest and answer; each log
+        line of the guest is passed to `on_log` while it runs (on this loop, in order)."""
+        offer = self.offers[name]
+        given = self._input(offer, arguments)
+        if isinstance(given, Answer):
+            return given
+        return await self._run(offer, given, on_log)
+
+    def _input(self, offer: Offer, arguments: Mapping[str, Any]) -> str | Answer:
+        """The guest's input for `arguments`: with an `input_schema`, the arguments (checked against
+        it) as JSON text; else `arguments["input"]` (absent: the agent's configured `input`). A
+        refusal is an `invalid-arguments` answer naming what is wrong."""
+        schema = offer.settings.input_schema
+        if schema is not None:
+            try:
+                self._validator.check(
+                    "serve", offer.name, dict(schema), dict(arguments), subject=f"agent {offer.name!r}"
+                )
+            except ToolingError as exc:
+                return Answer.failure(ErrorCode.INVALID_ARGUMENTS, exc.message)
+            return json.dumps(arguments, ensure_ascii=False)
+        unexpected = sorted(set(arguments) - {"input"})
+        given = arguments.get("input", offer.settings.input or "")
+        if unexpected or not isinstance(given, str):
+            return Answer.failure(
+                ErrorCode.INVALID_ARGUMENTS,
+                f'agent {offer.name!r} takes {{"input": string}}'
+                + (f"; unexpected: {', '.join(unexpected)}" if unexpected else "; `input` must be a string"),
+            )
+        return given
+
+    async def _run(self, offer: Offer, given: str, on_log: AsyncLogSink | None) -> Answer:
+        """One guest of `offer` with input `given`, to its end (or stopped when the caller cancels)."""
+        name = offer.name
+        with Feed[LogLine](self._log_buffer, _line_cost, _dropped_marker) as lines:  # closed however it ends
+
+            def sink(level: str, message: str) -> None:  # on the guest's thread
+                lines.push((level, cut(message)))
+
+            try:
+                guest = self._host.start(
+                    offer.wasm, given, agent=name, policy=offer.policy, on_log=sink if on_log else None
+                )
+            except HostError as exc:
+                return Answer.failure(ErrorCode.UNAVAILABLE, f"agent {name!r} cannot start: {exc}")
+            try:
+                drain = anyio.CancelScope()
+                async with anyio.create_task_group() as tg:
+                    if on_log is not None:
+                        tg.start_soon(_forward, lines, _unpacked(on_log), drain, self._limit_log)
+                    outcome = await anyio.to_thread.run_sync(guest.join, abandon_on_cancel=True)
+                    lines.close()  # the guest ended: the forwarder delivers what is left, then ends
+                    drain.deadline = anyio.current_time() + LOG_DRAIN_WAIT
+            except anyio.get_cancelled_exc_class():
+                guest.stop("the client cancelled the call")
+                with anyio.CancelScope(shield=True):
+                    ended = await anyio.to_thread.run_sync(guest.join, STOP_WAIT, abandon_on_cancel=True)
+                if ended is None:
+                    message = f"agent {name}: a cancelled call's guest did not stop within {STOP_WAIT} s"
+                    self._limit_log.reached(f"slow stop {name}", message)
+                else:
+                    self._limit_log.reached(
+                        f"cancelled {name}", f"agent {name}: call cancelled, its guest stopped", logging.INFO
+                    )
+                raise
+        assert outcome is not None, "join() without a timeout waits for the outcome"
+        limit = offer.policy.limits.max_result_bytes
+        if _oversize(outcome.text, limit.value):
+            what = "answer" if outcome.status == "ok" else "error"
+            return Answer.failure(
+                ErrorCode.LIMIT_EXCEEDED,
+                f"agent {name}'s {what} is larger than the limit of {int(limit.value)} bytes ({limit.key}); "
+                "it was not sent",
+            )
+        if outcome.status == "ok":
+            return Answer.of_text(outcome.text)
+        what = "failed" if outcome.status == "error" else "was stopped"
+        code = TRIPPED_CODES.get(outcome.tripped or "", ErrorCode.TOOL_FAILED)
+        return Answer.failure(code, f"agent {name} {what}: {outcome.text}")
+
+
+def _oversize(text: str, limit: float) -> bool:
+    """Whether `text` is more than `limit` bytes of UTF-8 (more characters than that: not encoded)."""
+    return len(text) > limit or len(text.encode("utf-8", "surrogatepass")) > limit
+
+
+async def _forward(
+    lines: Feed[LogLine],
+    deliver: Callable[[LogLine], Awaitable[None]],
+    drain: anyio.CancelScope,
+    limit_log: LimitLog,
+) -> None:
+    """Deliver `lines` until the feed is closed and empty, or `drain` (whose deadline is set when the
+    guest ends) runs out; then the lines never delivered are told by one "N log lines dropped" line,
+    sent for at most `NOTICE_WAIT` seconds."""
+    with drain:
+        await lines.forward(deliver)
+    if drain.cancelled_caught:
+        lost = lines.abandon()
+        message = f"log lines of a call were dropped: its client did not read them within {LOG_DRAIN_WAIT} s"
+        limit_log.reached("log drain", message, logging.INFO)
+        with anyio.move_on_after(NOTICE_WAIT):
+            await deliver(_drained_marker(lost))

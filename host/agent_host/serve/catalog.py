@@ -1,0 +1,196 @@
+"""`Catalog`: everything `agent-host serve` offers, behind one interface for MCP and the HTTP API.
+
+It holds the offered agents (`agents.AgentCalls`), with `[serve] toolings` the proxied toolings
+(`proxy.ToolingProxy`) and their relay (`relay.Relay`), and what clients share (`clients.ClientSlots`).
+A tool name is an agent's name or `TOOLING.TOOL` (never colliding). Every call is checked as strict
+JSON (`strict_json.check`, else `invalid-arguments`), takes a turn of its client (`turns.Turns`:
+`max_concurrent` at once, `queue` waiting, divided between clients, the rest `limit-exceeded`),
+ends in an `Answer` (no exception but cancellation escapes) and is one audit line (`serve-call`)
+whatever happens to it. Once the server stops (`stopping`), calls in flight have `grace` seconds,
+then each answers `cancelled`. Offering nothing is a warning naming the config file, not an error.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, Final
+
+import anyio
+
+from agent_host._support import strict_json
+from agent_host._support.stopping import StopToken
+from agent_host.app.host import Host
+from agent_host.config import Config, ServeSettings
+from agent_host.errors import ErrorCode
+from agent_host.model import Progress
+from agent_host.serve.agents import AgentCalls, AsyncLogSink, offered, prepare
+from agent_host.serve.answers import Answer, ServedTool
+from agent_host.serve.clients import LOCAL, ClientSlots
+from agent_host.serve.limit_log import LimitLog
+from agent_host.serve.proxy import CLIENT, ToolingProxy
+from agent_host.serve.relay import Relay
+from agent_host.serve.turns import Evicted, Turns
+from agent_host.session.audit_log import AuditLog
+
+logger = logging.getLogger(__name__)
+
+OPERATION: Final = "serve-call"
+"""The audit log's `operation` of a call a client made of `agent-host serve`."""
+
+
+class Catalog:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        agents: AgentCalls,
+        proxy: ToolingProxy | None,
+        turns: Turns,
+        settings: ServeSettings | None = None,
+        audit: AuditLog | None = None,
+    ) -> None:
+        self.agents = agents
+        self.proxy = proxy
+        self.settings = settings if settings is not None else ServeSettings()
+        self.slots = ClientSlots(self.settings.max_sessions_per_client)
+        """The sessions and listen streams each client holds (shared by the HTTP app and the relay)."""
+        self.limit_log = LimitLog(logger)
+        self.relay = Relay(proxy, self.settings, self.slots, self.limit_log) if proxy is not None else None
+        self._turns = turns
+        self._audit = audit
+        self._in_flight: set[anyio.CancelScope] = set()
+        self._cutoff = math.inf
+        """When calls in flight are cancelled (the loop's clock): set by `stopping`."""
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Catalog]:
+        """Serve from this catalog for the block (the relay of the toolings' changes runs in it)."""
+        if self.relay is None:
+            yield self
+            return
+        async with self.relay.running():
+            yield self
+
+    async def tools(self) -> list[ServedTool]:
+        """Every offered tool: the agents, then the proxied tools the grants let the client see."""
+        proxied = await self.proxy.tools() if self.proxy is not None else []
+        return self.agents.tools() + proxied
+
+    def knows(self, name: str) -> bool:
+        """Whether `name` is an offered agent or a `TOOLING.TOOL` of an offered tooling (the tool
+        itself is looked up when called)."""
+        return name in self.agents.offers or (self.proxy is not None and self.proxy.route(name) is not None)
+
+    def names(self) -> str:
+        """The offered agents and toolings, for messages."""
+        toolings = [f"{tooling}.*" for tooling in self.proxy.toolings] if self.proxy is not None else []
+        return ", ".join([*self.agents.offers, *toolings]) or "(none)"
+
+    def stopping(self, grace: float) -> None:
+        """The server stops (on its loop): calls in flight may take `grace` seconds more, then each is
+        cancelled and answers `cancelled`."""
+        self._cutoff = min(self._cutoff, anyio.current_time() + grace)
+        for scope in self._in_flight:
+            scope.deadline = min(scope.deadline, self._cutoff)
+
+    def record(self, name: str, argument_bytes: int, outcome: str, started: float) -> None:
+        """One audit line for a call of tool `name` that began at `started` (`time.monotonic`)."""
+        if self._audit is not None:
+            self._audit.record(
+                agent=CLIENT,
+                tooling=None,
+                operation=OPERATION,
+                target=name,
+                argument_bytes=argument_bytes,
+                outcome=outcome,
+                duration=time.monotonic() - started,
+            )
+
+    async def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        on_log: AsyncLogSink | None = None,
+        on_progress: Callable[[Progress], Awaitable[None]] | None = None,
+        *,
+        argument_bytes: int | None = None,
+        client: str = LOCAL,
+    ) -> Answer:
+        """Call tool `name` with `arguments` in a turn of `client` (`clients.client_of_scope`): an
+        agent's guest logs to `on_log`, a proxied tool reports progress to `on_progress`. Audited
+        (`argument_bytes`: the size of the arguments as received; absent: of their JSON text)."""
+        started = time.monotonic()
+        outcome = ErrorCode.CANCELLED.value  # unless an answer comes: the caller cancelled the call
+        try:
+            answer = await self._call(name, arguments, on_log, on_progress, client)
+            outcome = answer.code or "ok"
+            return answer
+        finally:
+            if self._audit is not None:
+                size = argument_bytes if argument_bytes is not None else _size(arguments)
+                self.record(name, size, outcome, started)
+
+    async def _call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        on_log: AsyncLogSink | None,
+        on_progress: Callable[[Progress], Awaitable[None]] | None,
+        client: str,
+    ) -> Answer:
+        if not self.knows(name):
+            message = f"no tool {name!r} is offered; offered: {self.names()}"
+            return Answer.failure(ErrorCode.NOT_FOUND, message)
+        try:
+            strict_json.check(dict(arguments))
+        except strict_json.JsonTextError as exc:
+            message = f"the arguments are not strict JSON: {exc}"
+            return Answer.failure(ErrorCode.INVALID_ARGUMENTS, message)
+        ticket = self._turns.admit(client)
+        if isinstance(ticket, str):
+            self.limit_log.reached("queue", f"refused a call: {ticket}")
+            return Answer.failure(ErrorCode.LIMIT_EXCEEDED, ticket)
+        with anyio.CancelScope(deadline=self._cutoff) as scope:
+            self._in_flight.add(scope)
+            try:
+                async with self._turns.turn(ticket):
+                    if name in self.agents.offers:
+                        return await self.agents.call(name, arguments, on_log)
+                    assert self.proxy is not None, "knows() routed it to the proxy"
+                    return await self.proxy.call(name, dict(arguments), on_progress)
+            except Evicted as exc:
+                self.limit_log.reached("queue", f"refused a waiting call: {exc}")
+                return Answer.failure(ErrorCode.LIMIT_EXCEEDED, str(exc))
+            finally:
+                self._in_flight.discard(scope)
+        return Answer.failure(
+            ErrorCode.CANCELLED, "the server is stopping and the call did not end within [serve] grace"
+        )
+
+
+def _size(arguments: Mapping[str, Any]) -> int:
+    """Bytes of the JSON text of `arguments` (escaped: any value strict JSON refuses has a size too)."""
+    try:
+        return len(json.dumps(arguments, ensure_ascii=True, allow_nan=True))
+    except (TypeError, ValueError, RecursionError):
+        return 0
+
+
+def build_catalog(host: Host, config: Config, agents: Sequence[str] = (), stop: StopToken | None = None) -> Catalog:
+    """The catalog `config` describes: its agents (`agents`, else `[serve] agents`, else all; each
+    built and compiled now) and `[serve] toolings` under `[serve] grants`. Raises `HostError`."""
+    serve = config.serve
+    calls = AgentCalls(host, prepare(host, offered(config, agents), stop), int(serve.log_buffer))
+    if not calls.offers and not serve.toolings:
+        logger.warning(
+            "nothing to offer: %s defines no agent with a component and [serve] offers no toolings, so "
+            "tools/list is empty (add an [agents.NAME] table with a `component`, or [serve] toolings)",
+            config.describe_source(),
+        )
+    proxy = ToolingProxy(host, serve.toolings, host.policy(CLIENT, serve.client_grants())) if serve.toolings else None
+    return Catalog(calls, proxy, Turns(serve.max_concurrent, serve.queue), serve, host.audit)

@@ -1,0 +1,462 @@
+"""The connections of `agent-host serve --http`: caps, and a time limit on every wait for a client.
+
+`guarded_protocol` is uvicorn's `H11Protocol` with one timer per connection, set by what it waits
+for from its client (`Phase`; none while a request is answered), and a watch on what it writes
+(`SendWatch`: unsent data not read for `send_timeout` aborts the connection). Beyond `[serve]
+max_connections` a connection gets a fixed 503 `limit-exceeded`, unread, and is closed; beyond
+`max_connections_per_client` from one remote address, a 429; `fit_open_files` fits the cap under
+RLIMIT_NOFILE. A request head over `MAX_HEADER_BYTES` is refused however it arrives (`BoundedHeads`).
+Refusals, timeouts, `accept` failing for want of descriptors and uvicorn's per-request warnings are
+logged through `limit_log.LimitLog`, never once per event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import errno
+import fcntl
+import json
+import logging
+import re
+import resource
+import termios
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Final, cast
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from agent_host.errors import UsageError
+from agent_host.serve.limit_log import LimitLog
+
+logger = logging.getLogger(__name__)
+
+ACCEPT_BATCH: Final = 128
+"""Connections the listening socket queues, which is also how many asyncio accepts in one go."""
+
+FD_RESERVE: Final = 384
+"""File descriptors kept beside `[serve] max_connections` for everything else: an accept batch
+(`ACCEPT_BATCH`) of connections refused at the cap, the guests' files, servers' pipes, logs."""
+
+MAX_HEADER_BYTES: Final = 16 * 1024
+"""Largest request line and headers read before answering 400 (h11's own default), whether they
+arrive in pieces or in one."""
+
+WRITE_BUFFER_HIGH: Final = 64 * 1024
+"""Bytes of a connection's unsent answer above which its writer waits (asyncio's default high-water
+mark, set explicitly): what one connection queues is at most this plus the message being written."""
+
+SEND_CHECK_INTERVAL: Final = 1.0
+"""Seconds between two looks at a connection's unsent data while it has some (at most a quarter of
+`send_timeout`)."""
+
+_BLANK_LINE: Final = re.compile(rb"\n\r?\n")
+"""The end of a request's headers, as h11 finds it."""
+
+RESOURCE_ERRNOS: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+"""The `accept` failures asyncio reports as "out of system resource" (and retries a second later)."""
+
+
+class Phase(enum.Enum):
+    """What a connection waits for from its client, named by its `[serve]` timeout: `IDLE`, no
+    request under way (before the first byte, between requests), then closed; `HEAD`, a request's
+    first byte has come but not all its headers (timed from that byte: more bytes do not restart
+    it), then 408 and closed; `BODY`, the headers have come but not all the body, then 408 and closed."""
+
+    IDLE = "idle_timeout"
+    HEAD = "header_timeout"
+    BODY = "body_timeout"
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """`[serve]` `max_connections` (after `fit_open_files`), the three timeouts of a client's sending,
+    in seconds, `max_connections_per_client` and `send_timeout`."""
+
+    max_connections: int
+    idle_timeout: float
+    header_timeout: float
+    body_timeout: float
+    max_connections_per_client: int = 64
+    send_timeout: float = 30.0
+
+    def timeout(self, phase: Phase) -> float:
+        timeouts: Mapping[Phase, float] = {
+            Phase.IDLE: self.idle_timeout,
+            Phase.HEAD: self.header_timeout,
+            Phase.BODY: self.body_timeout,
+        }
+        return timeouts[phase]
+
+
+def client_of_peer(peer: object) -> str:
+    """The client a connection comes from, before anything of it is read: its remote address."""
+    return f"address {peer[0]}" if isinstance(peer, tuple) and peer else "address unknown"
+
+
+def _response(status: str, code: str, message: str) -> bytes:
+    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    head = f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
+    return head.encode() + b"connection: close\r\n\r\n" + body
+
+
+class ConnectionGuard:
+    """What the connections of one server share: the count of open ones, the bounds, the throttled logs."""
+
+    def __init__(self, bounds: Bounds) -> None:
+        self.bounds = bounds
+        self.open = 0
+        self._per_client: dict[str, int] = {}
+        cap = bounds.max_connections
+        self.refusal = _response(
+            "503 Service Unavailable",
+            "limit-exceeded",
+            f"too many connections: [serve] max_connections ({cap}) are open; try again later",
+        )
+        self.refusal_per_client = _response(
+            "429 Too Many Requests",
+            "limit-exceeded",
+            f"too many connections from this client: [serve] max_connections_per_client "
+            f"({bounds.max_connections_per_client}) are open; close one or try again later",
+        )
+        self.late: Mapping[Phase, bytes] = {
+            phase: _response(
+                "408 Request Timeout",
+                "timeout",
+                f"the request's {'headers' if phase is Phase.HEAD else 'body'} did not arrive within "
+                f"[serve] {phase.value} ({bounds.timeout(phase):g} s)",
+            )
+            for phase in (Phase.HEAD, Phase.BODY)
+        }
+        self._log = LimitLog(logger)
+
+    def admit(self, client: str) -> bytes | None:
+        """Count one more open connection of `client`; or, at a cap, the answer that refuses it."""
+        if self.open >= self.bounds.max_connections:
+            self._log.reached(
+                "max_connections", f"refused a connection: [serve] max_connections ({self.bounds.max_connections}) open"
+            )
+            return self.refusal
+        held = self._per_client.get(client, 0)
+        if held >= self.bounds.max_connections_per_client:
+            cap = self.bounds.max_connections_per_client
+            self._log.reached(
+                "max_connections_per_client",
+                f"refused a connection: client {client} holds [serve] max_connections_per_client ({cap})",
+            )
+            return self.refusal_per_client
+        self.open += 1
+        self._per_client[client] = held + 1
+        return None
+
+    def release(self, client: str) -> None:
+        self.open -= 1
+        held = self._per_client.pop(client, 1) - 1
+        if held > 0:
+            self._per_client[client] = held
+
+    def stalled(self) -> None:
+        """A connection was aborted: its client did not read what the server wrote."""
+        timeout = self.bounds.send_timeout
+        self._log.reached(
+            "send_timeout",
+            f"aborted a connection whose client did not read its answer: [serve] send_timeout ({timeout:g} s)",
+        )
+
+    def warned(self, message: str) -> None:
+        """uvicorn warned about one request (`Invalid HTTP request received.`, `Unsupported upgrade
+        request.`, ...): once per interval per message."""
+        self._log.reached(f"uvicorn: {message}", f"uvicorn: {message}")
+
+    def cut(self, phase: Phase) -> None:
+        if phase is not Phase.IDLE:  # an idle connection closed is ordinary keep-alive expiry
+            what = "its headers" if phase is Phase.HEAD else "its body"
+            timeout = self.bounds.timeout(phase)
+            self._log.reached(
+                phase.value, f"closed a connection slow to send {what}: [serve] {phase.value} ({timeout:g} s)"
+            )
+
+    def accept_failed(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """The loop's exception handler: `accept` failing for want of descriptors is throttled; anything
+        else goes to the loop's default handler."""
+        exc = context.get("exception")
+        if isinstance(exc, OSError) and exc.errno in RESOURCE_ERRNOS and "socket" in context:
+            self._log.reached("accept", f"cannot accept connections: {exc.strerror} (retried every second)")
+            return
+        loop.default_exception_handler(context)
+
+
+def guarded_protocol(guard: ConnectionGuard) -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol under `guard` (give it to `uvicorn.Config(http=...)`)."""
+
+    class Guarded(GuardedProtocol):
+        shared = guard
+
+    return Guarded
+
+
+class GuardedProtocol(H11Protocol):
+    """uvicorn's h11 protocol, with the cap checked before anything is read (`connection_made`) and
+    the `Phase` timer set again after every event that can change what the connection waits for;
+    `shared` is set by `guarded_protocol`."""
+
+    shared: ClassVar[ConnectionGuard]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.conn = BoundedHeads(h11.SERVER, MAX_HEADER_BYTES)
+        self.logger = cast(logging.Logger, _ThrottledWarnings(self.logger, self.shared))
+        self._admitted = False
+        self._client = ""
+        self._phase: Phase | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._sends: SendWatch | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        client = client_of_peer(transport.get_extra_info("peername"))
+        refusal = self.shared.admit(client)
+        if refusal is not None:
+            transport.write(refusal)
+            transport.close()
+            return
+        self._admitted = True
+        self._client = client
+        transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH)
+        self._sends = SendWatch(transport, self.loop, self.shared)
+        super().connection_made(self._sends)
+        self._watch()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self._admitted:
+            return
+        self._admitted = False
+        self.shared.release(self._client)
+        self._arm(None)
+        if self._sends is not None:
+            self._sends.ended()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        self._watch()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._unset_keepalive_if_required()  # uvicorn's keep-alive timer: the IDLE phase replaces it
+        self._watch()
+
+    def _watch(self) -> None:
+        """Set the timer for what the connection now waits for."""
+        phase: Phase | None = None
+        if not self.transport.is_closing():
+            theirs = self.conn.their_state
+            if theirs is h11.IDLE:
+                phase = Phase.HEAD if self.conn.trailing_data[0] else Phase.IDLE
+            elif theirs is h11.SEND_BODY:
+                phase = Phase.BODY
+        if phase is not self._phase:
+            self._arm(phase)
+
+    def _arm(self, phase: Phase | None) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._phase = phase
+        if phase is not None:
+            self._timer = self.loop.call_later(self.shared.bounds.timeout(phase), self._expired, phase)
+
+    def _expired(self, phase: Phase) -> None:
+        self._timer = None
+        if self.transport.is_closing():
+            return
+        self.shared.cut(phase)
+        answered = self.cycle is not None and self.cycle.response_started and phase is Phase.BODY
+        if phase is not Phase.IDLE and not answered:
+            self.transport.write(self.shared.late[phase])
+        self.transport.close()
+
+
+class BoundedHeads(h11.Connection):
+    """h11's server connection, refusing a request line and headers over `max_head` bytes also when
+    they arrive whole (h11 checks its limit only while a head is incomplete): a `RemoteProtocolError`,
+    which uvicorn answers with 400 and a close, as for h11's own limit."""
+
+    def __init__(self, our_role: type[h11.SERVER], max_head: int) -> None:
+        super().__init__(our_role, max_incomplete_event_size=max_head)
+        self._max_head = max_head
+
+    def next_event(self) -> Any:
+        if self.their_state is h11.IDLE:
+            data = self.trailing_data[0]
+            if len(data) > self._max_head and _BLANK_LINE.search(data, 0, self._max_head) is None:
+                raise h11.RemoteProtocolError(
+                    f"the request line and headers are larger than {self._max_head} bytes", error_status_hint=431
+                )
+        return super().next_event()
+
+
+class SendWatch(asyncio.Transport):
+    """The transport of one admitted connection, as the h11 protocol sees it: every call goes to the
+    real transport; writes are counted, and while the server has unsent data for the connection (the
+    transport's buffer plus the kernel's send queue) it is looked at every `SEND_CHECK_INTERVAL`: when
+    none of it was delivered for `send_timeout` seconds, the connection is aborted."""
+
+    def __init__(self, inner: asyncio.Transport, loop: asyncio.AbstractEventLoop, guard: ConnectionGuard) -> None:
+        super().__init__()
+        self._inner = inner
+        self._loop = loop
+        self._guard = guard
+        self._written = 0
+        self._delivered = 0
+        self._stalled_since: float | None = None
+        self._check: asyncio.TimerHandle | None = None
+        self._interval = min(SEND_CHECK_INTERVAL, guard.bounds.send_timeout / 4)
+
+    def unsent(self) -> int:
+        """Bytes written but not yet delivered: the transport's buffer and the kernel's send queue
+        (`TIOCOUTQ`; where it cannot be read, the buffer alone)."""
+        size = self._inner.get_write_buffer_size()
+        sock = self._inner.get_extra_info("socket")
+        if sock is not None:
+            try:
+                queued = bytearray(4)
+                fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, queued)
+                size += int.from_bytes(queued, "little", signed=True)
+            except (OSError, ValueError):
+                pass
+        return size
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self._inner.write(data)
+        self._written += len(data)
+        self._schedule()
+
+    def _schedule(self) -> None:
+        if self._check is None:
+            self._check = self._loop.call_later(self._interval, self._look)
+
+    def _look(self) -> None:
+        self._check = None
+        unsent = self.unsent()
+        if unsent <= 0:
+            self._stalled_since = None
+            return
+        now = self._loop.time()
+        delivered = self._written - unsent
+        if delivered > self._delivered or self._stalled_since is None:
+            self._delivered = max(delivered, self._delivered)
+            self._stalled_since = now
+        elif now - self._stalled_since >= self._guard.bounds.send_timeout:
+            self._guard.stalled()
+            self._inner.abort()
+            return
+        self._schedule()
+
+    def ended(self) -> None:
+        """The connection is gone: no more looks."""
+        if self._check is not None:
+            self._check.cancel()
+            self._check = None
+
+    def writelines(self, list_of_data: Any) -> None:
+        for data in list_of_data:
+            self.write(data)
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def abort(self) -> None:
+        self._inner.abort()
+
+    def is_closing(self) -> bool:
+        return self._inner.is_closing()
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return self._inner.get_extra_info(name, default)
+
+    def pause_reading(self) -> None:
+        self._inner.pause_reading()
+
+    def resume_reading(self) -> None:
+        self._inner.resume_reading()
+
+    def is_reading(self) -> bool:
+        return self._inner.is_reading()
+
+    def get_write_buffer_size(self) -> int:
+        return self._inner.get_write_buffer_size()
+
+    def get_write_buffer_limits(self) -> tuple[int, int]:
+        return self._inner.get_write_buffer_limits()
+
+    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+        self._inner.set_write_buffer_limits(high, low)
+
+    def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
+        self._inner.set_protocol(protocol)
+
+    def get_protocol(self) -> asyncio.BaseProtocol:
+        return self._inner.get_protocol()
+
+    def can_write_eof(self) -> bool:
+        return self._inner.can_write_eof()
+
+    def write_eof(self) -> None:
+        self._inner.write_eof()
+
+
+class _ThrottledWarnings:
+    """uvicorn's logger for one connection, whose warnings (one per bad request) go through the
+    guard's `LimitLog`; everything else reaches uvicorn's logger as it is."""
+
+    def __init__(self, inner: logging.Logger, guard: ConnectionGuard) -> None:
+        self._inner = inner
+        self._guard = guard
+
+    @property
+    def level(self) -> int:
+        return self._inner.level
+
+    def warning(self, message: str, *args: object, **kwargs: Any) -> None:
+        self._guard.warned(message % args if args else message)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def fit_open_files(wanted: int) -> int:
+    """The connection cap to serve with: `wanted` when the open-file limit (RLIMIT_NOFILE) leaves
+    `FD_RESERVE` descriptors beside it (raising the soft limit toward the hard one when needed), else
+    what the limit leaves (a warning), so that idle sockets never reach the limit. Raises `UsageError`
+    when it leaves none."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = wanted + FD_RESERVE
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        raised = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+            soft = raised
+        except (ValueError, OSError):
+            pass
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return wanted
+    room = soft - FD_RESERVE
+    if room < 1:
+        raise UsageError(
+            f"the open-file limit ({soft}) is too low to serve HTTP: {FD_RESERVE} descriptors are kept for the "
+            "host besides the connections",
+            hint=f"raise it (ulimit -n {needed}) or lower [serve] max_connections",
+        )
+    logger.warning(
+        "[serve] max_connections = %d is lowered to %d: the open-file limit is %d (ulimit -n) and %d are kept "
+        "for the host; raise the limit to %d to serve %d",
+        wanted,
+        room,
+        soft,
+        FD_RESERVE,
+        needed,
+        wanted,
+    )
+    return room

@@ -1,0 +1,192 @@
+"""`agent-host serve` over streamable HTTP: the MCP endpoint `/mcp`, the tool API, `GET /healthz`.
+
+Safe by default: it binds 127.0.0.1 unless told otherwise (beyond loopback needs a token); with
+`[serve] tokens` every request but `/healthz` needs `Authorization: Bearer TOKEN` (constant-time) or
+gets 401; a `Host`/`Origin` that `allowed_hosts` refuses gets 421/403 (`hosts`); bodies over
+`max_body` get 413; no CORS. Connections are capped and every wait for a client is timed
+(`connections`); MCP sessions are bounded per client and in all (`sessions`). An address it cannot
+listen on is a `UsageError`. At SIGINT/SIGTERM the catalog answers calls past `grace` `cancelled`
+(503 JSON) before uvicorn's own cut-off (`ANSWER_MARGIN` later). The socket is made with IPPROTO_TCP
+so asyncio turns Nagle off (a hand-bound socket without it cost ~45 ms per call).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import hmac
+import math
+import socket
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import uvicorn
+from mcp.server.lowlevel import Server
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from agent_host.config import ServeSettings
+from agent_host.config.models import split_bind
+from agent_host.errors import UsageError
+from agent_host.serve import tool_api
+from agent_host.serve.agents import STOP_WAIT
+from agent_host.serve.catalog import Catalog
+from agent_host.serve.clients import CLIENT_SCOPE_KEY
+from agent_host.serve.connections import (
+    ACCEPT_BATCH,
+    MAX_HEADER_BYTES,
+    Bounds,
+    ConnectionGuard,
+    fit_open_files,
+    guarded_protocol,
+)
+from agent_host.serve.hosts import HostCheck, HostRules
+from agent_host.serve.sessions import MCP_PATH, SessionLimits
+
+OPEN_PATHS: Final = frozenset({"/healthz"})
+"""Paths served without a token."""
+
+
+class BearerTokens:
+    """ASGI middleware: requests outside `OPEN_PATHS` need `Authorization: Bearer` with one of `tokens`."""
+
+    def __init__(self, app: ASGIApp, tokens: Sequence[str]) -> None:
+        self._app = app
+        self._tokens = [token.encode() for token in tokens]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] not in OPEN_PATHS and not self._allowed(scope):
+            body = {
+                "error": {"code": "denied", "message": "a valid bearer token is required (Authorization: Bearer ...)"}
+            }
+            response = JSONResponse(body, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+            await response(scope, receive, send)
+            return
+        await self._app(scope, receive, send)
+
+    def _allowed(self, scope: Scope) -> bool:
+        """Whether the request carries a known token; the client is then named by the token's place
+        in the list (`clients.CLIENT_SCOPE_KEY`)."""
+        header = dict(scope["headers"]).get(b"authorization", b"")
+        scheme, _, token = header.partition(b" ")
+        if scheme.lower() != b"bearer":
+            return False
+        matched: int | None = None
+        for index, known in enumerate(self._tokens):  # every token compared, in constant time each
+            if hmac.compare_digest(token.strip(), known) and matched is None:
+                matched = index
+        if matched is None:
+            return False
+        scope[CLIENT_SCOPE_KEY] = f"token {matched + 1}"
+        return True
+
+
+async def _healthz(request: Request) -> Response:
+    return JSONResponse({"status": "ok"})
+
+
+def build_app(server: Server[Any], catalog: Catalog, settings: ServeSettings, bind_host: str) -> ASGIApp:
+    """The HTTP application: MCP at `/mcp`, the tool API (`tool_api`), `/healthz`, with the checks of
+    the module docstring (the Host and Origin checks are `hosts.HostCheck`'s, so the SDK's are off;
+    it still checks a POST's Content-Type)."""
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    app: ASGIApp = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        host=bind_host,
+        transport_security=security,
+        max_request_body_size=settings.max_body,
+        session_idle_timeout=settings.session_idle,
+        max_sessions=settings.max_sessions,
+        custom_starlette_routes=[
+            Route("/healthz", _healthz, methods=["GET"]),
+            *tool_api.routes(catalog, security, settings.max_body),
+        ],
+    )
+    app = SessionLimits(app, lambda: server.session_manager, catalog.slots, settings, catalog.limit_log)
+    if settings.tokens:
+        app = BearerTokens(app, settings.tokens)
+    return HostCheck(app, HostRules.of(bind_host, settings.allowed_hosts))
+
+
+LISTEN_ERRORS: Final[Mapping[int, str]] = {
+    errno.EADDRINUSE: "the address is in use (another process listens there)",
+    errno.EADDRNOTAVAIL: "no interface of this machine has that address",
+    errno.EACCES: "permission denied (a port below 1024 needs privileges)",
+}
+"""What a failure to listen means, by errno (any other: the system's own words)."""
+
+ANSWER_MARGIN: Final = 2.0
+"""Seconds the answers of calls cancelled at the end of the grace have to be written."""
+
+
+def per_client_share(per_client: int, configured: int, cap: int) -> int:
+    """`max_connections_per_client` for a connection cap lowered from `configured` to `cap` (to fit
+    the open-file limit): the same share of it, at least 1."""
+    return per_client if cap >= configured else max(1, per_client * cap // configured)
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, telling the catalog when it begins to shut down (see the module docstring)."""
+
+    def __init__(self, config: uvicorn.Config, catalog: Catalog, grace: float) -> None:
+        super().__init__(config)
+        self._catalog = catalog
+        self._grace = grace
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self._catalog.stopping(self._grace)
+        await super().shutdown(sockets)
+
+
+async def serve_http(server: Server[Any], catalog: Catalog, settings: ServeSettings, address: str) -> None:
+    """Serve `server` (and `catalog` through the tool API) at `address` (HOST:PORT) until cancelled;
+    the URL is printed on stderr first."""
+    host, port = split_bind(address)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+            sock.listen(ACCEPT_BATCH)  # before the URL is printed: a client may connect at once (uvicorn accepts later)
+        except OSError as exc:
+            why = LISTEN_ERRORS.get(exc.errno or 0, exc.strerror or str(exc))
+            raise UsageError(f"cannot listen on {address}: {why}") from None
+        shown = f"[{host}]" if family == socket.AF_INET6 else host
+        cap = fit_open_files(settings.max_connections)
+        guard = ConnectionGuard(
+            Bounds(
+                cap,
+                settings.idle_timeout,
+                settings.header_timeout,
+                settings.body_timeout,
+                per_client_share(settings.max_connections_per_client, settings.max_connections, cap),
+                settings.send_timeout,
+            )
+        )
+        config = uvicorn.Config(
+            build_app(server, catalog, settings, host),
+            http=guarded_protocol(guard),
+            ws="none",
+            backlog=ACCEPT_BATCH,
+            h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+            log_level="warning",
+            lifespan="on",
+            timeout_graceful_shutdown=math.ceil(settings.grace + STOP_WAIT + ANSWER_MARGIN),
+        )
+        loop = asyncio.get_running_loop()
+        previous = loop.get_exception_handler()
+        loop.set_exception_handler(guard.accept_failed)
+        sys.stderr.write(f"agent-host: serving MCP on http://{shown}:{sock.getsockname()[1]}/mcp\n")
+        sys.stderr.flush()
+        try:
+            async with catalog.running():
+                await _Server(config, catalog, settings.grace).serve(sockets=[sock])
+        finally:
+            loop.set_exception_handler(previous)
+    finally:
+        sock.close()

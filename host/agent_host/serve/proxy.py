@@ -1,0 +1,260 @@
+"""Toolings re-exported to clients (`[serve] toolings`), through the policy of agent `serve`.
+
+The remote client is an agent: every operation runs in a `GuestSession` of agent `serve` under the
+policy of `[serve] grants`, so grants, argument validation, capabilities, approvals, limits and the
+audit log apply exactly as to a guest. A tool is offered as `TOOLING.TOOL` (an offered tooling's name
+has no '.', so the first '.' splits it); a resource keeps its URI and belongs to the first offered
+tooling listing it. Each operation runs in a worker thread (a session blocks on the bridge loop), in
+a fresh session closed at its end: a call the client cancels is cancelled upstream. A tooling that
+cannot be reached is left out of lists (logged); its calls and reads answer `unavailable`. A tool
+listing is kept while the relay watches the tooling's tool list, until it changes. Only a resource
+that some offered tooling lists may be subscribed to (`subscribable`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import closing
+from typing import Any, Final
+
+import anyio
+import anyio.to_thread
+
+from agent_host.app.host import Host
+from agent_host.config.models import SERVE_CLIENT
+from agent_host.errors import ErrorCode, ToolingError
+from agent_host.model import Asked, CallOutcome, JsonObject, Progress, ResourceData, ResourceSpec
+from agent_host.policy.grants import AgentPolicy
+from agent_host.serve.answers import Answer, ServedTool
+from agent_host.serve.feed import Feed
+from agent_host.session import GuestSession
+from agent_host.session.guest_log import MAX_LOG_MESSAGE, cut
+
+logger = logging.getLogger(__name__)
+
+CLIENT: Final = SERVE_CLIENT
+"""The agent a remote client acts as (in messages and the audit log)."""
+
+PROGRESS_BUFFER: Final = 256 * 1024
+"""Bytes of one call's progress reports waiting to be forwarded (each counts its message and
+`REPORT_OVERHEAD`); more are dropped (a later report supersedes them). Messages are cut as log lines
+are (`guest_log.cut`)."""
+
+REPORT_OVERHEAD: Final = 100
+"""Bytes one waiting progress report counts for beyond its message."""
+
+
+def _report_cost(report: Progress) -> int:
+    return len((report.message or "").encode("utf-8", "surrogatepass")) + REPORT_OVERHEAD
+
+
+def _cut(report: Progress) -> Progress:
+    if report.message is None or len(report.message) <= MAX_LOG_MESSAGE:
+        return report
+    return Progress(report.progress, report.total, cut(report.message))
+
+
+AsyncProgressSink = Callable[[Progress], Awaitable[None]]
+
+
+class ToolingProxy:
+    """The offered toolings (see the module docstring). Its coroutines run on the server's loop."""
+
+    def __init__(self, host: Host, toolings: Sequence[str], policy: AgentPolicy) -> None:
+        self._host = host
+        self.toolings = tuple(toolings)
+        self.policy = policy
+        self._owners: dict[str, str] = {}
+        """Resource URI → the offered tooling it belongs to, as last listed."""
+        self._listed: dict[str, list[ServedTool]] = {}
+        """Tooling → its offered tools, kept while the relay watches its tool list."""
+        self._watched: set[str] = set()
+        self._generation: dict[str, int] = {}
+        """Tooling → a counter bumped by every change: a listing begun before one is not kept."""
+
+    def watching(self, tooling: str) -> None:
+        """From any thread: changes of `tooling`'s tool list are relayed from now on (`changed` is
+        called for each), so its listing may be kept until the next change."""
+        self._watched.add(tooling)
+        self.changed(tooling)
+
+    def changed(self, tooling: str) -> None:
+        """From any thread: `tooling`'s tool list changed (or may have): list it again next time."""
+        self._generation[tooling] = self._generation.get(tooling, 0) + 1
+        self._listed.pop(tooling, None)
+
+    def session(self) -> GuestSession:
+        """A new session of agent `serve` (use it from one worker thread, then close it)."""
+        return self._host.session(CLIENT, self.policy)
+
+    def route(self, name: str) -> tuple[str, str] | None:
+        """(tooling, tool) of an offered tool name `TOOLING.TOOL`; None when `name` is not one."""
+        tooling, dot, tool = name.partition(".")
+        return (tooling, tool) if dot and tool and tooling in self.toolings else None
+
+    # -- tools -------------------------------------------------------------------------------------
+
+    async def tools(self) -> list[ServedTool]:
+        """The tools of the offered toolings that the grants let the client see, in tooling order."""
+        return await anyio.to_thread.run_sync(self._tools)
+
+    def _tools(self) -> list[ServedTool]:
+        served: list[ServedTool] = []
+        session: GuestSession | None = None
+        try:
+            for tooling in self.toolings:
+                kept = self._listed.get(tooling)
+                if kept is None:
+                    session = session or self.session()
+                    kept = self._list_tools(session, tooling)
+                served += kept
+        finally:
+            if session is not None:
+                session.close()
+        return served
+
+    def _list_tools(self, session: GuestSession, tooling: str) -> list[ServedTool]:
+        """`tooling`'s tools as offered (asked through `session`), kept while its list is watched."""
+        generation = self._generation.get(tooling, 0)
+        try:
+            specs = session.list_tools(session.get(tooling))
+        except ToolingError as exc:
+            logger.warning("the tools of tooling %s are not offered now: %s", tooling, exc)
+            return []
+        tools = [
+            ServedTool(f"{tooling}.{s.name}", s.description, s.input_schema, s.output_schema, s.annotations, s.builtin)
+            for s in specs
+        ]
+        if tooling in self._watched and self._generation.get(tooling, 0) == generation:
+            self._listed[tooling] = tools
+        return tools
+
+    async def call(self, name: str, arguments: JsonObject, on_progress: AsyncProgressSink | None = None) -> Answer:
+        """Call the offered tool `name` (`route` gives it) with `arguments`; its progress reports go to
+        `on_progress` while it runs. A refusal or failure is an `Answer` with its code."""
+        route = self.route(name)
+        assert route is not None, "the caller routes only offered tool names here"
+        session = self.session()
+        text = json.dumps(arguments, ensure_ascii=False)
+        with Feed[Progress](PROGRESS_BUFFER, _report_cost) as reports:
+
+            def push(progress: Progress) -> None:  # on the worker thread
+                reports.push(_cut(progress))
+
+            report = push if on_progress is not None else None
+            try:
+                async with anyio.create_task_group() as tg:
+                    if on_progress is not None:
+                        tg.start_soon(reports.forward, on_progress)
+                    answer = await anyio.to_thread.run_sync(
+                        _call, session, *route, text, report, abandon_on_cancel=True
+                    )
+                    reports.close()
+            except anyio.get_cancelled_exc_class():
+                session.interrupt("the client cancelled the call")  # the worker closes it: cancelled upstream
+                raise
+        return answer
+
+    # -- resources ---------------------------------------------------------------------------------
+
+    async def resources(self) -> list[ResourceSpec]:
+        """The resources of the offered toolings that the grants let the client see; a URI listed by
+        two toolings is the first one's."""
+        return await anyio.to_thread.run_sync(self._resources)
+
+    def _resources(self) -> list[ResourceSpec]:
+        with closing(self.session()) as session:
+            return self._list_resources(session)
+
+    def _list_resources(self, session: GuestSession) -> list[ResourceSpec]:
+        """The resources listed now; the owners are those of this listing (a tooling that cannot be
+        listed keeps its last ones)."""
+        listed: dict[str, ResourceSpec] = {}
+        owners: dict[str, str] = {}
+        for tooling in self.toolings:
+            try:
+                specs = session.list_resources(session.get(tooling))
+            except ToolingError as exc:
+                logger.warning("the resources of tooling %s are not offered now: %s", tooling, exc)
+                owners.update((uri, owner) for uri, owner in self._owners.items() if owner == tooling)
+                continue
+            for spec in specs:
+                if listed.setdefault(spec.uri, spec) is spec:
+                    owners.setdefault(spec.uri, tooling)
+        self._owners = owners
+        return list(listed.values())
+
+    async def read(self, uri: str) -> ResourceData:
+        """Resource `uri`. Raises `ToolingError` (`not-found`, `denied`, `limit-exceeded`, ...)."""
+        return await anyio.to_thread.run_sync(self._read, uri)
+
+    def _read(self, uri: str) -> ResourceData:
+        with closing(self.session()) as session:
+            return session.read_resource(session.get(self.owner(session, uri)), uri)
+
+    def owner(self, session: GuestSession, uri: str) -> str:
+        """The offered tooling resource `uri` belongs to (listing again when it is not known; with one
+        offered tooling, that one). Raises `ToolingError(not-found)`."""
+        if uri not in self._owners and len(self.toolings) != 1:
+            self._list_resources(session)
+        owner = self._owners.get(uri) or (self.toolings[0] if len(self.toolings) == 1 else None)
+        if owner is None:
+            raise ToolingError(
+                ErrorCode.NOT_FOUND,
+                f"no offered tooling lists resource {uri!r} (offered: {', '.join(self.toolings) or 'none'})",
+            )
+        return owner
+
+    def subscribable(self, session: GuestSession, uri: str) -> tuple[str, ToolingError | None]:
+        """Where a subscription to resource `uri` goes: the offered tooling whose resource list (as
+        the grants let the client see it) has `uri`, listing again when it is not known, and no
+        refusal; else the first offered tooling whose grants allow `uri` (or the first one) and the
+        `not-found` refusal (data `{"uri": uri}`) to raise once the grants are checked: only a listed
+        resource may be subscribed to."""
+        if uri not in self._owners:
+            self._list_resources(session)
+        owner = self._owners.get(uri)
+        if owner is not None:
+            return owner, None
+        granting = [name for name in self.toolings if self.policy.grants.resource_allowed(name, uri)]
+        refusal = ToolingError(
+            ErrorCode.NOT_FOUND,
+            f"no offered tooling lists resource {uri!r} (offered: {', '.join(self.toolings) or 'none'}); "
+            "subscribe to a URI that resources/list gives",
+            json.dumps({"uri": uri}),
+        )
+        return (granting or list(self.toolings))[0], refusal
+
+
+def _call(
+    session: GuestSession, tooling: str, tool: str, arguments: str, report: Callable[[Progress], None] | None
+) -> Answer:
+    """In a worker thread: one call through `session`, to its final envelope; the session is closed
+    at the end (cancelling the call upstream when it was interrupted)."""
+    try:
+        rep = session.get(tooling)
+        call_id = session.call_tool(rep, tool, arguments)
+        while True:
+            envelope = session.recv(None)
+            if envelope is None:
+                if session.inbox.closed:
+                    return Answer.failure(ErrorCode.CANCELLED, "the call was cancelled")
+                continue
+            if envelope.id != call_id:
+                continue
+            payload: Any = envelope.payload
+            if isinstance(payload, Progress):
+                if report is not None:
+                    report(payload)
+            elif isinstance(payload, Asked):  # the remote client is not asked (yet): declined at once
+                session.respond(rep, call_id, "decline", None)
+            elif isinstance(payload, CallOutcome):
+                return Answer.of_result(json.loads(payload.value))
+            elif isinstance(payload, ToolingError):
+                return Answer.of_error(payload)
+    except ToolingError as exc:
+        return Answer.of_error(exc)
+    finally:
+        session.close()

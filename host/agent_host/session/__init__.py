@@ -1,0 +1,44 @@
+"""What one running guest can do, as plain Python: `GuestSession` and the parts it delegates to.
+
+- `facade`: `GuestSession`, the handle table and the operations of the WIT imports;
+- `admission`: the checks before a call, then approval; what the agent may see;
+- `calls`: asynchronous calls and how a result is shaped for the guest;
+- `subscriptions`: subscriptions, through the toolings' shared `Watchers`;
+- `questions`: a server's questions put to the guest (`elicitation = "guest"`);
+- `deadline`: every bounded wait, and its one message;
+- `audit`: audit spans; `guest_log`: the guest's `log`.
+
+Imports neither wasmtime nor mcp.
+"""
+
+from agent_host.model import CallOutcome as CallOutcome
+from agent_host.session.admission import Admission as Admission
+from agent_host.session.admission import AdmittedCall as AdmittedCall
+from agent_host.session.admission import parse_arguments as parse_arguments
+from agent_host.session.calls import call_outcome as call_outcome
+from agent_host.session.facade import APPROVAL_TIMEOUT as APPROVAL_TIMEOUT
+from agent_host.session.facade import CONNECT_GRACE as CONNECT_GRACE
+from agent_host.session.facade import GuestSession as GuestSession
+from agent_host.session.facade import Handle as Handle
+from agent_host.session.facade import LogSink as LogSink
+from agent_host.session.guest_log import LOG_LEVELS as LOG_LEVELS
+from agent_host.session.guest_log import MAX_LOG_MESSAGE as MAX_LOG_MESSAGE
+from agent_host.session.subscriptions import RELEASE_TIMEOUT as RELEASE_TIMEOUT
+from agent_host.session.subscriptions import SubscriptionKind as SubscriptionKind
+
+__all__ = (
+    "APPROVAL_TIMEOUT",
+    "CONNECT_GRACE",
+    "LOG_LEVELS",
+    "MAX_LOG_MESSAGE",
+    "RELEASE_TIMEOUT",
+    "Admission",
+    "AdmittedCall",
+    "CallOutcome",
+    "GuestSession",
+    "Handle",
+    "LogSink",
+    "SubscriptionKind",
+    "call_outcome",
+    "parse_arguments",
+)

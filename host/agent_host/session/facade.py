@@ -1,0 +1,347 @@
+"""`GuestSession`: what one running guest can do, as plain Python; the layer under the WIT imports.
+
+Used only from the guest's thread (but `interrupt`, from any thread). It keeps the guest's tooling
+handles (the `rep` of the WIT resource) and delegates: checks to `admission`, asynchronous calls to
+`calls`, subscriptions to `subscriptions`, waits on the bridge loop to `deadline`, the audit log to
+`audit`. Every method returns plain data or raises `ToolingError` (a host bug becomes `internal`);
+the agent's policy is enforced before anything leaves the host, and every operation is audited.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+from agent_host.config import DEFAULT_RECV_TIMEOUT
+from agent_host.errors import ErrorCode, ToolingError
+from agent_host.model import CallOutcome, Envelope, Operation, ResourceData, ResourceSpec, ToolSpec
+from agent_host.policy.approval import ApprovalRequest, Approver, Decision, DenyAll
+from agent_host.policy.grants import AgentPolicy
+from agent_host.policy.pins import Pins
+from agent_host.policy.validation import ArgumentValidator
+from agent_host.session import guest_log
+from agent_host.session.admission import MAX_NAME_CHARS, MAX_URI_CHARS, Admission, AdmittedCall, check_length
+from agent_host.session.audit import AuditTrail
+from agent_host.session.audit_log import AuditLog
+from agent_host.session.bridge import Bridge, Interrupt
+from agent_host.session.calls import OpenCalls, shape
+from agent_host.session.deadline import Deadline, LoopCalls
+from agent_host.session.inbox import Inbox
+from agent_host.session.questions import GuestQuestions
+from agent_host.session.subscriptions import SUBSCRIBE, SubscriptionKind, Subscriptions
+from agent_host.toolings import Tooling, ToolingSet, connect_timed_out
+
+logger = logging.getLogger(__name__)
+
+CONNECT_GRACE: Final = 2.0
+"""Seconds added to a tooling's connect timeout for `get`, so the connection's own message (with the
+server's stderr noted) usually wins; when this outer bound ends the wait first (a loaded machine), the
+error is the same `unavailable` naming `connect_timeout` and its figure."""
+
+LogSink = Callable[[str, str], None]
+"""Receives each guest log line (WIT level, message) on the guest's thread; must not block long."""
+
+RESPOND_TIMEOUT: Final = 10.0
+"""Seconds for handing an answer over to the question waiting on the loop."""
+
+APPROVAL_TIMEOUT: Final = 300.0
+"""Seconds an approval may take (a person answering on the terminal) before the call is refused."""
+
+MAX_RETURNED_ERRORS: Final = 64
+"""Distinct errors returned to one guest that the host remembers (the newest), to tell a guest's
+`Err` that is one of them from text in the same form that the guest made up."""
+
+RAISED_AT: Final = " (raised at "
+"""What `agentlib` writes after an uncaught host error's `CODE: message` in `run`'s `Err`."""
+
+
+@dataclass(frozen=True)
+class Handle:
+    """A guest's handle on a tooling."""
+
+    rep: int
+    tooling: Tooling
+
+
+class GuestSession:
+    """State and operations of one guest (see the module docstring)."""
+
+    def __init__(
+        self,
+        agent: str,
+        bridge: Bridge,
+        toolings: ToolingSet,
+        policy: AgentPolicy,
+        *,
+        inbox: Inbox | None = None,
+        max_wait: float = DEFAULT_RECV_TIMEOUT,
+        audit: AuditLog | None = None,
+        validator: ArgumentValidator | None = None,
+        approver: Approver | None = None,
+        on_log: LogSink | None = None,
+        pins: Pins | None = None,
+    ) -> None:
+        self.agent = agent
+        self.policy = policy
+        self._on_log = on_log
+        self._log_budget = guest_log.LogBudget(policy.limits.guest_output)
+        self.inbox = inbox if inbox is not None else Inbox()
+        self.max_wait = max_wait
+        self._last_error: ToolingError | None = None
+        self._returned: OrderedDict[str, ToolingError] = OrderedDict()
+        self._toolings = toolings
+        self._approver: Approver = approver if approver is not None else DenyAll()
+        self._interrupt = Interrupt()
+        self._deadline = Deadline(policy.limits.wall_time.key)
+        self._loop = LoopCalls(agent, bridge, self._deadline, self._interrupt)
+        self._audit = AuditTrail(agent, audit)
+        validator = validator if validator is not None else ArgumentValidator()
+        self._admission = Admission(agent, policy, validator, pins)
+        self._questions = GuestQuestions(self.inbox, validator)
+        self._calls = OpenCalls(
+            agent, bridge, self.inbox, policy.limits, self._audit, self._admission.check_result, self._questions.asker
+        )
+        self._subscriptions = Subscriptions(agent, toolings, self.inbox, self._loop, self._admission, self._audit)
+        self._handles: dict[int, Handle] = {}
+        self._next_rep = 1
+
+    @property
+    def last_error(self) -> ToolingError | None:
+        """The last error a host import returned to the guest (named when the guest then traps).
+        Setting it (every host import that returns an error does) also remembers the error for
+        `returned_error`."""
+        return self._last_error
+
+    @last_error.setter
+    def last_error(self, error: ToolingError | None) -> None:
+        self._last_error = error
+        if error is not None:
+            self._remember(error)
+
+    def _remember(self, error: ToolingError) -> None:
+        key = str(error)
+        self._returned[key] = error
+        self._returned.move_to_end(key)
+        while len(self._returned) > MAX_RETURNED_ERRORS:
+            self._returned.popitem(last=False)
+
+    def returned_error(self, text: str) -> ToolingError | None:
+        """The error the host returned to this guest (by a host import or an inbox event) that
+        `text`, the guest's `Err`, is: `CODE: message` as returned, alone or followed by agentlib's
+        ` (raised at FILE:LINE)`. None for any other text, whatever code it starts with (the host
+        believes a code only when it gave it)."""
+        for key, error in reversed(self._returned.items()):
+            if text == key or (text.startswith(key + RAISED_AT) and text.endswith(")")):
+                return error
+        return None
+
+    @property
+    def deadline(self) -> float | None:
+        """`time.monotonic()` value when the run's wall-clock limit ends; set by the runner."""
+        return self._deadline.at
+
+    @deadline.setter
+    def deadline(self, value: float | None) -> None:
+        self._deadline.at = value
+
+    # -- handles -----------------------------------------------------------------------------
+
+    def get(self, name: str) -> int:
+        """A new handle on tooling `name`, connected; `not-found`, `denied` or `unavailable` otherwise."""
+        with self._audit.span(Operation.GET, name):
+            config = self._toolings.config(name)
+            self.policy.grants.check_tooling(name)
+            tooling = self._loop.run(
+                f"connecting to tooling {name!r}",
+                self._toolings.connect,
+                name,
+                timeout=config.connect_timeout + CONNECT_GRACE,
+                hint=f"raise `connect_timeout` in {config.origin}",
+                expired=lambda: connect_timed_out(config),
+            )
+        rep = self._next_rep
+        self._next_rep += 1
+        self._handles[rep] = Handle(rep, tooling)
+        return rep
+
+    def handle(self, rep: int) -> Handle:
+        """The open handle `rep`; `not-found` once it was dropped."""
+        try:
+            return self._handles[rep]
+        except KeyError:
+            raise ToolingError(ErrorCode.NOT_FOUND, f"tooling handle {rep} is not open (it was dropped)") from None
+
+    def drop(self, rep: int) -> None:
+        """Forget a handle and cancel every call and subscription opened through it."""
+        if self._handles.pop(rep, None) is not None:
+            self._cancel_where(lambda owner: owner != rep)
+
+    def close(self) -> None:
+        """End of the guest's run (it returned or trapped): cancel everything it opened, upstream
+        too, and close the inbox. Idempotent."""
+        self._cancel_where(lambda owner: False)
+        self._handles.clear()
+        self.inbox.close()
+
+    def interrupt(self, reason: str) -> None:
+        """From any thread (host shutdown): end the wait the guest is blocked in and refuse every
+        later operation with `cancelled`."""
+        self._interrupt.fire(reason)
+        self.inbox.close()
+
+    def _cancel_where(self, keep: Callable[[int], bool]) -> None:
+        self._calls.cancel_where(keep)
+        self._subscriptions.end_where(keep)
+
+    # -- tooling operations --------------------------------------------------------------------
+
+    def kind(self, rep: int) -> str:
+        return self.handle(rep).tooling.kind
+
+    def name(self, rep: int) -> str:
+        return self.handle(rep).tooling.name
+
+    def list_tools(self, rep: int, *, unpinned: bool = False) -> list[ToolSpec]:
+        """The tools of the tooling the agent may see (all pages, in the server's order); with
+        `unpinned`, tools changed or new since they were pinned too (the command line shows them)."""
+        tooling = self.handle(rep).tooling
+        with self._audit.span(Operation.LIST_TOOLS, tooling.name):
+            tools = self._loop.request(tooling, "tools/list", tooling.list_tools)
+            return self._admission.visible_tools(tooling.name, tools, unpinned=unpinned)
+
+    def call_tool_blocking(self, rep: int, name: str, arguments: str) -> CallOutcome:
+        """Admit, approve and run a call, waiting for its outcome (see `admission` and `calls.shape`:
+        an `isError` result is `tool-failed`, one over `max_result_bytes` `limit-exceeded`)."""
+        tooling = self.handle(rep).tooling
+        with self._audit.span(Operation.CALL_TOOL_BLOCKING, tooling.name, name, arguments):
+            call = self._admit(tooling, name, arguments)
+            self._loop.check_open()
+            result = tooling.call_tool_now(name, call.parsed, agent=self.agent)  # no hop to the loop when ready
+            if result is None:
+                run = functools.partial(tooling.call_tool, name, call.parsed, agent=self.agent)
+                result = self._loop.request(tooling, f"the call of tool {name!r}", run)
+            self._admission.check_result(call, result)
+            return shape(self.policy.limits, name, arguments, result)
+
+    def list_resources(self, rep: int) -> list[ResourceSpec]:
+        """The resources of the tooling the agent may see."""
+        tooling = self.handle(rep).tooling
+        with self._audit.span(Operation.LIST_RESOURCES, tooling.name):
+            resources = self._loop.request(tooling, "resources/list", tooling.list_resources)
+            return self._admission.visible_resources(tooling.name, resources)
+
+    def read_resource(self, rep: int, uri: str) -> ResourceData:
+        """Resource `uri`: `denied` outside the allow-lists, `limit-exceeded` over `max_result_bytes`."""
+        tooling = self.handle(rep).tooling
+        with self._audit.span(Operation.READ_RESOURCE, tooling.name, uri[:MAX_URI_CHARS]):
+            check_length(uri, MAX_URI_CHARS, "a resource URI")
+            self.policy.grants.check_resource(tooling.name, uri)
+            data = self._loop.request(tooling, f"the read of resource {uri!r}", tooling.read_resource, uri)
+            self.policy.limits.check_result_size(data.size, f"resource {uri!r}")
+            return data
+
+    def _admit(self, tooling: Tooling, name: str, arguments: str) -> AdmittedCall:
+        """Admission, then approval (see `admission`); the loop is used only for an uncached spec,
+        for the first listing of a pinning tooling (its pins are recorded at first sight) and for
+        asking the approver."""
+
+        def lookup(tool: str) -> ToolSpec:
+            spec = tooling.cached_tool_spec(tool)
+            if spec is None:
+                spec = self._loop.request(tooling, f"looking up tool {tool!r}", tooling.tool_spec, tool)
+            pins = self._admission.pins
+            if not pins.seen(tooling.name):
+                pins.review(tooling.name, self._loop.request(tooling, "tools/list", tooling.list_tools))
+            return spec
+
+        def decide(request: ApprovalRequest) -> Decision:
+            return self._loop.run(
+                f"the approval of the call of tool {request.tool!r}",
+                self._approver.decide,
+                request,
+                timeout=APPROVAL_TIMEOUT,
+                hint="no answer came",
+            )
+
+        check_length(name, MAX_NAME_CHARS, "a tool name")
+        call = self._admission.admit(tooling, name, arguments, lookup)
+        self._admission.approve(call, decide)
+        return call
+
+    # -- the asynchronous half ----------------------------------------------------------------
+
+    def call_tool(self, rep: int, name: str, arguments: str) -> str:
+        """Admit and approve a call, start it and return its id (see `calls`); a refusal is raised."""
+        tooling = self.handle(rep).tooling
+        with self._audit.span(Operation.CALL_TOOL, tooling.name, name, arguments) as span:
+            call_id = self._calls.start(rep, self._admit(tooling, name, arguments))
+            span.defer()  # a started call is audited when it ends
+        return call_id
+
+    def is_open(self, rep: int, call_id: str) -> bool:
+        self.handle(rep)
+        return self._calls.is_open(call_id)
+
+    def cancel(self, rep: int, call_id: str) -> bool:
+        self.handle(rep)
+        return self._calls.cancel(call_id)
+
+    def subscribe(self, rep: int, kind: SubscriptionKind, uri: str = "", refusal: ToolingError | None = None) -> str:
+        """Subscribe (to resource `uri` for kind `resource`) and return the id (see `subscriptions`);
+        `refusal`, when given, is raised (and audited) once the grants allowed the subscription."""
+        tooling = self.handle(rep).tooling
+        with self._audit.span(SUBSCRIBE[kind], tooling.name, uri[:MAX_URI_CHARS] or None):
+            check_length(uri, MAX_URI_CHARS, "a resource URI")
+            return self._subscriptions.subscribe(rep, tooling, kind, uri, refusal)
+
+    def unsubscribe(self, rep: int, kind: SubscriptionKind, sub_id: str) -> bool:
+        self.handle(rep)
+        return self._subscriptions.unsubscribe(kind, sub_id)
+
+    def respond(self, rep: int, call_id: str, action: str, content: str | None) -> None:
+        """Answer the open question of call `call_id` (see `questions`); raises `ToolingError`."""
+        tooling = self.handle(rep).tooling
+        with self._audit.span(Operation.RESPOND, tooling.name, call_id[:MAX_NAME_CHARS], content):
+            check_length(call_id, MAX_NAME_CHARS, "a call id")
+            if content is not None:
+                self.policy.limits.check_argument_size(len(content.encode("utf-8", "surrogatepass")), "the answer")
+            reply = self._questions.reply(call_id, action, content)
+            self._loop.run(
+                f"answering the question of call {call_id}",
+                self._questions.answer,
+                call_id,
+                reply,
+                timeout=RESPOND_TIMEOUT,
+                hint="the host's loop is busy",
+            )
+
+    def recv(self, timeout_ms: int | None) -> Envelope | None:
+        """The next envelope, waiting up to `timeout_ms` (None: `max_wait`) but not past the run's end."""
+        timeout = self.max_wait if timeout_ms is None else timeout_ms / 1000
+        return self._received(self.inbox.recv(self._deadline.clamp(timeout)))
+
+    def try_recv(self) -> Envelope | None:
+        return self._received(self.inbox.recv(None))
+
+    def _received(self, envelope: Envelope | None) -> Envelope | None:
+        self._calls.received(envelope)
+        if envelope is not None and isinstance(envelope.payload, ToolingError):
+            self._remember(envelope.payload)
+        return envelope
+
+    # -- log -------------------------------------------------------------------------------------
+
+    def log(self, level: str, message: str) -> None:
+        """The guest's log line, into the host's log and to `on_log` (whose failures are only logged)."""
+        if not self._log_budget.admit(self.agent, message):
+            return
+        guest_log.log(self.agent, level, message)
+        if self._on_log is not None:
+            try:
+                self._on_log(level, message)
+            except Exception:  # boundary: a failing sink must not fail the guest's log call
+                logger.debug("the log sink of agent %s failed", self.agent, exc_info=True)

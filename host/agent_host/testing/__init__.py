@@ -1,0 +1,23 @@
+"""Testing guests with pytest: the `agent_host` fixture (`plugin`) and what it gives a test (`runner`).
+
+`from agent_host.testing import AgentHost, GuestResult, GuestError` for type hints; they are imported on
+first access, so that loading the plugin at pytest's start stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent_host.testing.runner import AgentHost as AgentHost
+    from agent_host.testing.runner import GuestError as GuestError
+    from agent_host.testing.runner import GuestResult as GuestResult
+__all__ = ("AgentHost", "GuestError", "GuestResult")
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from agent_host.testing import runner
+
+        return getattr(runner, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,245 @@
+"""`AgentHost`: what the `agent_host` fixture gives a test: run a guest, get a `GuestResult`.
+
+One `Host` at a time, created on the first `run` and shared by the runs of a test while their
+`toolings` and `approve` stay equal (a mock's scripted results go on, connections stay open); other
+values close it and open a new one. `close()` closes it (idempotent): no thread or process is left.
+Each run grants the toolings passed (plus `allow`), reads its own lines of the audit log, and
+collects its stderr: the guest's output lines and the host's log records during the run. A guest
+that cannot be built or started is a result (status: the error's reference); a mistake in the
+arguments (a bad tooling table, an `allow` matching nothing, no such guest) raises.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import sys
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from agent_host.app import devmode
+from agent_host.app.host import Host
+from agent_host.components.build import resolve_component
+from agent_host.config import AgentConfig
+from agent_host.errors import HostError, UsageError
+from agent_host.policy.approval import ApproveAll, Approver, DenyAll
+from agent_host.runtime.guest import Outcome
+from agent_host.testing.toolings import config_for
+
+DEFAULT_TIMEOUT: Final = 60.0
+"""Wall-clock seconds a guest's `run` may take under test (a hung guest fails the test, not the CI job)."""
+
+Approve = Literal["deny", "all"] | Approver
+
+
+@dataclass(frozen=True)
+class GuestError:
+    """How a guest failed: `status` is "error" (`run` returned `err`), "trap", or the reference of
+    the host error that kept it from starting ("build-error", "component-error", ...)."""
+
+    status: str
+    message: str
+    """The text of the failure as the host reports it (for `err`: after the code, when split off)."""
+    code: str | None = None
+    """The `error-code` (e.g. "not-found") when the guest's `err` text is an error the host returned
+    to it (`CODE: message`, as `agentlib` writes an uncaught tooling error); else None, whatever
+    the text starts with."""
+
+
+@dataclass(frozen=True)
+class GuestResult:
+    """How one run ended."""
+
+    status: str
+    """"ok", "error", "trap", or the reference of the host error that kept the guest from starting."""
+    output: str
+    """`run`'s answer ("" unless `status` is "ok")."""
+    exit_code: int
+    """What `agent-host run` would exit with: 0 ok, 1 err, 2 not started, 3 trap or limit."""
+    error: GuestError | None
+    """Why it failed; None when `status` is "ok"."""
+    stderr: str
+    """The guest's output lines (`[NAME] ...`) and the host's messages of this run."""
+    audit: list[dict[str, Any]] = field(default_factory=list)
+    """The audit records of this run, one dict per tooling operation (`agent`, `tooling`,
+    `operation`, `target`, `argument_bytes`, `outcome`, `duration_ms`, `time`)."""
+    duration: float = 0.0
+    """Seconds the run took."""
+
+
+class AgentHost:
+    """Runs guests for one test (see the module docstring)."""
+
+    def __init__(self, base: Path, workdir: Path) -> None:
+        """Relative guest paths and tooling paths are resolved against `base` (the folder pytest
+        was started in); the audit log is written in `workdir`."""
+        self.base = base
+        self.audit_log = workdir / "audit.jsonl"
+        self._host: Host | None = None
+        self._key: tuple[dict[str, object], Approve] | None = None
+        self._closed = False
+
+    def run(
+        self,
+        guest: str | Path,
+        *,
+        input: str = "",
+        toolings: Mapping[str, object] | None = None,
+        allow: Iterable[str] | None = None,
+        approve: Approve = "deny",
+        dev: bool = True,
+        timeout: float = DEFAULT_TIMEOUT,
+        module: str | None = None,
+    ) -> GuestResult:
+        """Run `guest` (a guest folder, or a `.wasm` run as is) with `input`; see `GuestResult`.
+
+        `toolings` maps names to MCP server objects or `[tooling.NAME]`-shaped dicts (see
+        `agent_host.testing.toolings`); they are granted, and so is every tooling `allow` names (globs).
+        `approve`: calls needing approval are denied ("deny"), approved ("all"), or decided by an
+        `Approver`. `dev`: run the folder from its source with the dev runner (no build); False
+        builds and runs the production component. `timeout`: wall-clock seconds for `run`.
+        `module`: the module defining `WitWorld` (default: app.py).
+
+        Raises `ConfigError` for a bad tooling table, `UsageError` for an `allow` matching no
+        tooling or a missing guest, `TypeError` for a tooling value of another type.
+        """
+        if self._closed:
+            raise RuntimeError("agent_host used after the test ended")
+        path = guest if isinstance(guest, Path) else Path(guest)
+        path = path if path.is_absolute() else self.base / path
+        if not path.exists():
+            raise UsageError(f"{guest}: no such guest folder or .wasm (relative paths start in {self.base})")
+        host = self._host_for(dict(toolings or {}), approve)
+        name = path.stem if path.suffix == ".wasm" else path.name
+        settings = AgentConfig(timeout=timeout).named(name, "agent_host.run(timeout=...)")
+        policy = host.policy(name, settings, [*(toolings or {}), *(allow or ())])
+        sink = _Sink()
+        start = len(self.audit_log.read_bytes()) if self.audit_log.exists() else 0
+        with _host_messages(sink):
+            try:
+                if dev and path.is_dir():
+                    policy = devmode.dev_policy(policy, path, module)
+                    wasm = devmode.runner_component()
+                else:
+                    wasm = resolve_component(path, module=module)
+                outcome = host.run(wasm, input, agent=name, policy=policy, output=sink)
+            except HostError as exc:
+                outcome = Outcome(name, exc.reference, f"agent {name}: {exc.message}", 0.0, code=exc.exit_code)
+                sink.write(f"agent-host: error: {exc}\n")
+        return _result(outcome, sink.getvalue(), self._audit_since(start))
+
+    def _host_for(self, toolings: dict[str, object], approve: Approve) -> Host:
+        """The host for these arguments: the current one while they are unchanged, else a new one."""
+        key = (toolings, approve)
+        if self._host is not None and self._key == key:
+            return self._host
+        self._close_host()
+        config = config_for(toolings, audit_log=self.audit_log, base=self.base)
+        self._host = Host(config, approver=_approver(approve))
+        self._key = key
+        return self._host
+
+    def _audit_since(self, offset: int) -> list[dict[str, Any]]:
+        if not self.audit_log.exists():
+            return []
+        with self.audit_log.open("rb") as log:
+            log.seek(offset)
+            return [json.loads(line) for line in log.read().decode("utf-8").splitlines() if line.strip()]
+
+    def _close_host(self) -> None:
+        host, self._host, self._key = self._host, None, None
+        if host is not None:
+            host.close()
+
+    def close(self) -> None:
+        """Close the host (its connections and threads); idempotent."""
+        self._closed = True
+        self._close_host()
+
+    def __enter__(self) -> AgentHost:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _approver(approve: Approve) -> Approver:
+    if approve == "deny":
+        return DenyAll()
+    if approve == "all":
+        return ApproveAll()
+    if isinstance(approve, str):
+        raise UsageError(f"approve={approve!r}: use 'deny', 'all' or an Approver")
+    return approve
+
+
+def _result(outcome: Outcome, stderr: str, audit: list[dict[str, Any]]) -> GuestResult:
+    ok = outcome.status == "ok"
+    return GuestResult(
+        status=outcome.status,
+        output=outcome.text if ok else "",
+        exit_code=outcome.exit_code,
+        error=None if ok else _error(outcome),
+        stderr=stderr,
+        audit=audit,
+        duration=outcome.duration,
+    )
+
+
+def _error(outcome: Outcome) -> GuestError:
+    """The failure; an `err` text that is a host error the host returned ("CODE: message", host
+    state: `Outcome.error_code`) is split."""
+    code = outcome.error_code
+    prefix = f"{code}: "
+    if outcome.status == "error" and code is not None and outcome.text.startswith(prefix):
+        return GuestError(outcome.status, outcome.text[len(prefix) :], code)
+    return GuestError(outcome.status, outcome.text)
+
+
+class _Sink(io.StringIO):
+    """Collects one run's stderr, and passes it on to `sys.stderr` (pytest shows it for a failed test)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()
+
+    def write(self, text: str) -> int:
+        with self._lock:
+            sys.stderr.write(text)
+            return super().write(text)
+
+
+class _Handler(logging.Handler):
+    """The host's log records as `agent-host run` shows them: `agent-host: [level: ]message`; a
+    guest's log lines as they came."""
+
+    def __init__(self, sink: _Sink) -> None:
+        super().__init__(logging.INFO)
+        self._sink = sink
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        level = "" if record.levelno == logging.INFO else f"{record.levelname.lower()}: "
+        line = f"{level}{message}" if record.name == "agent_host.guest" else f"agent-host: {level}{message}"
+        self._sink.write(line + "\n")
+
+
+@contextmanager
+def _host_messages(sink: _Sink) -> Iterator[None]:
+    """Copy the host's log records of INFO and above to `sink` while the block runs."""
+    logger = logging.getLogger("agent_host")
+    handler = _Handler(sink)
+    level = logger.level
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)

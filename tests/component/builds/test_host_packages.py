@@ -1,0 +1,85 @@
+"""A guest is built from what its build key covers, and a build and a dev run accept the same imports.
+
+Provenance: issue 20, point 17. A build bundled pure-Python packages installed in the host's
+environment (componentize-py adds the host's site-packages to the guest's module path), which the
+build key did not cover (editing such a package left the old code in the build), while dev mode
+refused the same import. Now both refuse it, naming the module and how to vendor it; a package
+copied into the guest folder works in both and is in the key.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Final
+
+import pytest
+
+from agent_host.components.build import build_guest, build_key
+from agent_host.errors import BuildError
+from tests.support.component import REPO
+
+pytestmark = pytest.mark.component
+
+HOST_ONLY: Final = "idna"
+"""A pure-Python package installed in the host's environment (a dependency of httpx), not in a guest's."""
+
+GUEST: Final = f"""\
+import {HOST_ONLY}
+import wit_world
+
+
+class WitWorld(wit_world.WitWorld):
+    def run(self, input: str) -> str:
+        return {HOST_ONLY}.__name__ + " " + getattr({HOST_ONLY}, "MARK", "")
+"""
+
+
+def test_a_host_package_is_refused_by_a_build_and_by_a_dev_run_with_the_same_hint(tmp_path: Path) -> None:
+    guest = tmp_path / "needs-host-package"
+    guest.mkdir()
+    (guest / "app.py").write_text(GUEST)
+    with pytest.raises(BuildError) as raised:
+        build_guest(guest)
+    built = f"{raised.value.message}\n{raised.value.hint}"
+    assert f"No module named '{HOST_ONLY}'" in built
+    assert "never the host's installed packages" in built and "pip install --no-deps --target FOLDER" in built
+    dev = subprocess.run(
+        [sys.executable, "-m", "agent_host", "run", "--dev", str(guest), "--input", "x"],
+        capture_output=True, text=True, cwd=REPO, timeout=300, check=False,
+    )  # fmt: skip
+    assert dev.returncode == 3, dev.stderr
+    assert f"No module named '{HOST_ONLY}'" in dev.stderr
+    assert "never the host's installed packages" in dev.stderr and "pip install --no-deps --target FOLDER" in dev.stderr
+
+
+def test_a_vendored_package_is_in_the_key_and_works_built_and_in_dev_mode(tmp_path: Path) -> None:
+    guest = tmp_path / "vendors"
+    guest.mkdir()
+    (guest / "app.py").write_text(GUEST)
+    import idna
+
+    shutil.copytree(Path(idna.__file__).parent, guest / HOST_ONLY, ignore=shutil.ignore_patterns("__pycache__"))
+    before = build_key(guest, "app")
+    with (guest / HOST_ONLY / "__init__.py").open("a") as init:
+        init.write('\nMARK = "edited"\n')
+    assert build_key(guest, "app") != before
+    for how in (["run"], ["run", "--dev"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "agent_host", *how, str(guest), "--input", "x"],
+            capture_output=True, text=True, cwd=REPO, timeout=300, check=False,
+        )  # fmt: skip
+        assert (done.returncode, done.stdout.strip()) == (0, f"{HOST_ONLY} edited"), done.stderr
+
+
+def test_a_module_compiled_without_its_source_is_in_the_key(tmp_path: Path) -> None:
+    """Python imports `NAME.pyc` outside `__pycache__` without a source: the build takes it, so its key does."""
+    guest = tmp_path / "sourceless"
+    guest.mkdir()
+    (guest / "app.py").write_text("import helper\n")
+    (guest / "helper.pyc").write_bytes(b"one")
+    before = build_key(guest, "app")
+    (guest / "helper.pyc").write_bytes(b"two")
+    assert build_key(guest, "app") != before

@@ -1,0 +1,203 @@
+"""Every implemented tooling function, from a real guest, against the bundled server over stdio.
+
+Provenance: issue 2 ("Tests that must exist"): the bundled server over stdio; every implemented
+function and the failure paths, each with its documented error code, the host working afterwards.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from agent_host import Host
+from tests.support.component import err, ok, probe
+
+pytestmark = pytest.mark.component
+
+GET = {"op": "get", "tooling": "demo", "as": "d"}
+
+
+def test_get_returns_a_tooling_with_kind_and_name(demo_host: Host, probe_wasm: Path) -> None:
+    results = probe(demo_host, probe_wasm, [GET, {"op": "kind", "h": "d"}, {"op": "name", "h": "d"}])
+    assert [ok(r) for r in results] == [True, "mcp", "demo"]
+
+
+def test_list_tools_gives_every_tool_with_parsed_schemas(demo_host: Host, probe_wasm: Path) -> None:
+    tools = ok(probe(demo_host, probe_wasm, [GET, {"op": "list_tools", "h": "d"}])[1])
+    by_name = {t["name"]: t for t in tools}
+    assert list(by_name) == ["echo", "add", "word_count", "fail", "sleep", "set_note"]
+    assert by_name["echo"]["description"] == "Return the text unchanged."
+    assert by_name["echo"]["input_schema"]["required"] == ["text"]
+    assert by_name["add"]["output_schema"]["properties"]["sum"]["type"] == "number"
+    assert by_name["echo"]["output_schema"] is not None  # the SDK wraps str results as {"result": ...}
+
+
+def test_call_tool_blocking_returns_the_mcp_result_in_wire_form(demo_host: Host, probe_wasm: Path) -> None:
+    args = json.dumps({"text": "héllo wörld"})
+    results = probe(
+        demo_host,
+        probe_wasm,
+        [GET, {"op": "call_blocking", "h": "d", "tool": "echo", "args": args},
+         {"op": "call_blocking", "h": "d", "tool": "add", "args": '{"a": 2, "b": 3.5}'}],
+    )  # fmt: skip
+    echo = ok(results[1])
+    assert echo["name"] == "echo"
+    assert echo["arguments"] == args
+    assert echo["value"]["content"] == [{"type": "text", "text": "héllo wörld"}]
+    assert echo["value"]["isError"] is False
+    assert set(echo["value"]) == {"content", "structuredContent", "isError"}
+    assert ok(results[2])["value"]["structuredContent"] == {"sum": 5.5}
+
+
+def test_a_tool_that_reports_an_error_is_tool_failed_with_its_text(demo_host: Host, probe_wasm: Path) -> None:
+    results = probe(
+        demo_host,
+        probe_wasm,
+        [GET, {"op": "call_blocking", "h": "d", "tool": "fail", "args": '{"message": "disk is full"}'},
+         {"op": "call_blocking", "h": "d", "tool": "echo", "args": '{"text": "still here"}'}],
+    )  # fmt: skip
+    error = err(results[1])
+    assert error["code"] == "tool-failed"
+    assert "disk is full" in error["message"]
+    data = json.loads(error["data"])
+    assert data["isError"] is True and "disk is full" in data["content"][0]["text"]
+    assert ok(results[2])["value"]["content"][0]["text"] == "still here"
+
+
+def test_an_unknown_tooling_is_not_found_and_names_the_configured_ones(demo_host: Host, probe_wasm: Path) -> None:
+    results = probe(demo_host, probe_wasm, [{"op": "get", "tooling": "nope", "as": "x"}, GET])
+    error = err(results[0])
+    assert error["code"] == "not-found"
+    assert "'nope'" in error["message"] and "demo" in error["message"]
+    assert ok(results[1]) is True
+
+
+def test_an_unknown_tool_is_not_found_and_lists_the_tools(demo_host: Host, probe_wasm: Path) -> None:
+    results = probe(demo_host, probe_wasm, [GET, {"op": "call_blocking", "h": "d", "tool": "nosuch", "args": "{}"}])
+    error = err(results[1])
+    assert error["code"] == "not-found"
+    assert "'nosuch'" in error["message"] and "echo" in error["message"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ("{text: 1}", "not valid JSON"),
+        ("", "not valid JSON"),
+        ('["a"]', "must be a JSON object"),
+        ("42", "must be a JSON object"),
+    ],
+)
+def test_arguments_that_are_not_a_json_object_are_invalid_arguments(
+    demo_host: Host, probe_wasm: Path, arguments: str, expected: str
+) -> None:
+    results = probe(
+        demo_host,
+        probe_wasm,
+        [GET, {"op": "call_blocking", "h": "d", "tool": "echo", "args": arguments},
+         {"op": "call_blocking", "h": "d", "tool": "echo", "args": '{"text": "ok"}'}],
+    )  # fmt: skip
+    error = err(results[1])
+    assert error["code"] == "invalid-arguments"
+    assert expected in error["message"]
+    assert ok(results[2])["value"]["content"][0]["text"] == "ok"
+
+
+def test_list_resources_and_read_text_and_binary_resources(demo_host: Host, probe_wasm: Path) -> None:
+    results = probe(
+        demo_host,
+        probe_wasm,
+        [GET, {"op": "list_resources", "h": "d"},
+         {"op": "read_resource", "h": "d", "uri": "demo://readme"},
+         {"op": "read_resource", "h": "d", "uri": "demo://logo.png"}],
+    )  # fmt: skip
+    listed = ok(results[1])
+    assert [(r["uri"], r["mime_type"]) for r in listed] == [
+        ("demo://readme", "text/markdown"),
+        ("demo://note", "text/plain"),
+        ("demo://logo.png", "image/png"),
+    ]
+    assert listed[0]["description"] == "What this server is"
+    readme = ok(results[2])
+    assert readme["mime_type"] == "text/markdown"
+    assert readme["content"].startswith("# agent-host demo server")
+    logo = ok(results[3])
+    assert logo["mime_type"] == "image/png"
+    assert base64.b64decode(logo["content"]).startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_an_unknown_resource_uri_is_not_found(demo_host: Host, probe_wasm: Path) -> None:
+    results = probe(
+        demo_host,
+        probe_wasm,
+        [GET, {"op": "read_resource", "h": "d", "uri": "demo://missing"},
+         {"op": "read_resource", "h": "d", "uri": "demo://readme"}],
+    )  # fmt: skip
+    error = err(results[1])
+    assert error["code"] == "not-found"
+    assert "demo://missing" in error["message"]
+    assert ok(results[2])["uri"] == "demo://readme"
+
+
+def test_the_bundled_server_serves_asynchronous_calls_and_subscriptions(demo_host: Host, probe_wasm: Path) -> None:
+    results = probe(
+        demo_host,
+        probe_wasm,
+        [GET, {"op": "subscribe_resource", "h": "d", "uri": "demo://note"},
+         {"op": "call", "h": "d", "tool": "sleep", "args": '{"seconds": 0.4, "steps": 2}'},
+         {"op": "call_blocking", "h": "d", "tool": "set_note", "args": '{"text": "changed"}'},
+         {"op": "drain", "ids": [{"ref": 2}]},
+         {"op": "drain", "timeout_ms": 1000},
+         {"op": "unsubscribe_resource", "h": "d", "id": {"ref": 1}},
+         {"op": "call_blocking", "h": "d", "tool": "set_note", "args": '{"text": "This note is empty."}'}],
+    )  # fmt: skip
+    events = ok(results[4]) + ok(results[5])
+    by_kind = [(e["id"], e["kind"]) for e in events]
+    call_id, sub_id = ok(results[2]), ok(results[1])
+    assert (call_id, "ToolResult") in by_kind and (sub_id, "ResourceUpdated") in by_kind
+    assert by_kind.index((call_id, "Progress")) < by_kind.index((call_id, "ToolResult"))
+    note = next(e for e in events if e["kind"] == "ResourceUpdated")
+    assert note["value"]["content"] == "changed"
+    assert ok(results[6]) is True
+
+
+def test_guest_log_messages_reach_the_host_log(
+    demo_host: Host, probe_wasm: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.DEBUG, logger="agent_host.guest"):
+        probe(demo_host, probe_wasm, [{"op": "log", "level": "warn", "message": "watch out"}], agent="logger")
+    assert ("agent_host.guest", logging.WARNING, "[logger] warn: watch out") in caplog.record_tuples
+
+
+def test_a_dropped_handle_is_released_and_a_new_one_works(demo_host: Host, probe_wasm: Path) -> None:
+    results = probe(
+        demo_host,
+        probe_wasm,
+        [
+            GET,
+            {"op": "drop", "h": "d"},
+            GET,
+            {"op": "call_blocking", "h": "d", "tool": "echo", "args": '{"text": "again"}'},
+        ],
+    )
+    assert ok(results[3])["value"]["content"][0]["text"] == "again"
+
+
+def test_a_trapping_guest_is_reported_and_the_host_goes_on(demo_host: Host, probe_wasm: Path) -> None:
+    outcome = demo_host.run(probe_wasm, json.dumps({"steps": [GET, {"op": "raise", "message": "boom"}]}), agent="t")
+    assert outcome.status == "trap"
+    assert outcome.exit_code == 3
+    assert "RuntimeError: boom" in outcome.text
+    results = probe(
+        demo_host, probe_wasm, [GET, {"op": "call_blocking", "h": "d", "tool": "echo", "args": '{"text": "x"}'}]
+    )
+    assert ok(results[1])["value"]["content"][0]["text"] == "x"
+
+
+def test_run_returning_err_is_an_error_outcome(demo_host: Host, probe_wasm: Path) -> None:
+    outcome = demo_host.run(probe_wasm, json.dumps({"steps": [{"op": "fail", "message": "no luck"}]}), agent="t")
+    assert (outcome.status, outcome.text, outcome.exit_code) == ("error", "no luck", 1)

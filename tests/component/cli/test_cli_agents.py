@@ -1,0 +1,188 @@
+"""The command line with several agents, grants, the audit log and signals, as a user runs it.
+
+Provenance: issue 4, points 1 (a bare `run` is denied by default; `--allow` grants), 5 (every
+`[agents.*]` at once, sharing connections, a table of outcomes, the worst exit code), 6 (SIGINT or
+SIGTERM cancel everything, close connections, leave no child; a second signal exits at once) and 7
+(the audit log: one JSON line per tooling operation; arguments only when asked for).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.component import OBSERVED_TOML, PROBE, REPO
+from tests.support.processes import descendants, wait_for_line
+
+pytestmark = pytest.mark.component
+
+GET = {"op": "get", "tooling": "t", "as": "t"}
+WAIT = 30.0
+
+
+def steps(*items: dict[str, Any]) -> str:
+    return json.dumps({"steps": list(items)})
+
+
+def agent_toml(name: str, *items: dict[str, Any], toolings: str = '["t"]') -> str:
+    return f"\n[agents.{name}]\ncomponent = '{PROBE}'\ntoolings = {toolings}\ninput = '{steps(*items)}'\n"
+
+
+def agent_host(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agent_host", *args], capture_output=True, text=True, cwd=cwd, timeout=300, check=False
+    )
+
+
+def start(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "agent_host", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO
+    )
+
+
+def test_every_agent_runs_at_once_sharing_one_server_and_the_worst_outcome_wins(
+    probe_wasm: Path, tmp_path: Path
+) -> None:
+    config = tmp_path / "agent-host.toml"
+    config.write_text(
+        OBSERVED_TOML
+        + agent_toml("alpha", GET, {"op": "call_blocking", "h": "t", "tool": "wait", "args": '{"seconds": 1.5}'})
+        + agent_toml("beta", GET, {"op": "call_blocking", "h": "t", "tool": "wait", "args": '{"seconds": 1.5}'},
+                     {"op": "fail", "message": "beta gives up"})
+        + agent_toml("gamma", GET, {"op": "call_blocking", "h": "t", "tool": "wait", "args": '{"seconds": 1.5}'},
+                     {"op": "raise", "message": "gamma crashed"})
+    )  # fmt: skip
+    process = start("run", "--config", str(config))
+    servers: set[int] = set()
+    while process.poll() is None:
+        servers |= {pid for pid, cmd in descendants(process.pid).items() if "tests.servers.observed" in cmd}
+        time.sleep(0.05)
+    out, err = process.communicate()
+    assert process.returncode == 3, err
+    assert len(servers) == 1  # one connection shared by the three agents
+    lines = out.splitlines()
+    assert lines[0].split() == ["AGENT", "OUTCOME", "TIME", "DETAIL"]
+    rows = {line.split()[0]: line for line in lines[1:]}
+    assert rows["alpha"].split()[1] == "ok"
+    assert rows["beta"].split()[1] == "error" and "beta gives up" in rows["beta"]
+    assert rows["gamma"].split()[1] == "trap" and "RuntimeError: gamma crashed" in rows["gamma"]
+    as_json = agent_host("run", "--config", str(config), "--json")
+    assert as_json.returncode == 3
+    assert {entry["agent"]: entry["exit_code"] for entry in json.loads(as_json.stdout)} == {
+        "alpha": 0, "beta": 1, "gamma": 3,
+    }  # fmt: skip
+
+
+def test_a_bare_run_is_denied_by_default_and_allow_grants(probe_wasm: Path, tmp_path: Path) -> None:
+    config = tmp_path / "agent-host.toml"
+    config.write_text(OBSERVED_TOML)
+    script = steps(GET)
+    denied = agent_host("run", str(probe_wasm), "--config", str(config), "--input", script)
+    assert denied.returncode == 0
+    error = json.loads(denied.stdout)[0]["err"]
+    assert error["code"] == "denied"
+    assert "is not granted tooling 't'" in error["message"] and "--allow t" in error["message"]
+    allowed = agent_host("run", str(probe_wasm), "--config", str(config), "--input", script, "--allow", "t")
+    assert json.loads(allowed.stdout) == [{"ok": True}]
+    unknown = agent_host("run", str(probe_wasm), "--config", str(config), "--allow", "nope")
+    assert unknown.returncode == 2 and "--allow nope: no configured tooling matches" in unknown.stderr
+
+
+@pytest.mark.parametrize("with_arguments", [False, True])
+def test_the_audit_log_has_one_line_per_operation(probe_wasm: Path, tmp_path: Path, with_arguments: bool) -> None:
+    config = tmp_path / "agent-host.toml"
+    host_table = f'[host]\naudit_log = "audit.jsonl"\naudit_arguments = {str(with_arguments).lower()}\n'
+    config.write_text(
+        host_table + OBSERVED_TOML + agent_toml(
+            "auditor", GET,
+            {"op": "call_blocking", "h": "t", "tool": "echo", "args": '{"text": "hi"}'},
+            {"op": "call", "h": "t", "tool": "echo", "args": '{"text": "async"}'},
+            {"op": "drain", "count": 1},
+            {"op": "read_resource", "h": "t", "uri": "obs://nope"},
+            {"op": "get", "tooling": "missing", "as": "m"},
+        )
+    )  # fmt: skip
+    done = agent_host("run", "--agent", "auditor", "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    summary = [(e["operation"], e["tooling"], e["target"], e["outcome"]) for e in lines]
+    assert summary == [
+        ("get", "t", None, "ok"),
+        ("call-tool-blocking", "t", "echo", "ok"),
+        ("call-tool", "t", "echo", "ok"),
+        ("read-resource", "t", "obs://nope", "not-found"),
+        ("get", "missing", None, "not-found"),
+    ]
+    first = lines[1]
+    assert first["agent"] == "auditor" and first["argument_bytes"] == len('{"text": "hi"}')
+    assert first["time"].endswith("Z") and first["duration_ms"] >= 0
+    assert ("arguments" in first) is with_arguments
+    if with_arguments:
+        assert first["arguments"] == '{"text": "hi"}'
+
+
+def test_sigterm_stops_every_agent_cancels_upstream_and_leaves_no_process(probe_wasm: Path, tmp_path: Path) -> None:
+    config = tmp_path / "agent-host.toml"
+    config.write_text(
+        OBSERVED_TOML + agent_toml(
+            "waiter", GET,
+            {"op": "subscribe_resource", "h": "t", "uri": "obs://a"},
+            {"op": "call", "h": "t", "tool": "wait", "args": '{"seconds": 60}'},
+            {"op": "eprint", "text": "ready"},
+            {"op": "recv", "timeout_ms": 60000},
+            {"op": "loop"},
+        )
+    )  # fmt: skip
+    process = start("run", "--agent", "waiter", "--config", str(config))
+    wait_for_line(process, "[waiter] ready")
+    children = set(descendants(process.pid))
+    assert children
+    started = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=WAIT)
+    assert process.returncode == 143  # 128 + SIGTERM (issue 8, point 5)
+    assert time.monotonic() - started < 15
+    assert "SIGTERM: stopping everything" in err
+    assert "stopped by the host: SIGTERM received" in err
+    for pid in children:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def test_a_second_signal_exits_at_once(probe_wasm: Path, tmp_path: Path) -> None:
+    config = tmp_path / "agent-host.toml"
+    config.write_text(
+        f'[tooling.slow]\ncommand = "${{AGENT_HOST_PYTHON}}"\nargs = ["-m", "tests.servers.stubborn"]\ncwd = "{REPO}"\n'
+        + agent_toml("lingerer", {"op": "get", "tooling": "slow", "as": "s"}, {"op": "eprint", "text": "ready"},
+                     {"op": "recv", "timeout_ms": 60000}, toolings='["slow"]')
+    )  # fmt: skip
+    process = start("run", "--agent", "lingerer", "--config", str(config))
+    try:
+        wait_for_line(process, "[lingerer] ready")
+        children = set(descendants(process.pid))
+        process.send_signal(signal.SIGINT)
+        wait_for_line(process, "SIGINT: stopping everything")
+        time.sleep(0.5)  # now closing the stubborn server, which takes seconds
+        assert process.poll() is None
+        second = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=WAIT)
+        assert process.returncode == 130
+        assert time.monotonic() - second < 2
+    finally:
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if process.poll() is None:
+            process.kill()
+            process.communicate()

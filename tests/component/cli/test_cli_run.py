@@ -1,0 +1,149 @@
+"""`agent-host run` as a user runs it: a child process, real guests, the embedded default config.
+
+Provenance: design "Command line": stdout carries exactly the guest's answer; logs, progress and
+guest output go to stderr (guest lines prefixed with the agent's name); exit codes 0/1/2/3;
+`--input TEXT|@FILE|-`; `--agent NAME`. Issue 2, point 7: the example agent's summary.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.component import PROBE, REPO
+
+pytestmark = pytest.mark.component
+
+
+def agent_host(*args: str, stdin: str | None = None, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agent_host", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+        check=False,
+    )
+
+
+def steps(*items: dict[str, Any]) -> str:
+    return json.dumps({"steps": list(items)})
+
+
+def test_stdout_is_exactly_the_answer_and_guest_output_goes_to_stderr(probe_wasm: Path) -> None:
+    done = agent_host(
+        "run", str(probe_wasm), "--input",
+        steps({"op": "print", "text": "to stdout"}, {"op": "eprint", "text": "to stderr"},
+              {"op": "log", "level": "info", "message": "logged"},
+              {"op": "log", "level": "warn", "message": "careful"}),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [{"ok": True}] * 4
+    name = probe_wasm.stem
+    for line in ("to stdout", "to stderr", "info: logged", "warn: careful"):  # prints as they are, logs with a level
+        assert f"[{name}] {line}\n" in done.stderr
+
+
+def test_exit_codes_follow_the_design(probe_wasm: Path) -> None:
+    failed = agent_host("run", str(probe_wasm), "--input", steps({"op": "fail", "message": "declined"}))
+    assert failed.returncode == 1 and failed.stdout == ""
+    assert "failed: declined" in failed.stderr
+    trapped = agent_host("run", str(probe_wasm), "--input", steps({"op": "raise", "message": "kaput"}))
+    assert trapped.returncode == 3 and trapped.stdout == ""
+    assert "was stopped: the guest raised RuntimeError: kaput" in trapped.stderr
+    unusable = agent_host("run", str(probe_wasm), "--config", "/nonexistent/agent-host.toml")
+    assert unusable.returncode == 2
+    assert "no such file" in unusable.stderr
+
+
+def test_run_json_prints_one_outcome_for_a_single_guest(probe_wasm: Path) -> None:
+    """Issue 9, point 6: `--json` for a single run: {agent, status, exit_code, duration, output}."""
+    done = agent_host("run", str(probe_wasm), "--json", "--input", steps({"op": "log", "message": "x"}))
+    assert done.returncode == 0, done.stderr
+    outcome = json.loads(done.stdout)
+    assert set(outcome) == {"agent", "status", "exit_code", "duration", "output"}
+    assert (outcome["agent"], outcome["status"], outcome["exit_code"]) == (probe_wasm.stem, "ok", 0)
+    assert json.loads(outcome["output"]) == [{"ok": True}]
+    failed = agent_host("run", str(probe_wasm), "--json", "--input", steps({"op": "fail", "message": "declined"}))
+    assert failed.returncode == 1
+    assert json.loads(failed.stdout)["status"] == "error" and json.loads(failed.stdout)["output"] == "declined"
+    assert "failed: declined" in failed.stderr
+
+
+def test_input_comes_from_text_a_file_or_stdin(probe_wasm: Path, tmp_path: Path) -> None:
+    script = steps({"op": "log", "message": "x"})
+    (tmp_path / "in.json").write_text(script)
+    for args, stdin in (
+        (["--input", script], None),
+        (["--input", f"@{tmp_path / 'in.json'}"], None),
+        (["--input", "-"], script),
+    ):
+        done = agent_host("run", str(probe_wasm), *args, stdin=stdin)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == [{"ok": True}]
+
+
+def test_an_agent_table_supplies_component_input_and_name(probe_wasm: Path, tmp_path: Path) -> None:
+    config = tmp_path / "agent-host.toml"
+    config.write_text(
+        '[tooling.demo]\ncommand = "${AGENT_HOST_PYTHON}"\nargs = ["-m", "agent_host.demo_server"]\n'
+        f"[agents.scout]\ncomponent = '{PROBE}'\ntoolings = [\"demo\"]\n"
+        f"input = '{steps({'op': 'get', 'tooling': 'demo', 'as': 'd'}, {'op': 'eprint', 'text': 'hi'})}'\n"
+    )
+    done = agent_host("run", "--agent", "scout", "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [{"ok": True}, {"ok": True}]
+    assert "[scout] hi" in done.stderr
+
+
+def test_the_demo_agent_prints_its_summary() -> None:
+    done = agent_host("run", "guests/demo")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "Tools of 'demo': echo, add, word_count, fail, sleep, set_note"
+    assert "add(words, lines) = 15" in done.stdout
+    assert "Resource demo://logo.png (image/png): 190 bytes, PNG signature ok" in done.stdout
+
+
+def test_the_watcher_agent_reacts_to_changes_while_its_call_is_in_flight() -> None:
+    done = agent_host("run", "guests/watcher", "--input", "first note\nsecond one here")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-1] == "sleep finished: slept 3 s"
+    changes = [line for line in lines if line.startswith("note changed:")]
+    assert changes == ["note changed: 'first note' (2 words)", "note changed: 'second one here' (3 words)"]
+    assert lines.index(changes[-1]) < len(lines) - 1  # reacted before the call finished
+
+
+def test_tools_and_call_use_the_embedded_default() -> None:
+    listed = agent_host("tools", "--json")
+    assert listed.returncode == 0, listed.stderr
+    report = json.loads(listed.stdout)
+    assert [t["name"] for t in report["demo"]["tools"]][:2] == ["echo", "add"]
+    called = agent_host("call", "demo", "add", '{"a": 1, "b": 2}')
+    assert called.returncode == 0 and json.loads(called.stdout)["structuredContent"] == {"sum": 3}
+    failed = agent_host("call", "demo", "fail", '{"message": "nope"}')
+    assert failed.returncode == 1 and json.loads(failed.stdout)["isError"] is True
+    unknown = agent_host("call", "demo", "nosuch")
+    assert unknown.returncode == 2 and "not-found" in unknown.stderr
+
+
+def test_a_guest_written_from_the_template_builds_and_runs(tmp_path: Path) -> None:
+    """A guest that is not in the repo, written against wit/ alone, built with `agent-host build`."""
+    assert agent_host("new", "outsider", "--dir", str(tmp_path)).returncode == 0
+    built = agent_host("build", str(tmp_path / "outsider"))
+    assert built.returncode == 0, built.stderr
+    wasm = Path(built.stdout.strip())
+    assert wasm.suffix == ".wasm" and wasm.is_file()
+    again = agent_host("build", str(tmp_path / "outsider"))
+    assert again.stdout == built.stdout and "building" not in again.stderr  # cached by content
+    done = agent_host("run", str(wasm), "--input", "ping")
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["tools"][:2] == ["echo", "add"]
+    assert answer["echo"] == "ping"

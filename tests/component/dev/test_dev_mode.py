@@ -1,0 +1,219 @@
+"""Dev mode: a guest folder runs from its source (no build per edit), and `agent-host dev` reruns it
+on every save with the connections kept; errors point at the guest's own lines.
+
+Provenance: issue 10, points 1 (run --dev, the whole stdlib importable, nothing else of the sandbox
+changes), 2 (watch mode: rerun on save, a running guest interrupted and restarted, connections kept,
+Ctrl-C ends it) and 3 (Python's traceback format, paths relative to the guest folder, the source
+line, no Rust panic text; a syntax error at once; a missing module named with what to do).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Final
+
+import pytest
+
+from tests.support.component import REPO
+from tests.support.processes import descendants
+
+pytestmark = pytest.mark.component
+
+WAIT: Final = 120.0
+"""Seconds a child `agent-host` may take to print an expected line (the first run builds and
+compiles the dev runner once per cache)."""
+
+GUEST: Final = """\
+import json
+import os
+import textwrap
+
+import wit_world
+from wit_world.imports import tooling
+
+
+def helper(x):
+    return 1 / x
+
+
+class WitWorld(wit_world.WitWorld):
+    def run(self, input: str) -> str:
+        if input == "divide":
+            return str(helper(0))
+        if input == "sandbox":
+            try:
+                open("/.agent-host/src/new.txt", "w")
+                wrote = True
+            except OSError:
+                wrote = False
+            seen = {"src": sorted(os.listdir("/.agent-host/src")), "passwd": os.path.exists("/etc/passwd")}
+            return json.dumps({**seen, "wrote": wrote, "env": sorted(os.environ)})
+        if input == "slow":
+            with tooling.get("demo") as demo:
+                demo.call_tool_blocking("sleep", json.dumps({"seconds": 30, "steps": 3}))
+        with tooling.get("demo") as demo:
+            echoed = json.loads(demo.call_tool_blocking("echo", json.dumps({"text": input})).value)
+        return textwrap.shorten(f"VERSION {echoed['structuredContent']['result']}", 60)
+"""
+
+
+def agent_host(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agent_host", *args], capture_output=True, text=True, cwd=cwd, timeout=300, check=False
+    )
+
+
+@pytest.fixture
+def guest(tmp_path: Path) -> Path:
+    folder = tmp_path / "devguest"
+    folder.mkdir()
+    (folder / "app.py").write_text(GUEST.replace("VERSION", "v1"))
+    return folder
+
+
+def test_run_dev_answers_from_the_source_and_an_edit_needs_no_build(guest: Path) -> None:
+    first = agent_host("run", "--dev", str(guest), "--input", "hello")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == "v1 hello"
+    (guest / "app.py").write_text(GUEST.replace("VERSION", "v2"))
+    second = agent_host("run", "--dev", str(guest), "--input", "hello")
+    assert second.returncode == 0, second.stderr
+    assert second.stdout == "v2 hello"
+    assert "building" not in second.stderr and "compiling" not in second.stderr
+
+
+def test_in_dev_mode_the_guest_sees_only_its_source_read_only(guest: Path) -> None:
+    done = agent_host("run", "--dev", str(guest), "--input", "sandbox")
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen == {"src": ["app.py"], "passwd": False, "wrote": False, "env": ["AGENT_HOST_DEV_MODULE"]}
+
+
+@pytest.mark.parametrize("dev", [True, False], ids=["dev", "built"])
+def test_an_uncaught_exception_is_told_in_pythons_format_with_the_guests_lines(guest: Path, dev: bool) -> None:
+    done = agent_host("run", *(["--dev"] if dev else []), str(guest), "--input", "divide")
+    assert done.returncode == 3
+    prefix = f"[{guest.name}] "
+    report = [line.removeprefix(prefix) for line in done.stderr.splitlines() if line.startswith(prefix)]
+    assert report == [
+        "Traceback (most recent call last):",
+        '  File "app.py", line 16, in run',
+        "    return str(helper(0))",
+        "               ~~~~~~^^^",
+        '  File "app.py", line 10, in helper',
+        "    return 1 / x",
+        "           ~~^~~",
+        "ZeroDivisionError: division by zero",
+    ]
+    assert "panicked" not in done.stderr and "RUST_BACKTRACE" not in done.stderr
+    assert "the guest raised ZeroDivisionError: division by zero at app.py:10" in done.stderr
+
+
+def test_a_syntax_error_shows_at_once_with_file_line_and_caret(guest: Path) -> None:
+    (guest / "app.py").write_text(GUEST + "\ndef broken(:\n")
+    started = time.monotonic()
+    done = agent_host("run", "--dev", str(guest), "--input", "x")
+    assert done.returncode == 3
+    line = len(GUEST.splitlines()) + 2
+    assert f'[{guest.name}]   File "app.py", line {line}\n[{guest.name}]     def broken(:\n' in done.stderr
+    assert f"[{guest.name}] SyntaxError: invalid syntax" in done.stderr
+    assert f"the guest raised SyntaxError: invalid syntax at app.py:{line}" in done.stderr
+    assert time.monotonic() - started < WAIT
+
+
+def test_a_module_that_is_not_there_is_named_with_what_to_do(guest: Path) -> None:
+    (guest / "app.py").write_text("import no_such_package_here\n" + GUEST)
+    done = agent_host("run", "--dev", str(guest), "--input", "x")
+    assert done.returncode == 3
+    assert "No module named 'no_such_package_here'" in done.stderr
+    assert "copy a pure-Python package into the guest folder" in done.stderr
+
+
+class Watch:
+    """`agent-host dev` as a child process; its output read unbuffered (select + os.read)."""
+
+    def __init__(self, folder: Path, *args: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "agent_host", "dev", str(folder), *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO,
+        )  # fmt: skip
+        assert self.process.stdout is not None and self.process.stderr is not None
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.process.stdout, selectors.EVENT_READ, "out")
+        self.selector.register(self.process.stderr, selectors.EVENT_READ, "err")
+        self.out = ""
+        self.err = ""
+        self._answers = 0
+
+    def _pump(self, until: float) -> None:
+        for key, _ in self.selector.select(max(0.0, until - time.monotonic())):
+            chunk = os.read(key.fd, 65536).decode(errors="replace")
+            if key.data == "out":
+                self.out += chunk
+            else:
+                self.err += chunk
+
+    def next_answer(self, waiting_for: str = "") -> str:
+        """The next complete line on stdout, once `waiting_for` appeared on stderr."""
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            lines = self.out.split("\n")[:-1]
+            if len(lines) > self._answers and waiting_for in self.err:
+                self._answers += 1
+                return lines[self._answers - 1]
+            self._pump(deadline)
+        raise AssertionError(f"no answer within {WAIT} s; stderr so far:\n{self.err}")
+
+    def wait_err(self, text: str) -> None:
+        deadline = time.monotonic() + WAIT
+        while text not in self.err and time.monotonic() < deadline:
+            self._pump(deadline)
+        assert text in self.err, self.err
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+        _, rest = self.process.communicate(timeout=WAIT)
+        self.err += rest.decode(errors="replace")
+        return self.process.returncode
+
+
+def test_dev_reruns_on_save_keeps_the_connection_and_stops_on_ctrl_c(guest: Path) -> None:
+    watch = Watch(guest, "--input", "hello")
+    try:
+        assert watch.next_answer() == "v1 hello"
+        watch.wait_err("watching")
+        servers = {pid for pid, command in descendants(watch.process.pid).items() if "demo_server" in command}
+        assert len(servers) == 1
+        (guest / "app.py").write_text(GUEST.replace("VERSION", "v2"))
+        assert watch.next_answer() == "v2 hello"
+        again = {pid for pid, command in descendants(watch.process.pid).items() if "demo_server" in command}
+        assert again == servers, "the tooling connection was not kept across the reload"
+    finally:
+        code = watch.stop()
+    assert code == 130, watch.err
+    assert "agent devguest: ok in" in watch.err
+
+
+def test_a_guest_still_running_when_the_source_changes_is_started_again(guest: Path) -> None:
+    watch = Watch(guest, "--input", "slow")
+    try:
+        deadline = time.monotonic() + WAIT
+        while not any("demo_server" in c for c in descendants(watch.process.pid).values()):
+            assert time.monotonic() < deadline, "the guest never connected to tooling demo"
+            time.sleep(0.1)
+        time.sleep(1.0)  # the guest is inside its 30 s `sleep` call now
+        (guest / "app.py").write_text(GUEST.replace("VERSION", "v2").replace('"slow"', '"never"'))
+        assert watch.next_answer("changed while running") == "v2 slow"
+    finally:
+        code = watch.stop()
+    assert code == 130, watch.err
+    assert watch.err.count("changed while running") == 1, watch.err  # one save, one restart
+    assert "failed" not in watch.err and "was stopped" not in watch.err, watch.err

@@ -1,0 +1,143 @@
+"""Grants and limits as a guest meets them: what is not granted is invisible or denied with a message
+naming the key that grants it; results beyond the size limit, the wall-clock limit and the CPU limit
+are enforced, and time waiting in the host is not CPU time.
+
+Provenance: issue 4, points 1 and 3.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_host import Host, Outcome
+from tests.support.component import OBSERVED_TOML, err, ok
+
+pytestmark = pytest.mark.component
+
+GET = {"op": "get", "tooling": "t", "as": "t"}
+
+AGENTS = """
+[agents.reader]
+toolings = ["t"]
+tools = { t = ["echo", "add_*", "big"] }
+resources = { t = ["obs://a", "obs://new*"] }
+
+[agents.patient]
+toolings = ["t"]
+cpu_time = 1
+timeout = 30
+
+[agents.hurried]
+toolings = ["t"]
+timeout = 2
+"""
+
+
+def run_agent(host: Host, probe_wasm: Path, agent: str, steps: list[dict[str, Any]]) -> Outcome:
+    policy = host.policy(agent, host.config.agents[agent])
+    return host.run(probe_wasm, json.dumps({"steps": steps}), agent=agent, policy=policy)
+
+
+@pytest.fixture
+def host(make_host: Callable[[str], Host]) -> Host:
+    return make_host("[host]\nmax_result_bytes = 1000\n" + OBSERVED_TOML + AGENTS)
+
+
+def test_allow_lists_hide_what_is_not_granted_and_deny_it_everywhere(host: Host, probe_wasm: Path) -> None:
+    outcome = run_agent(
+        host,
+        probe_wasm,
+        "reader",
+        [GET, {"op": "list_tools", "h": "t"}, {"op": "list_resources", "h": "t"},
+         {"op": "call_blocking", "h": "t", "tool": "activity"},
+         {"op": "call", "h": "t", "tool": "activity"},
+         {"op": "read_resource", "h": "t", "uri": "obs://b"},
+         {"op": "subscribe_resource", "h": "t", "uri": "obs://b"},
+         {"op": "read_resource", "h": "t", "uri": "obs://a"},
+         {"op": "subscribe_resource_list", "h": "t"}, {"op": "subscribe_tool_list", "h": "t"},
+         {"op": "call_blocking", "h": "t", "tool": "add_resource", "args": '{"name": "newer"}'},
+         {"op": "call_blocking", "h": "t", "tool": "add_tool", "args": '{"name": "hidden_tool"}'},
+         {"op": "drain", "count": 2, "timeout_ms": 10000}],
+    )  # fmt: skip
+    assert outcome.status == "ok", outcome
+    results = json.loads(outcome.text)
+    assert [t["name"] for t in ok(results[1])] == ["echo", "add_resource", "add_tool", "big"]  # server order
+    assert [r["uri"] for r in ok(results[2])] == ["obs://a"]
+    for index in (3, 4):
+        error = err(results[index])
+        assert error["code"] == "denied"
+        assert "agent 'reader' may not call tool 'activity' of tooling 't'" in error["message"]
+        assert 'tools.t = ["echo", "add_*", "big"]' in error["message"] and "[agents.reader]" in error["message"]
+    for index in (5, 6):
+        assert err(results[index])["code"] == "denied"
+        assert "may not use resource 'obs://b'" in err(results[index])["message"]
+    assert ok(results[7])["content"] == "initial a"
+    events = {e["kind"]: e["value"] for e in ok(results[12])}
+    assert [r["uri"] for r in events["ResourceListUpdated"]] == ["obs://a", "obs://newer"]
+    assert "hidden_tool" not in [t["name"] for t in events["ToolListUpdated"]]
+
+
+def test_results_beyond_the_size_limit_are_refused(host: Host, probe_wasm: Path) -> None:
+    outcome = run_agent(
+        host,
+        probe_wasm,
+        "reader",
+        [GET, {"op": "call_blocking", "h": "t", "tool": "big", "args": '{"size": 5000}'},
+         {"op": "call", "h": "t", "tool": "big", "args": '{"size": 5000}'},
+         {"op": "drain", "ids": [{"ref": 2}]},
+         {"op": "call_blocking", "h": "t", "tool": "big", "args": '{"size": 10}'}],
+    )  # fmt: skip
+    results = json.loads(outcome.text)
+    error = err(results[1])
+    assert error["code"] == "limit-exceeded"
+    assert "more than the limit of 1000 (max_result_bytes in" in error["message"]
+    envelope = ok(results[3])[0]
+    assert (envelope["kind"], envelope["value"]["code"]) == ("Error", "limit-exceeded")
+    assert ok(results[4])["value"]["content"][0]["text"] == "y" * 10
+
+
+def test_the_wall_clock_limit_ends_waits_in_the_host_too(host: Host, probe_wasm: Path) -> None:
+    started = time.monotonic()
+    outcome = run_agent(host, probe_wasm, "hurried", [GET, {"op": "recv", "timeout_ms": 60000}, {"op": "loop"}])
+    assert outcome.status == "trap"
+    assert (
+        "time limit: run did not finish within 2 s (timeout in" in outcome.text and "[agents.hurried]" in outcome.text
+    )
+    assert time.monotonic() - started < 10
+
+
+def test_waiting_in_the_host_is_not_cpu_time(host: Host, probe_wasm: Path) -> None:
+    outcome = run_agent(
+        host,
+        probe_wasm,
+        "patient",
+        [GET, {"op": "call_blocking", "h": "t", "tool": "wait", "args": '{"seconds": 2.5}'},
+         {"op": "recv", "timeout_ms": 1000}],
+    )  # fmt: skip
+    assert outcome.status == "ok", outcome  # 3.5 s of waiting under a 1 s CPU limit
+    busy = run_agent(host, probe_wasm, "patient", [{"op": "busy", "ms": 3000}])
+    assert busy.status == "trap" and "CPU time limit: run used more than 1 s of CPU" in busy.text
+
+
+def test_a_resource_uri_with_a_dot_segment_passes_no_resource_glob(host: Host, probe_wasm: Path) -> None:
+    """Provenance: docs/notes/hardening-open.md, item 11 (`demo://readme/../note` passed `demo://read*`)."""
+    outcome = run_agent(
+        host,
+        probe_wasm,
+        "reader",
+        [GET, {"op": "read_resource", "h": "t", "uri": "obs://new/../a"},
+         {"op": "subscribe_resource", "h": "t", "uri": "obs://new/%2e%2E/a"},
+         {"op": "read_resource", "h": "t", "uri": "obs://newer/..%2fb"}],
+    )  # fmt: skip
+    assert outcome.status == "ok", outcome
+    results = json.loads(outcome.text)
+    for result in results[1:]:
+        error = err(result)
+        assert error["code"] == "denied", error
+        assert "dot segment '..'" in error["message"] and "resources.t" in error["message"], error

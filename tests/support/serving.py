@@ -1,0 +1,115 @@
+"""Helpers of the `agent-host serve` tests: the command as a child process, over HTTP or raw stdio,
+or as the SDK's stdio client starts it (`sdk_stdio`: with this process's environment, which the SDK
+would otherwise replace by a minimal one, dropping AGENT_HOST_CACHE: the served guests would then be
+built into the home cache)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mcp.client.stdio import StdioServerParameters
+
+from tests.support.component import REPO
+
+
+def sdk_stdio(*args: str) -> StdioServerParameters:
+    """`agent-host serve --stdio ARGS` for the SDK's `Client`, run from the repository with this
+    process's environment."""
+    command = ["-m", "agent_host", "serve", "--stdio", *args]
+    return StdioServerParameters(command=sys.executable, args=command, cwd=str(REPO), env=dict(os.environ))
+
+
+class RawStdio:
+    """`agent-host serve --stdio --agent idle` as a child process, spoken to in JSON-RPC lines (so the
+    test holds the server's pid and chooses the protocol era)."""
+
+    def __init__(self, config: Path, *extra: str) -> None:
+        chosen = extra or ("--agent", "idle")
+        command = [sys.executable, "-m", "agent_host", "serve", "--stdio", "--config", str(config), *chosen]
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO
+        )
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+        self.process.stdin.flush()
+
+    def ask(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Send a request and read its answer."""
+        assert self.process.stdout is not None
+        self.send(message)
+        answer: dict[str, Any] = json.loads(self.process.stdout.readline())
+        assert answer["id"] == message["id"], answer
+        return answer
+
+    def end(self, *, terminate: bool) -> str:
+        """Close stdin (or send SIGTERM) and wait for the exit; the server's stderr."""
+        assert self.process.stdin is not None
+        if terminate:
+            self.process.terminate()
+        else:
+            self.process.stdin.close()
+            self.process.stdin = None  # closed: communicate() must not flush it
+        try:
+            return self.process.communicate(timeout=60)[1]
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.communicate()
+
+
+class HttpServe:
+    """`agent-host serve --http 127.0.0.1:0` as a child process; `url` is its MCP endpoint."""
+
+    def __init__(
+        self,
+        config: Path,
+        *extra: str,
+        env: dict[str, str] | None = None,
+        preexec: Callable[[], None] | None = None,
+    ) -> None:
+        command = [
+            sys.executable,
+            "-m",
+            "agent_host",
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--config",
+            str(config),
+            *extra,
+        ]
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+            env={**os.environ, **(env or {})}, preexec_fn=preexec,
+        )  # fmt: skip
+        assert self.process.stderr is not None
+        self.preamble: list[str] = []
+        """What the server wrote on stderr before its URL."""
+        for line in self.process.stderr:  # build and compile progress first, then the URL
+            self.preamble.append(line)
+            if line.startswith("agent-host: serving MCP on "):
+                self.url = line.split()[-1]
+                self.base = self.url.removesuffix("/mcp")
+                return
+        raise AssertionError(f"serve did not start: exit {self.process.wait()}")
+
+    def stop(self) -> int:
+        """SIGTERM, then wait for the exit; the exit code (`stderr`: what the server wrote after its URL)."""
+        self.process.terminate()
+        self.stderr = self.process.communicate(timeout=60)[1]
+        return self.process.returncode
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}  # fmt: skip
+JSON_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}

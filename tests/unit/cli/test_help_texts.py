@@ -1,0 +1,53 @@
+"""Each command's `--help` says what the command does, as the README does.
+
+Provenance: issue 20, hardening-open item 13 (a newcomer): `serve --help` said every agent takes
+`{"input": string}` (an agent with `input_schema` takes that object), `build --help` said GUEST is
+"a folder with app.py" and nothing of what a build holds; `--json` did not say what a failure prints.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_host.cli import main
+
+
+def help_of(capsys: pytest.CaptureFixture[str], *command: str) -> str:
+    assert main([*command, "--help"]) == 0
+    return " ".join(capsys.readouterr().out.split())
+
+
+def test_serve_help_tells_what_an_agent_takes_and_the_http_api(capsys: pytest.CaptureFixture[str]) -> None:
+    text = help_of(capsys, "serve")
+    assert "input_schema" in text and "as JSON text" in text
+    assert "GET /tools/list" in text and "POST /tools/NAME" in text
+    assert "stdin closes" in text
+
+
+def test_build_help_tells_what_a_guest_folder_is_and_what_a_build_holds(capsys: pytest.CaptureFixture[str]) -> None:
+    text = help_of(capsys, "build")
+    assert "a folder with app.py" not in text
+    assert "--module" in text and "only module" in text
+    assert "imported only at run time" in text and "never the packages installed beside agent-host" in text
+
+
+@pytest.mark.parametrize("command", [["run"], ["call"], ["tools"]])
+def test_json_help_tells_what_a_failure_prints(capsys: pytest.CaptureFixture[str], command: list[str]) -> None:
+    assert '{"error": {"code", "message", "data"}}' in help_of(capsys, *command)
+
+
+def test_config_check_help_tells_what_it_checks(capsys: pytest.CaptureFixture[str]) -> None:
+    text = help_of(capsys, "config", "check")
+    assert "every problem at once" in text and "the toolings each agent's guest asks for" in text
+
+
+def test_the_exit_codes_name_a_called_tools_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert "1 the guest (or a called tool) returned an error" in help_of(capsys, "call")
+
+
+def test_a_missing_module_tells_the_build_work_around() -> None:
+    """A build holds the standard-library modules imported as its code loads (componentize-py 0.25
+    has no option to add others): the message of a guest that imports one later says what to do."""
+    from agent_host.errors import MISSING_MODULE_HINT
+
+    assert "at the top of app.py" in MISSING_MODULE_HINT

@@ -1,0 +1,23 @@
+"""The README's quick start installs what `make setup` installs.
+
+Provenance: issue 20, point 19: the quick start's `pip install -e '.[dev]'` alternative left out the
+`ray` extra, so the Ray tests skipped for whoever followed it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def extras(text: str) -> list[set[str]]:
+    """The extras of every `pip install ... -e '.[A,B]'` in `text`."""
+    return [set(found.split(",")) for found in re.findall(r"pip install [^\n]*-e '\.\[([a-z,]+)\]'", text)]
+
+
+def test_the_quick_starts_pip_alternative_installs_the_extras_make_setup_does() -> None:
+    (make,) = extras((REPO / "Makefile").read_text())
+    readme = extras((REPO / "README.md").read_text())
+    assert readme and all(found == make for found in readme), (make, readme)

@@ -1,0 +1,65 @@
+"""Forwarding a guest's output: lines cut as log lines are, and what the host holds bounded.
+
+Provenance: issue 20, point 2 (a guest writing to stdout without a newline made the host buffer it
+whole: 1.7 GB of host RSS with `memory = "64MiB"`; lines were forwarded whatever their length).
+"""
+
+from __future__ import annotations
+
+import io
+import tracemalloc
+from pathlib import Path
+
+from agent_host.runtime.output import MAX_OUTPUT_LINE, Forwarder
+
+
+def forwarded(tmp_path: Path, data: bytes) -> list[str]:
+    out = tmp_path / "stdout"
+    out.write_bytes(data)
+    sink = io.StringIO()
+    Forwarder("g", [out], sink).stop()  # never started: stop() forwards what is there
+    return sink.getvalue().splitlines()
+
+
+def test_lines_are_forwarded_with_the_agents_prefix_and_a_last_line_without_newline(tmp_path: Path) -> None:
+    assert forwarded(tmp_path, b"one\ntwo\nthree") == ["[g] one", "[g] two", "[g] three"]
+
+
+def test_a_line_longer_than_the_bound_is_cut_saying_how_much_was_cut(tmp_path: Path) -> None:
+    lines = forwarded(tmp_path, b"a" * (MAX_OUTPUT_LINE + 5000) + b"\nnext\n" + b"b" * (3 * MAX_OUTPUT_LINE))
+    assert lines == [
+        "[g] " + "a" * MAX_OUTPUT_LINE + "... [5000 bytes cut]",
+        "[g] next",
+        "[g] " + "b" * MAX_OUTPUT_LINE + f"... [{2 * MAX_OUTPUT_LINE} bytes cut]",
+    ]
+
+
+def test_output_without_newlines_is_read_in_bounded_pieces_not_held_whole(tmp_path: Path) -> None:
+    size = 32 * 1024 * 1024
+    out = tmp_path / "stdout"
+    with out.open("wb") as handle:
+        for _ in range(size // (1024 * 1024)):
+            handle.write(b"x" * (1024 * 1024))
+    sink = io.StringIO()
+    forwarder = Forwarder("g", [out], sink)
+    tracemalloc.start()
+    try:
+        forwarder._pump(final=False)  # while the guest runs: the line is not complete yet
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1024 * 1024, f"the host held {peak} bytes of a guest's partial line"
+    with out.open("ab") as handle:
+        handle.write(b"\ndone\n")
+    forwarder.stop()
+    assert sink.getvalue().splitlines() == [
+        "[g] " + "x" * MAX_OUTPUT_LINE + f"... [{size - MAX_OUTPUT_LINE} bytes cut]",
+        "[g] done",
+    ]
+
+
+def test_control_characters_a_guest_prints_are_escaped_so_it_cannot_forge_host_lines(tmp_path: Path) -> None:
+    """Issue 20 (found attacking the fence): `\\r`, ESC sequences and bidi overrides in a guest's
+    output reached the operator's terminal raw (a line rewritten, the title set, a host line forged)."""
+    lines = forwarded(tmp_path, b"\x1b[1A\x1b[2K\ragent-host: FORGED\x1b]0;t\x07 \xe2\x80\xae!\n")
+    assert lines == ["[g] \\x1b[1A\\x1b[2K\\x0dagent-host: FORGED\\x1b]0;t\\x07 \\u202e!"]
