@@ -15,7 +15,8 @@ Tools:
 - `roots()`: asks the client for its roots and answers their URIs as JSON.
 - `open_url(url)`: asks the client to open `url` (URL-mode elicitation); "opened" when accepted.
 - `shout(text, related=true)`: sends `text` as a warning log message (logger `asking`; with
-  `related = false` not tied to the request: on the connection's own stream) and answers "logged".
+  `related = false` not tied to the request: on the connection's own stream, then a ping on that
+  stream, so the answer comes once the client has the message) and answers "logged".
   Each asks the 2025-11-25 way (a request to the client) or the 2026-07-28 way (`input_required`).
 - `stall(reports, interval, then)`: reports progress `reports` times, `interval` seconds apart, then
   waits `then` seconds more and answers "done" (a call the client's timeout should keep alive, or not).
@@ -24,6 +25,7 @@ Tools:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import socket
 import sys
@@ -159,6 +161,9 @@ def build() -> Server[Any]:
                 warnings.simplefilter("ignore", MCPDeprecationWarning)
                 related = ctx.request_id if arguments.get("related", True) else None
                 await ctx.session.send_log_message("warning", str(arguments.get("text")), "asking", related)
+                if related is None:  # answer once the client has it: a ping goes on the same stream, after it
+                    with anyio.move_on_after(10), contextlib.suppress(Exception):
+                        await ctx.session.send_ping()
             return types.CallToolResult(content=_text("logged"))
         if params.name == "shaped":
             mode = arguments.get("mode")
