@@ -16,8 +16,9 @@ from typing import Any, Self
 
 import anyio
 from mcp import types
-from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
+
+from agent_host.toolings.mcp.sdk_hooks import ReadStream, WriteStream
 
 Incoming = SessionMessage | Exception
 

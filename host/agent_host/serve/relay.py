@@ -45,6 +45,7 @@ from agent_host.serve.clients import ClientSlots, client_of_request
 from agent_host.serve.limit_log import LimitLog
 from agent_host.serve.proxy import ToolingProxy
 from agent_host.session import GuestSession
+from agent_host.toolings.mcp.sdk_hooks import connection_of
 
 logger = logging.getLogger(__name__)
 
@@ -79,12 +80,6 @@ class _Outbox:
     """Keys: `_TOOLS`, `_RESOURCES`, or `uri:URI`."""
     sending: bool = False
     """Whether a sender task runs for it."""
-
-
-def connection_of(ctx: ServerRequestContext[Any]) -> Connection:
-    """The client connection a request came on (the SDK keeps it on the request's session only)."""
-    connection: Connection = ctx.session._connection  # no public accessor in mcp 2.3
-    return connection
 
 
 async def _notify(connection: Connection, key: str) -> None:

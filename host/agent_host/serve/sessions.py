@@ -14,11 +14,11 @@ A session's GET stream is closed `[serve] listen_idle` seconds after it opened (
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Final
 
 import anyio
-from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp_types import ErrorData, JSONRPCError
@@ -31,6 +31,7 @@ from agent_host.errors import ErrorCode
 from agent_host.serve.clients import ClientSlots, client_of_scope
 from agent_host.serve.limit_log import LimitLog
 from agent_host.serve.mcp_server import ERROR_CODES
+from agent_host.toolings.mcp.sdk_hooks import open_sessions
 
 logger = logging.getLogger(__name__)
 
@@ -39,12 +40,6 @@ MCP_PATH: Final = "/mcp"
 
 _SESSION_HEADER: Final = MCP_SESSION_ID_HEADER.lower().encode("ascii")
 _VERSION_HEADER: Final = MCP_PROTOCOL_VERSION_HEADER.lower().encode("ascii")
-
-
-def _open_sessions(manager: StreamableHTTPSessionManager) -> Mapping[str, StreamableHTTPServerTransport]:
-    """The sessions `manager` keeps, by id (no public accessor in mcp 2.3)."""
-    sessions: Mapping[str, StreamableHTTPServerTransport] = manager._server_instances
-    return sessions
 
 
 def _refusal(status: int, message: str) -> Response:
@@ -100,7 +95,7 @@ class SessionLimits:
             await self._app(scope, receive, watch)
         finally:
             if opened:
-                sessions = _open_sessions(self._manager())
+                sessions = open_sessions(self._manager())
                 session_id = opened[0]
                 self._slots.replace(client, pending, ("session", session_id), lambda: session_id in sessions)
             else:
@@ -113,7 +108,7 @@ class SessionLimits:
 
         async def expire() -> None:
             await anyio.sleep(self._settings.listen_idle)
-            transport = _open_sessions(self._manager()).get(session_id)
+            transport = open_sessions(self._manager()).get(session_id)
             if transport is not None:
                 transport.close_standalone_sse_stream()
 

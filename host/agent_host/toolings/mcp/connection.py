@@ -38,6 +38,7 @@ from agent_host.toolings.mcp.auth import host_auth
 from agent_host.toolings.mcp.errors import STDERR_TAIL, connect_error, unauthorized
 from agent_host.toolings.mcp.listen import Listen
 from agent_host.toolings.mcp.requests import ServerCallbacks
+from agent_host.toolings.mcp.sdk_hooks import results_checked_by_the_host
 from agent_host.toolings.mcp.stdio import stdio_transport
 from agent_host.toolings.mcp.stream import offending_input, signal_end
 from agent_host.toolings.mcp.tasks import TasksExtension
@@ -300,13 +301,8 @@ class McpConnection:
             old.stop()
 
 
-async def _no_check(name: str, result: object) -> None:
-    return None
-
-
 def _results_checked_by_the_host(client: Client) -> Client:
-    """`client`, its session no longer checking `structuredContent` against output schemas: the
-    host checks every tooling kind's results itself (`session.admission.check_result`: `protocol`,
-    naming the path and rule), where the SDK would raise a bare `RuntimeError` out of `call_tool`."""
-    setattr(client.session, "validate_tool_result", _no_check)  # noqa: B010 - the SDK has no switch for it
+    """`client`, its session no longer checking `structuredContent` against output schemas (see
+    `sdk_hooks.results_checked_by_the_host`)."""
+    results_checked_by_the_host(client.session)
     return client

@@ -6,9 +6,8 @@ whole group once the SDK is done with the server, however the connection ended; 
 tracked by `agent_host._support.stopping` meanwhile. A stop (a signal, a deadline, an abandoned connect: the
 transport's user is cancelled) or a failure kills the group at once, before the SDK's graceful
 shutdown (EOF, 2 s, SIGTERM, 2 s) would wait. A process that leaves the group (`setsid`) escapes.
-The server's stderr is a pipe, always read, copied into a `rotation.RotatingFile`. Only this module
-touches the SDK's private names: it wraps `mcp.client.stdio._create_platform_compatible_process` to
-learn the server's pid, reported only to the `stdio_transport` that started it (a context variable).
+The server's stderr is a pipe, always read, copied into a `rotation.RotatingFile`. The server's pid
+is learnt through `sdk_hooks.spawning` (reported only to the `stdio_transport` that started it).
 """
 
 from __future__ import annotations
@@ -16,19 +15,17 @@ from __future__ import annotations
 import logging
 import os
 import signal
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from contextvars import ContextVar, Token
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import anyio
-import mcp.client.stdio as sdk_stdio
-from mcp.client._transport import TransportStreams
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from agent_host._support.rotation import LogBounds, RotatingFile
 from agent_host._support.stopping import POLL, TERMINATE_GRACE, forget_group, track_group
+from agent_host.toolings.mcp.sdk_hooks import TransportStreams, spawning
 
 logger = logging.getLogger(__name__)
 
@@ -37,20 +34,6 @@ STDERR_CHUNK: Final = 64 * 1024
 
 STDERR_DRAIN: Final = 1.0
 """Seconds the log pump may take, once the server's group is gone, to copy what is left in the pipe."""
-
-_spawned: ContextVar[Callable[[int], None] | None] = ContextVar("agent_host_stdio_spawned", default=None)
-_sdk_spawn = sdk_stdio._create_platform_compatible_process
-
-
-async def _spawn_and_report(*args: Any, **kwargs: Any) -> Any:
-    process = await _sdk_spawn(*args, **kwargs)
-    report = _spawned.get()
-    if report is not None:
-        report(process.pid)
-    return process
-
-
-sdk_stdio._create_platform_compatible_process = _spawn_and_report
 
 
 @asynccontextmanager
@@ -74,25 +57,17 @@ async def stdio_transport(
     copied = anyio.Event()
     async with anyio.create_task_group() as pump:
         pump.start_soon(_copy, read_end, sink, log, copied)
-        token: Token[Callable[[int], None] | None] | None = _spawned.set(started)
-
-        def forget() -> None:  # the spawn is over: later tasks of this context report nothing
-            nonlocal token
-            if token is not None:
-                _spawned.reset(token)
-                token = None
-
         try:
-            async with stdio_client(params, errlog=errlog) as streams:  # its exit is shielded and bounded
-                forget()
-                try:
+            async with AsyncExitStack() as stack:
+                async with spawning(started):  # the spawn is over at its end: later tasks report nothing
+                    streams = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+                try:  # the client's exit (the stack's) is shielded and bounded
                     yield streams
                 except BaseException:  # a stop (signal, deadline, abandoned connect) or a failure
                     for group in groups:
                         kill_group(group)
                     raise
         finally:
-            forget()
             with anyio.CancelScope(shield=True):
                 errlog.close()
                 for group in groups:

@@ -10,6 +10,11 @@ Its send stream (`WriteGuard`) encodes each message first, as the transport will
 `Unsendable` in the sender's task for one it cannot encode (a lone surrogate, a value nested past
 the serializer's depth): the transport's writer task, shared by every request on the connection,
 would otherwise fail on it and close the connection for all of them.
+
+`TaskCalls` (shared by the two): the answer to a task-augmented `tools/call` (2025-11-25 Tasks,
+`mcp_tasks_2025`) is a `CreateTaskResult`, which SDK 2.3 checks as a `CallToolResult` before the
+caller sees it; the receive stream gives it the empty `content` that check needs (`task` untouched),
+so the call goes through the session's public `send_request`.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from types import TracebackType
 from typing import Any
 
 import anyio
+import mcp_types as types
 from mcp.client import Transport
 from mcp.shared.message import SessionMessage
 
@@ -49,7 +55,31 @@ async def signal_end(
 ) -> AsyncIterator[tuple[Any, Any]]:
     """The transport, with a receive stream that reports its end and unparseable lines."""
     async with transport as (read, write):
-        yield EndSignal(read, on_end, on_garbage), WriteGuard(write)
+        tasks = TaskCalls()
+        yield EndSignal(read, on_end, on_garbage, tasks), WriteGuard(write, tasks)
+
+
+class TaskCalls:
+    """The ids of the task-augmented `tools/call` requests sent and not yet answered."""
+
+    def __init__(self) -> None:
+        self._pending: set[types.RequestId] = set()
+
+    def sent(self, item: SessionMessage) -> None:
+        message = item.message
+        if isinstance(message, types.JSONRPCRequest) and message.method == "tools/call":
+            if isinstance(message.params, dict) and "task" in message.params:
+                self._pending.add(message.id)
+
+    def received(self, item: SessionMessage) -> None:
+        message = item.message
+        if not self._pending or not isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            return
+        if message.id is None or message.id not in self._pending:
+            return
+        self._pending.discard(message.id)
+        if isinstance(message, types.JSONRPCResponse) and "task" in message.result:
+            message.result.setdefault("content", [])
 
 
 WriteStream = Any
@@ -59,14 +89,17 @@ WriteStream = Any
 class WriteGuard:
     """A `WriteStream` that refuses, with `Unsendable`, a message the transport could not encode."""
 
-    def __init__(self, inner: WriteStream) -> None:
+    def __init__(self, inner: WriteStream, tasks: TaskCalls | None = None) -> None:
         self._inner = inner
+        self._tasks = tasks
 
     async def send(self, item: SessionMessage, /) -> None:
         try:
             item.message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
         except (ValueError, RecursionError) as exc:  # pydantic's serialization errors and UnicodeError are ValueErrors
             raise Unsendable(first_line(exc)) from None
+        if self._tasks is not None:
+            self._tasks.sent(item)
         await self._inner.send(item)
 
     async def aclose(self) -> None:
@@ -86,9 +119,14 @@ class EndSignal:
     `on_garbage` for an item that is an exception (a line the transport could not parse)."""
 
     def __init__(
-        self, inner: ReadStream, on_end: Callable[[], None], on_garbage: Callable[[Exception], None] | None
+        self,
+        inner: ReadStream,
+        on_end: Callable[[], None],
+        on_garbage: Callable[[Exception], None] | None,
+        tasks: TaskCalls | None = None,
     ) -> None:
         self._inner = inner
+        self._tasks = tasks
         self._on_end = on_end
         self._on_garbage = on_garbage
 
@@ -102,8 +140,11 @@ class EndSignal:
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._on_end()
             raise
-        if isinstance(item, Exception) and self._on_garbage is not None:
-            self._on_garbage(item)
+        if isinstance(item, Exception):
+            if self._on_garbage is not None:
+                self._on_garbage(item)
+        elif self._tasks is not None:
+            self._tasks.received(item)
         return item
 
     async def aclose(self) -> None:

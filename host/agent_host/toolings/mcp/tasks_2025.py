@@ -1,9 +1,11 @@
 """MCP Tasks of the 2025-11-25 era (experimental core): a `tools/call` with a `task` parameter,
 answered by a `CreateTaskResult`, polled with `tasks/get`, its result fetched with `tasks/result`.
 
-`call_as_task` runs one such call. SDK 2.3 checks every `tools/call` answer as a `CallToolResult`,
-so the task-augmented request goes through the session's dispatcher (`send_raw_request`, private in
-2.3) and its answer is validated here. Polling waits the task's `pollInterval` (clamped as in
+`call_as_task` runs one such call through the session's public `send_request` (its stamping,
+headers and timeouts). SDK 2.3 checks every `tools/call` answer as a `CallToolResult`, which a
+`CreateTaskResult` is not: the connection's streams (`mcp_stream.TaskCalls`) give the answer to a
+task-augmented `tools/call` the empty `content` that check needs, and it is validated here as a
+`CreateTaskResult`. Polling waits the task's `pollInterval` (clamped as in
 `mcp_tasks`), renewing the call's request timeout; at `input_required` the host fetches
 `tasks/result` at once, through which the server sends its requests (a question: answered by
 policy, see `mcp_requests`). The outcome is returned or raised once: `completed` and `failed` as
@@ -14,7 +16,7 @@ policy, see `mcp_requests`). The outcome is returned or raised once: `completed`
 from __future__ import annotations
 
 import logging
-from typing import Any, Final
+from typing import Final
 
 import anyio
 import mcp_types as types
@@ -42,10 +44,8 @@ async def call_as_task(
 
     Raises `MCPError` (the server refused, or the task failed), pydantic's `ValidationError` (a
     reply that is not MCP), or `ToolingError` (`cancelled`, `timeout`)."""
-    params: dict[str, Any] = {"name": name, "arguments": arguments, "task": {"ttl": TASK_TTL_MS}}
-    # The session's private dispatcher: its `send_request` would check the answer as a CallToolResult.
-    raw = await session._dispatcher.send_raw_request("tools/call", params, {})
-    task = types.CreateTaskResult.model_validate(raw, by_name=False).task
+    params = types.CallToolRequestParams(name=name, arguments=arguments, task=types.TaskMetadata(ttl=TASK_TTL_MS))
+    task = (await session.send_request(types.CallToolRequest(params=params), types.CreateTaskResult)).task
     seen = anyio.current_time()
     finished = False
     try:
