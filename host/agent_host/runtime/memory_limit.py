@@ -173,5 +173,5 @@ def install(config: Config) -> bool:
     return wasmtime_hooks.install_memory_creator(config, _CREATOR)
 
 
-INSTALLED_BY_DEFAULT: Final = wasmtime_hooks.available("memory_creator")
+INSTALLED_BY_DEFAULT: Final = wasmtime_hooks.UNAVAILABLE["memory_creator"] is None  # `install` logs why not
 """Whether `compiler.engine_config` installs the creator (so the runner relies on budgets)."""

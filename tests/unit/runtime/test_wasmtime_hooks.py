@@ -21,10 +21,12 @@ from typing import Any
 import pytest
 import wasmtime
 import wasmtime.component
+from packaging.requirements import Requirement
 from wasmtime import Config, Engine, Func, FuncType, Instance, Module, Store, StoreContext, Trap, WasmtimeError
 from wasmtime.component import Component, Linker, ResourceAny, ResourceHost, ResourceType, Variant
 
 from agent_host.policy.grants import Limit
+from agent_host.runtime import engine as runtime_engine
 from agent_host.runtime import memory_limit, wasmtime_hooks
 from agent_host.runtime.compiler import engine_config
 from agent_host.runtime.engine import EpochTicker
@@ -398,3 +400,19 @@ def test_memory_limits_on_both_paths_look_the_same_to_the_guest(public_path: Any
     expected = [2, 3, -1, 4]  # to 3 and 4 pages, refused at 5, 4 pages held
     assert _growths(Engine(creator), store_limiter=False) == expected
     assert _growths(Engine(limiter), store_limiter=True) == expected
+
+
+# -- the declared dependency -----------------------------------------------------------------------
+
+
+def test_the_declared_wasmtime_range_is_the_tested_one_not_an_exact_pin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Users who install the pytest plugin into their own environment are not forced onto one
+    wasmtime; compiled artifacts are keyed by the installed version (`engine.cache_key`)."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    [declared] = [Requirement(dep) for dep in project["dependencies"] if Requirement(dep).name == "wasmtime"]
+    assert not any(spec.operator in ("==", "===") for spec in declared.specifier)
+    assert all(declared.specifier.contains(version) for version in wasmtime_hooks.TESTED_VERSIONS)
+    assert not declared.specifier.contains("51.0.0")  # a new major changes the API: tested first
+    key = runtime_engine.key_of("0" * 64)
+    monkeypatch.setattr(runtime_engine, "WASMTIME_VERSION", "50.0.2")
+    assert runtime_engine.key_of("0" * 64) != key  # an artifact is never loaded by another wasmtime
