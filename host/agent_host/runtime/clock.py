@@ -22,9 +22,9 @@ from typing import Final
 from wasmtime import Engine, Store, StoreContext, WasiConfig
 from wasmtime.component import Component, Func, Linker, ResourceAny, ResourceType
 
-from agent_host.runtime.host_calls import add_func
 from agent_host.runtime.run_guard import RunGuard
 from agent_host.runtime.thread_state import host_function
+from agent_host.runtime.wasmtime_hooks import add_func
 
 CLOCK_INTERFACE: Final = re.compile(r"^wasi:clocks/monotonic-clock@0\.2\.\d+$")
 """The WASI clock interfaces the host serves (WASI 0.2.x; another major version is left to WASI)."""

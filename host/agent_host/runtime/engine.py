@@ -2,7 +2,7 @@
 
 One `Engine` per host process, configured once (`ENGINE_SETTINGS`), and one `Linker` per loaded
 component with every import defined (made at its first instantiation, then shared by its guests,
-instantiation serialized by a lock): one type per import, so `host_calls` reads each type once.
+instantiation serialized by a lock): one type per import, so `wasmtime_hooks` reads each type once.
 Components are compiled once per machine, in a child process (`runtime.compiler`) that a stop
 request ends, and cached on disk as `compiled/<cache_key>.cwasm` with a `.sha256` sidecar: a
 corrupt, truncated or stale artifact is recompiled, never fatal; writes are atomic, so concurrent
@@ -37,13 +37,12 @@ from agent_host.errors import ComponentError
 from agent_host.runtime.clock import ClockShim
 from agent_host.runtime.compiler import ENGINE_SETTINGS, INVALID_COMPONENT, engine_config, first_line, store_artifact
 from agent_host.runtime.imports import define_imports
+from agent_host.runtime.run_guard import EPOCH_TICK
 
 logger = logging.getLogger(__name__)
 
-EPOCH_TICK: Final = 0.01
-"""Seconds between epoch increments: the resolution of time limits."""
-
 WASMTIME_VERSION: Final = importlib.metadata.version("wasmtime")
+"""The installed wasmtime: part of every cache key (an artifact loads only on the wasmtime that made it)."""
 
 _KEY_STAMP: Final = f"key {WASMTIME_VERSION} {ENGINE_SETTINGS}"
 """The stamp kind of a file's cache key: a key remembered under other engine settings or another

@@ -263,8 +263,9 @@ def _call_run(
         relayed = thread_state.take_exception()
         if isinstance(relayed, KeyboardInterrupt | SystemExit):
             raise relayed from None
-        if guard.reason is not None:  # the guard made it trap, in the guest or in wasm a host function ran
-            return "trap", guard.reason, guard.tripped
+        tripped = guard.after_trap()
+        if tripped is not None:  # the guard made it trap, in the guest or in wasm a host function ran
+            return "trap", tripped, guard.tripped
         if relayed is not None:
             return "trap", f"host error: {type(relayed).__name__}: {relayed}", None
         if budget.refused is not None:

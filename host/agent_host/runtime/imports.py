@@ -1,4 +1,4 @@
-"""The WIT imports of world `agent`, defined on each component's `Linker` through `host_calls`.
+"""The WIT imports of world `agent`, defined on each component's `Linker` through `wasmtime_hooks.add_func`.
 
 Each host function finds the guest running on its thread (`thread_state.session()`), calls the
 matching `GuestSession` method, and converts the outcome with `wit_values`. Expected failures are
@@ -20,8 +20,8 @@ from wasmtime.component import Linker, LinkerInstance, Record, ResourceAny, Reso
 from agent_host.errors import ToolingError
 from agent_host.model import Envelope
 from agent_host.runtime import wit_values
-from agent_host.runtime.host_calls import add_func, borrowed_rep
 from agent_host.runtime.thread_state import host_function, session
+from agent_host.runtime.wasmtime_hooks import add_func, borrowed_rep
 from agent_host.session import SubscriptionKind
 
 PACKAGE: Final = "agent-host:guest"

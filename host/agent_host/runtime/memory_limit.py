@@ -11,11 +11,11 @@ the budget: host state, which the runner reports as the memory limit whatever th
 A memory made with no budget active (the host's own adapter components) has no limit here.
 
 wasmtime maps memory images copy-on-write only into memories it allocates itself, so this needs
-`memory_init_cow` off (`compiler.engine_config`; part of `ENGINE_SETTINGS`). When the wasmtime
-binding lacks the creator API, `install` returns False and the runner falls back to the store
-limiter: the memory stays bounded, and a trap is then never reported as the memory limit.
-Callbacks run on wasmtime's threads and never raise into it. Longer: the contract with wasmtime
-(reservation, guard, copy-on-write) is one piece.
+`memory_init_cow` off (`compiler.engine_config`; part of `ENGINE_SETTINGS`). wasmtime-py has no
+public creator API: `install` goes through `wasmtime_hooks`, and returns False where that hook is
+unavailable; the runner then falls back to the store limiter: the memory stays bounded, and a trap
+is then never reported as the memory limit. Callbacks run on wasmtime's threads and never raise
+into it. Longer: the contract with wasmtime (reservation, guard, copy-on-write) is one piece.
 """
 
 from __future__ import annotations
@@ -27,10 +27,11 @@ import mmap
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
-from wasmtime import Config, WasmtimeError
-from wasmtime import _bindings as ffi  # the memory-creator API wasmtime-py does not wrap
+from wasmtime import Config
+
+from agent_host.runtime import wasmtime_hooks
 
 logger = logging.getLogger(__name__)
 
@@ -112,117 +113,65 @@ _memories_lock = threading.Lock()
 _next_key = 1
 
 
-def _error(message: str) -> int:
-    """A new `wasmtime_error_t*` (as an int) that wasmtime takes ownership of."""
-    pointer: int = ctypes.cast(WasmtimeError(message)._consume(), ctypes.c_void_p).value or 0
-    return pointer
+class _Creator:
+    """The host's `wasmtime_hooks.MemoryCreator`: memories reserved with `mmap`, limited by the
+    budget active on the creating thread."""
 
-
-def _get_memory(env: Any, byte_size: Any, byte_capacity: Any) -> int:
-    try:
-        memory = _memories[env]
-    except KeyError:  # never: wasmtime asks only for memories it holds
-        logger.error("wasmtime asked for linear memory %r, which is not allocated", env)
-        return 0
-    byte_size[0] = memory.size
-    byte_capacity[0] = memory.reserved
-    return memory.base
-
-
-def _grow_memory(env: Any, new_size: int) -> int:
-    try:
-        memory = _memories[env]
-        if memory.budget is not None and not memory.budget._admit(memory.size, new_size):
-            return _error(f"memory limit: {new_size} bytes asked, the limit is {memory.budget.limit}")
-        if new_size > memory.reserved:
-            return _error(f"a linear memory cannot grow past its reservation of {memory.reserved} bytes")
-        if new_size > memory.size:
-            grown = new_size - memory.size
-            if _libc.mprotect(memory.base + memory.size, grown, _PROT_READ_WRITE) != 0:
-                return _error(f"mprotect failed: errno {ctypes.get_errno()}")
-            memory.size = new_size
-        return 0
-    except BaseException as exc:  # boundary: nothing may unwind into wasmtime's frames
-        return _error(f"host error growing a linear memory: {exc!r}")
-
-
-def _release(env: Any) -> None:
-    try:
-        with _memories_lock:
-            memory = _memories.pop(env, None)
-        if memory is not None:
-            _libc.munmap(memory.base, memory.mapped)
-    except BaseException:  # boundary: nothing may unwind into wasmtime's frames
-        logger.exception("releasing a linear memory")
-
-
-def _new_memory(env: Any, ty: Any, minimum: int, maximum: int, reserved: int, guard: int, memory_ret: Any) -> int:
-    global _next_key
-    try:
+    def new_memory(self, minimum: int, maximum: int, reserved: int, guard: int) -> int | str:
+        global _next_key
         budget: MemoryBudget | None = getattr(_active, "budget", None)
         if budget is not None and not budget._admit(0, minimum):
-            return _error(f"memory limit: {minimum} bytes needed at instantiation, the limit is {budget.limit}")
+            return f"memory limit: {minimum} bytes needed at instantiation, the limit is {budget.limit}"
         reservation = reserved or max(minimum, min(maximum, MAX_RESERVATION))
         mapped = reservation + guard
         base = _libc.mmap(None, mapped, _PROT_NONE, _MAP_FLAGS, -1, 0)
         if base is None or base == _MAP_FAILED:
-            return _error(f"cannot reserve {mapped} bytes for a linear memory: errno {ctypes.get_errno()}")
+            return f"cannot reserve {mapped} bytes for a linear memory: errno {ctypes.get_errno()}"
         if minimum and _libc.mprotect(base, minimum, _PROT_READ_WRITE) != 0:
             _libc.munmap(base, mapped)
-            return _error(f"mprotect failed: errno {ctypes.get_errno()}")
+            return f"mprotect failed: errno {ctypes.get_errno()}"
         with _memories_lock:
             key = _next_key
             _next_key += 1
             _memories[key] = _Memory(base, minimum, reservation, mapped, budget)
-        result = memory_ret[0]
-        result.env = key
-        result.get_memory = _GET
-        result.grow_memory = _GROW
-        result.finalizer = _RELEASE
-        return 0
-    except BaseException as exc:  # boundary: nothing may unwind into wasmtime's frames
-        return _error(f"host error creating a linear memory: {exc!r}")
+        return key
+
+    def get_memory(self, key: int) -> tuple[int, int, int] | None:
+        memory = _memories.get(key)
+        if memory is None:  # never: wasmtime asks only for memories it holds
+            logger.error("wasmtime asked for linear memory %r, which is not allocated", key)
+            return None
+        return memory.base, memory.size, memory.reserved
+
+    def grow_memory(self, key: int, new_size: int) -> str | None:
+        memory = _memories[key]
+        if memory.budget is not None and not memory.budget._admit(memory.size, new_size):
+            return f"memory limit: {new_size} bytes asked, the limit is {memory.budget.limit}"
+        if new_size > memory.reserved:
+            return f"a linear memory cannot grow past its reservation of {memory.reserved} bytes"
+        if new_size > memory.size:
+            grown = new_size - memory.size
+            if _libc.mprotect(memory.base + memory.size, grown, _PROT_READ_WRITE) != 0:
+                return f"mprotect failed: errno {ctypes.get_errno()}"
+            memory.size = new_size
+        return None
+
+    def release(self, key: int) -> None:
+        with _memories_lock:
+            memory = _memories.pop(key, None)
+        if memory is not None:
+            _libc.munmap(memory.base, memory.mapped)
 
 
-def _no_finalizer(env: Any) -> None:
-    return None
-
-
-_AVAILABLE: Final = all(
-    hasattr(ffi, name)
-    for name in (
-        "wasmtime_config_host_memory_creator_set",
-        "wasmtime_config_memory_init_cow_set",
-        "wasmtime_memory_creator_t",
-        "wasmtime_new_memory_callback_t",
-        "wasmtime_memory_get_callback_t",
-        "wasmtime_memory_grow_callback_t",
-    )
-)
-"""Whether this wasmtime binding has the memory-creator API (wasmtime-py 50 has)."""
-
-if _AVAILABLE:
-    _FINALIZER_TYPE: Any = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-    _GET: Any = ffi.wasmtime_memory_get_callback_t(_get_memory)
-    _GROW: Any = ffi.wasmtime_memory_grow_callback_t(_grow_memory)
-    _RELEASE: Any = _FINALIZER_TYPE(_release)
-    _NEW: Any = ffi.wasmtime_new_memory_callback_t(_new_memory)
-    _NO_FINALIZER: Any = _FINALIZER_TYPE(_no_finalizer)
-    """The ctypes callbacks, alive for the life of the process (engines copy pointers to them)."""
+_CREATOR: Final = _Creator()
 
 
 def install(config: Config) -> bool:
     """Make `config`'s engines allocate linear memories here (and turn `memory_init_cow` off, which
-    that requires). False, with `config` unchanged, when the binding lacks the API."""
-    if not _AVAILABLE:
-        return False
-    creator = ffi.wasmtime_memory_creator_t()
-    creator.new_memory = _NEW
-    creator.finalizer = _NO_FINALIZER
-    ffi.wasmtime_config_memory_init_cow_set(config.ptr(), False)
-    ffi.wasmtime_config_host_memory_creator_set(config.ptr(), ctypes.byref(creator))  # copied by wasmtime
-    return True
+    that requires). False, with `config` unchanged, when the `memory_creator` hook of
+    `wasmtime_hooks` is unavailable."""
+    return wasmtime_hooks.install_memory_creator(config, _CREATOR)
 
 
-INSTALLED_BY_DEFAULT: Final = _AVAILABLE
+INSTALLED_BY_DEFAULT: Final = wasmtime_hooks.UNAVAILABLE["memory_creator"] is None  # `install` logs why not
 """Whether `compiler.engine_config` installs the creator (so the runner relies on budgets)."""

@@ -7,26 +7,28 @@ sleep) never counts. No deadline fires while the guest waits in the host: those 
 the host itself, and sleeps wait on the guard (`wait`, used by `runtime.clock`), which a stop or the
 wall-clock deadline ends at once. Wall-clock time counts from the start of the run, waits included.
 
-wasmtime-py 50 does not wrap `wasmtime_store_epoch_deadline_callback`; this module calls the
-generated binding directly (the version is pinned exactly), keeps the ctypes callbacks alive for
-the life of the store, and never lets an exception escape into wasmtime.
+The epoch callback goes through `wasmtime_hooks.watch_epochs`; without it, the public path (`_arm`)
+traps at the nearer limit, and stops apply as host functions return and at that deadline.
 """
 
 from __future__ import annotations
 
-import ctypes
 import logging
+import math
 import threading
 import time
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
-from wasmtime import Store, WasmtimeError
-from wasmtime import _bindings as ffi  # the binding wasmtime-py does not wrap (see the module docstring)
+from wasmtime import Store
 
 from agent_host.policy.grants import Limit
+from agent_host.runtime import wasmtime_hooks
 from agent_host.runtime.descriptors import Watch
 
 logger = logging.getLogger(__name__)
+
+EPOCH_TICK: Final = 0.01
+"""Seconds between epoch increments (`engine.EpochTicker`): the resolution of time limits."""
 
 SLICE_TICKS: Final = 5
 """Epoch ticks between checks: 50 ms at the 10 ms tick; the precision of every time limit."""
@@ -39,12 +41,6 @@ check finds the deadline passed."""
 TripKind = Literal["stopped", "cpu_time", "wall_time", "open_files"]
 """Which check of a `RunGuard` stopped a run: a stop request, its CPU time, its wall-clock time, the
 host file descriptors it holds (`runtime.descriptors`)."""
-
-_ENTRY = ffi._wasmtime_store_epoch_deadline_callback.argtypes
-_CALLBACK_TYPE: Any = _ENTRY[1]
-_FINALIZER_TYPE: Any = _ENTRY[3]
-_CONTINUE: Final = 0
-"""WASMTIME_UPDATE_DEADLINE_CONTINUE: keep running with the new deadline."""
 
 
 class RunGuard:
@@ -79,10 +75,16 @@ class RunGuard:
         self.tripped: TripKind | None = None
         """Which of the guard's checks made it trap (`stopped`, `cpu_time`, `wall_time`)."""
         self._stop_reason: str | None = None
-        self._callback = _CALLBACK_TYPE(self._on_deadline)
-        self._finalizer = _FINALIZER_TYPE(_no_finalizer)
-        ffi.wasmtime_store_epoch_deadline_callback(store.ptr(), self._callback, None, self._finalizer)
-        store.set_epoch_deadline(self._slice)
+        self._watch = wasmtime_hooks.watch_epochs(store, self._on_deadline)
+        self._store: Store | None = None
+        """The store, on the public path only (no epoch callback): `_arm` sets its deadline."""
+        self._armed_until: float | None = None
+        """On the public path: the earliest time (`time.monotonic`) the deadline `_arm` set can fire."""
+        if self._watch is None:
+            self._store = store
+            self._arm()
+        else:
+            store.set_epoch_deadline(self._slice)
 
     def host_enter(self) -> None:
         """Called by every host function on entry, on the guest's thread; until `host_exit`, the
@@ -94,6 +96,8 @@ class RunGuard:
         if self._entered is not None:
             self._host_time += time.thread_time() - self._entered
             self._entered = None
+        if self._store is not None:
+            self._arm()
 
     def stop(self, reason: str) -> None:
         """Stop the guest at its next slice (from any thread, as the shutdown on SIGINT/SIGTERM does);
@@ -116,20 +120,40 @@ class RunGuard:
         to do: without this it could return `ok` before its next slice's check."""
         if self.tripped is not None:
             return self.reason
-        if self._stop_reason is None and time.monotonic() <= self.deadline:
+        public_path = self._store is not None  # no epoch callback: every check happens here too
+        if not public_path and self._stop_reason is None and time.monotonic() <= self.deadline:
             return None
         verdict = self._verdict(time.monotonic())
-        if verdict is None or verdict[0] not in ("stopped", "wall_time"):
+        if verdict is None or (not public_path and verdict[0] not in ("stopped", "wall_time")):
             return None
         self.tripped, self.reason = verdict
         return self.reason
+
+    def after_trap(self) -> str | None:
+        """On the guest's thread once wasm trapped: why the guard made it trap (see `reason`), None
+        when it did not. With the epoch callback, that is what the callback recorded. On the public
+        path, reaching the deadline `_arm` set is the guard's doing: the limit its accounting shows
+        exceeded, else the CPU time limit (wasm ran at a stretch for the CPU time it had left)."""
+        if self._store is None or self.tripped is not None:
+            return self.reason
+        self._account(time.thread_time())
+        now = time.monotonic()
+        verdict = self._verdict(now)
+        if verdict is None and self._armed_until is not None and now >= self._armed_until:
+            verdict = self._cpu_verdict()
+        if verdict is not None:
+            self.tripped, self.reason = verdict
+        return self.reason
+
+    def _cpu_verdict(self) -> tuple[TripKind, str]:
+        cpu = self._cpu_time
+        return "cpu_time", f"CPU time limit: run used more than {cpu.value:g} s of CPU ({cpu.key})"
 
     def _verdict(self, now: float) -> tuple[TripKind, str] | None:
         if self._stop_reason is not None:
             return "stopped", f"stopped by the host: {self._stop_reason}"
         if self.cpu_used > self._cpu_time.value:
-            cpu = self._cpu_time
-            return "cpu_time", f"CPU time limit: run used more than {cpu.value:g} s of CPU ({cpu.key})"
+            return self._cpu_verdict()
         if now - self.started > self._wall_time.value:
             wall = self._wall_time
             return "wall_time", f"time limit: run did not finish within {wall.value:g} s ({wall.key})"
@@ -137,32 +161,41 @@ class RunGuard:
             return "open_files", files
         return None
 
-    def _on_deadline(self, context: Any, data: Any, delta: Any, kind: Any) -> int:
-        """The epoch-deadline callback (on the guest's thread): add the thread's CPU time since the
-        last slice, minus that of host functions, to `cpu_used`; then move the deadline one slice
-        ahead, or return the error that makes wasm trap. Never raises."""
+    def _account(self, cpu: float) -> None:
+        """Add the thread's CPU time since the last account, minus that of host functions, to
+        `cpu_used` (`cpu`: `time.thread_time()` now, on the guest's thread)."""
+        if self._entered is not None:  # a host function running wasm (`runtime.clock`'s adapter)
+            self._host_time += cpu - self._entered
+            self._entered = cpu
+        self.cpu_used += max(0.0, cpu - self._mark - self._host_time)
+        self._host_time = 0.0
+        self._mark = cpu
+
+    def _arm(self) -> None:
+        """The public path (no epoch callback, which wasmtime-py does not wrap): account the CPU time
+        so far, then give the store a deadline at the nearer of the CPU time left and the wall-clock
+        deadline (a tick late rather than early); called at the start and as each host function
+        returns. Its deadline traps for good: stops and the open-files check apply as host functions
+        return (`halted`) and at that deadline, and wasm running at a stretch counts its wall time
+        as CPU time (`after_trap`)."""
+        self._account(time.thread_time())
+        now = time.monotonic()
+        left = max(0.0, min(self._cpu_time.value - self.cpu_used, self.deadline - now))
+        ticks = math.ceil(left / EPOCH_TICK) + 1
+        self._armed_until = now + (ticks - 1) * EPOCH_TICK
+        if self._store is not None:
+            self._store.set_epoch_deadline(ticks)
+
+    def _on_deadline(self) -> int | str:
+        """The epoch-deadline callback (on the guest's thread, `wasmtime_hooks.EpochCallback`): add
+        the CPU time since the last slice (`_account`); then the ticks to the next slice, or the
+        message that makes wasm trap. Never raises."""
         try:
-            cpu = time.thread_time()
-            if self._entered is not None:  # a host function running wasm (`runtime.clock`'s adapter)
-                self._host_time += cpu - self._entered
-                self._entered = cpu
-            self.cpu_used += max(0.0, cpu - self._mark - self._host_time)
-            self._host_time = 0.0
-            self._mark = cpu
+            self._account(time.thread_time())
             verdict = self._verdict(time.monotonic())
             if verdict is None:
-                delta[0] = self._slice
-                kind[0] = _CONTINUE
-                return 0
+                return self._slice
             self.tripped, self.reason = verdict
-            message = f"agent-host: {self.reason}"
         except BaseException as exc:  # boundary: nothing may unwind into wasmtime's C frames
             self.reason = f"host error in the time guard: {exc!r}"
-            message = f"agent-host: {self.reason}"
-        error = WasmtimeError(message)
-        pointer: int = ctypes.cast(error._consume(), ctypes.c_void_p).value or 0
-        return pointer
-
-
-def _no_finalizer(data: Any) -> None:
-    return None
+        return f"agent-host: {self.reason}"

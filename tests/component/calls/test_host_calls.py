@@ -12,27 +12,31 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from wasmtime import _ffi as ffi
 from wasmtime.component import (
+    F32,
+    F64,
+    Bool,
+    BorrowType,
     ComponentInstanceType,
     EnumType,
     FlagsType,
     FuncType,
     ListType,
     OptionType,
+    OwnType,
     Record,
     RecordType,
     ResultType,
+    String,
     TupleType,
     ValType,
     Variant,
     VariantType,
 )
-from wasmtime.component._types import F32, F64, Bool, BorrowType, OwnType, String
 
 from agent_host import Host
 from agent_host._support.paths import cache_dir
-from agent_host.runtime import codecs
+from agent_host.runtime import wasmtime_hooks
 from agent_host.runtime.engine import Runtime
 from agent_host.runtime.imports import interface
 from tests.support.component import ok, probe
@@ -109,7 +113,7 @@ def _samples(ty: ValType) -> list[Any]:
     if isinstance(ty, OwnType | BorrowType):
         return []  # needs a store; converted by wasmtime-py itself
     if isinstance(ty, VariantType | OptionType | ResultType):
-        codec = codecs.codec(ty)
+        codec = wasmtime_hooks.codec(ty)
         tagged = codec.classes == (Variant,)
         cases = ty.cases if isinstance(ty, VariantType) else (
             [("none", None), ("some", ty.payload)] if isinstance(ty, OptionType) else [("ok", ty.ok), ("err", ty.err)]
@@ -127,7 +131,7 @@ def _samples(ty: ValType) -> list[Any]:
 
 
 def _lower_then_lift(lower: Any, lift: Any, value: Any) -> Any:
-    raw = ffi.wasmtime_component_val_t()
+    raw = wasmtime_hooks.new_component_value()
     lower(None, value, ctypes.pointer(raw))
     return lift(raw)
 
@@ -139,7 +143,7 @@ def test_codecs_convert_every_type_of_our_wit_exactly_as_wasmtime_py(probe_wasm:
         for name, func in _functions(runtime, component):
             types = [ty for _, ty in func.params] + ([func.result] if func.result is not None else [])
             for ty in types:
-                codec = codecs.codec(ty)
+                codec = wasmtime_hooks.codec(ty)
                 for value in _samples(ty):
                     by_codec = _lower_then_lift(codec.lower, ty.convert_from_c, value)
                     by_wasmtime = _lower_then_lift(ty.convert_to_c, codec.lift, value)
@@ -154,8 +158,8 @@ def test_a_value_of_the_wrong_shape_is_refused_like_wasmtime_py_does(probe_wasm:
         component = runtime.load(probe_wasm)
         func = dict(_functions(runtime, component))["tooling.[method]tooling.call-tool-blocking"]
         assert func.result is not None
-        codec = codecs.codec(func.result)
-        raw = ffi.wasmtime_component_val_t()
+        codec = wasmtime_hooks.codec(func.result)
+        raw = wasmtime_hooks.new_component_value()
         with pytest.raises(TypeError, match="expected Variant type"):
             codec.lower(None, "not a variant", ctypes.pointer(raw))
         with pytest.raises(ValueError, match="value not valid for this variant"):
@@ -169,10 +173,32 @@ def test_a_list_with_one_bad_element_is_refused_and_what_was_lowered_is_freed(pr
         component = runtime.load(probe_wasm)
         func = dict(_functions(runtime, component))["tooling.[method]tooling.list-tools"]
         assert isinstance(func.result, ResultType) and func.result.ok is not None
-        codec = codecs.codec(func.result)
+        codec = wasmtime_hooks.codec(func.result)
         tool = _samples(func.result.ok)[-1][0]  # a complete `tool` record
-        raw = ffi.wasmtime_component_val_t()
+        raw = wasmtime_hooks.new_component_value()
         for _ in range(200):  # a double free or a leak of the lowered elements would show (crash, growth)
             with pytest.raises(AttributeError):
                 codec.lower(None, [tool, tool, "not a tool"], ctypes.pointer(raw))
         assert _lower_then_lift(codec.lower, func.result.convert_from_c, [tool]) == [tool]
+
+
+def test_wasmtime_py_s_public_path_gives_a_guest_the_same_results(
+    make_host: Any, probe_wasm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 21, point 3: on a wasmtime the hooks were not tested with, host functions go through
+    wasmtime-py's `LinkerInstance.add_func` and time limits through plain epoch deadlines."""
+    steps: list[dict[str, Any]] = [
+        {"op": "get", "tooling": "mock", "as": "t"},
+        {"op": "kind", "h": "t"},
+        {"op": "name", "h": "t"},
+        {"op": "list_tools", "h": "t"},
+        {"op": "call_blocking", "h": "t", "tool": "echo", "args": '{"x": [1, "é"]}'},
+        {"op": "call_blocking", "h": "t", "tool": "missing"},
+        {"op": "sleep", "ms": 1},
+        {"op": "drop", "h": "t"},
+    ]
+    fast = probe(make_host(MOCK), probe_wasm, steps)
+    for hook in ("host_functions", "epoch_callback"):
+        monkeypatch.setitem(wasmtime_hooks.UNAVAILABLE, hook, "forced by the test")
+    assert probe(make_host(MOCK), probe_wasm, steps) == fast
+    assert [next(iter(result)) for result in fast] == ["ok"] * 5 + ["err"] + ["ok"] * 2
