@@ -6,8 +6,7 @@
   with client credentials gets a new token. When only a person can help it records `failure`, sends
   the request on without a token and lets the server refuse it: the caller then raises
   `unauthorized` (`mcp_errors.unauthorized`) naming `agent-host auth login TOOLING`.
-- A token file written or removed by another process (`auth login`, `auth logout`) is read again
-  before the next request.
+- A token file another process wrote or removed (`auth login`, `logout`) is read again first.
 - `login` completes the interactive flow once (the person opens the URL and pastes the address the
   browser was sent to); `status` / `logout` read and remove the token file.
 Tokens never appear in a message or a log line of this module.

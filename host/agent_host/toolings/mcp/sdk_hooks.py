@@ -21,7 +21,7 @@ private name is missing takes its fallback:
 
 The stream protocol types (`ReadStream`, `WriteStream`, `TransportStreams`, private modules) are
 types only: `Any` when missing. Each hook has a unit test, the fallback forced with monkeypatch
-(tests/unit/toolings/mcp/test_sdk_hooks.py).
+(tests/unit/toolings/mcp/test_sdk_hooks.py). Longer: the door lists every hook it holds.
 """
 
 from __future__ import annotations

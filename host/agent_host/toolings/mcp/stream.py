@@ -6,15 +6,12 @@ the protocol, and nothing it cannot encode reaches its writer.
 transport could not parse: a stdio server writing something that is not JSON-RPC on stdout).
 `offending_input` says what that line was, shortened for a message.
 
-Its send stream (`WriteGuard`) encodes each message first, as the transport will, and raises
-`Unsendable` in the sender's task for one it cannot encode (a lone surrogate, a value nested past
-the serializer's depth): the transport's writer task, shared by every request on the connection,
-would otherwise fail on it and close the connection for all of them.
+Its send stream (`WriteGuard`) encodes each message first and raises `Unsendable` in the sender's
+task for one it cannot encode (a lone surrogate, too deep): the transport's shared writer would
+otherwise fail on it and close the connection for every request on it.
 
-`TaskCalls` (shared by the two): the answer to a task-augmented `tools/call` (2025-11-25 Tasks,
-`mcp_tasks_2025`) is a `CreateTaskResult`, which SDK 2.3 checks as a `CallToolResult` before the
-caller sees it; the receive stream gives it the empty `content` that check needs (`task` untouched),
-so the call goes through the session's public `send_request`.
+`TaskCalls`: the receive stream gives the answer to a task-augmented `tools/call` the empty
+`content` SDK 2.3's `CallToolResult` check needs (see `tasks_2025`).
 """
 
 from __future__ import annotations

@@ -1,16 +1,14 @@
 """MCP Tasks of the 2025-11-25 era (experimental core): a `tools/call` with a `task` parameter,
 answered by a `CreateTaskResult`, polled with `tasks/get`, its result fetched with `tasks/result`.
 
-`call_as_task` runs one such call through the session's public `send_request` (its stamping,
-headers and timeouts). SDK 2.3 checks every `tools/call` answer as a `CallToolResult`, which a
-`CreateTaskResult` is not: the connection's streams (`mcp_stream.TaskCalls`) give the answer to a
-task-augmented `tools/call` the empty `content` that check needs, and it is validated here as a
-`CreateTaskResult`. Polling waits the task's `pollInterval` (clamped as in
-`mcp_tasks`), renewing the call's request timeout; at `input_required` the host fetches
-`tasks/result` at once, through which the server sends its requests (a question: answered by
-policy, see `mcp_requests`). The outcome is returned or raised once: `completed` and `failed` as
-`tasks/result` gives them, `cancelled` by the server `cancelled`; a task past its `ttl` is given up
-(`timeout`). A task not terminal when the call ends otherwise is cancelled (`tasks/cancel`, once).
+`call_as_task` sends it through the session's public `send_request` (stamping, headers, timeouts);
+the connection's streams (`stream.TaskCalls`) let SDK 2.3's `CallToolResult` check pass the answer,
+validated here as a `CreateTaskResult`. Polling waits the task's `pollInterval` (clamped as in
+`tasks`), renewing the request timeout; at `input_required` the host fetches `tasks/result` at once,
+through which the server sends its requests (answered by policy, see `requests`). The outcome is
+returned or raised once: `completed` and `failed` as `tasks/result` gives them, `cancelled` by the
+server `cancelled`; a task past its `ttl` is given up (`timeout`). A task not terminal when the call
+ends otherwise is cancelled (`tasks/cancel`, once).
 """
 
 from __future__ import annotations
