@@ -8,10 +8,8 @@ transport could not parse: a stdio server writing something that is not JSON-RPC
 
 Its send stream (`WriteGuard`) encodes each message first and raises `Unsendable` in the sender's
 task for one it cannot encode (a lone surrogate, too deep): the transport's shared writer would
-otherwise fail on it and close the connection for every request on it.
-
-`TaskCalls`: the receive stream gives the answer to a task-augmented `tools/call` the empty
-`content` SDK 2.3's `CallToolResult` check needs (see `tasks_2025`).
+otherwise fail on it and close the connection for every request on it. `TaskCalls`: the receive
+stream gives a task-augmented `tools/call`'s answer the `content` SDK 2.3's check needs.
 """
 
 from __future__ import annotations
