@@ -40,8 +40,23 @@ def quiet_interrupt(kind: type[BaseException], value: BaseException, traceback: 
     os._exit(INTERRUPTED)
 
 
+def _interrupted(signum: int, frame: object) -> None:
+    """SIGINT before a command installs its own handling (`cli.signals`): a quiet exit at once, never
+    a `KeyboardInterrupt` raised inside whatever is being imported (a library that catches it, or
+    meets it in a callback, prints its own traceback: pydantic's schema build did)."""
+    quiet_interrupt(KeyboardInterrupt, KeyboardInterrupt(), None)
+
+
 _previous_hook = sys.excepthook
 sys.excepthook = quiet_interrupt
+if os.path.basename(sys.argv[0]) == "agent-host" or sys.argv[0].endswith(os.path.join("agent_host", "__main__.py")):
+    import signal  # the command itself (the console script, python -m): not a program importing the package
+
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        try:
+            signal.signal(signal.SIGINT, _interrupted)
+        except ValueError:  # imported on a thread other than the main one: signals are not ours to set
+            pass
 
 from agent_host.cli.root import entry as entry  # noqa: E402  (the hook first: importing the rest takes ~0.1 s)
 from agent_host.cli.root import main as main  # noqa: E402
