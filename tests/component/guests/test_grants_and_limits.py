@@ -150,7 +150,7 @@ def test_a_guest_started_without_a_policy_gets_its_agent_tables_grants_and_limit
     reader = host.run(probe_wasm, steps, agent="reader")
     assert reader.status == "ok", reader
     assert [t["name"] for t in ok(json.loads(reader.text)[1])] == ["echo", "add_resource", "add_tool", "big"]
-    stranger = host.run(probe_wasm, steps, agent="stranger")
+    stranger = host.run(probe_wasm, json.dumps({"steps": [GET]}), agent="stranger")
     assert stranger.status == "ok", stranger
     error = err(json.loads(stranger.text)[0])
     assert error["code"] == "denied" and "deny by default" in error["message"], error
