@@ -1,15 +1,13 @@
-"""The host's two error families and the exit codes they map to, and nothing else.
+"""The host's errors under one base, and the exit codes they map to; nothing else.
 
-`ToolingError` is the only error a guest ever sees: it carries an `ErrorCode` (the WIT `error-code`
-enum, kebab-case values), a message written for a person (what went wrong and what to change) and
-optional JSON `data`. Toolings raise it; `runtime.wit_values` alone turns it into a WIT value.
-
-`HostError` and its subclasses are for the person running the host (bad config, failed build, a
-file that is not a component, a stop request). Each has a kebab-case `reference` (the outcome of an
-agent that could not start), a `hint` and the exit code it maps to; the command line prints one
-line per error and the traceback only with `--debug`.
-
-`ExitCode` is the one table of the command's exit codes. This module imports nothing else of the package.
+`AgentHostError` is the base of every exception the host raises to an embedder (see its class).
+`ToolingError` is the only error a guest ever sees: an `ErrorCode` (the WIT `error-code`, kebab-case),
+a message for a person (what went wrong, what to change) and optional JSON `data`; toolings raise it,
+`runtime.wit_values` alone turns it into a WIT value. `HostError` and its subclasses (`Interrupted`
+among them) are for the person running the host: each has a kebab-case `reference` (the outcome of
+an agent that could not start), a `hint` and its exit code; the command line prints one line per
+error, the traceback only with `--debug`. `ExitCode` is the one table of the command's exit codes.
+This module imports nothing else of the package.
 """
 
 from __future__ import annotations
@@ -63,7 +61,16 @@ class ErrorCode(enum.StrEnum):
     UNAUTHORIZED = "unauthorized"
 
 
-class ToolingError(Exception):
+class AgentHostError(Exception):
+    """Base of every exception the host raises to an embedder: `ToolingError` (what a guest sees) and
+    `HostError` (what the person running the host sees); `except AgentHostError` catches both. Each
+    carries `message`, text for a person. A mistake in the calling code stays Python's own (`TypeError`
+    for a value of the wrong type, `RuntimeError` for a use after close)."""
+
+    message: str
+
+
+class ToolingError(AgentHostError):
     """A failure a guest can see and act on.
 
     `data` is JSON text or None. Equality is by value so tests can compare whole errors.
@@ -90,7 +97,7 @@ class ToolingError(Exception):
         return hash((self.code, self.message, self.data))
 
 
-class HostError(Exception):
+class HostError(AgentHostError):
     """Base of every error reported to the person running the host."""
 
     reference: ClassVar[str] = "host-error"
@@ -132,3 +139,16 @@ class ComponentError(HostError):
     """A `.wasm` file is not a component this host can run (wrong world, not a component)."""
 
     reference = "component-error"
+
+
+class Interrupted(HostError):
+    """A signal (or an embedder's stop request) ended the command before it finished.
+
+    `exit_code` is that of the signal: 128 + its number (SIGINT 130, SIGTERM 143), as shells report
+    a process killed by that signal; `ExitCode.INTERRUPTED` when no signal came with the request."""
+
+    reference = "interrupted"
+
+    def __init__(self, message: str, *, signum: int | None = None) -> None:
+        super().__init__(message)
+        self.exit_code = ExitCode.for_signal(signum)  # type: ignore[misc]

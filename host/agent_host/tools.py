@@ -1,7 +1,8 @@
 """Host-native Python tools: the protocol a tool satisfies, its context, and the `@tool` decorator.
 
-This module is the public API for writing tools: satisfy `Tool` (or subclass `BaseTool`, which
-supplies the default of every optional part), or turn a typed function into a tool with `@tool`.
+The API for writing tools, which `agent_host` exports (import it from there): satisfy `Tool` (or
+subclass `BaseTool`, which supplies the default of every optional part), or turn a typed function
+into a tool with `@tool`.
 """
 
 from __future__ import annotations

@@ -222,7 +222,7 @@ EVENTUALLY: Final = 15.0
 
 def activity(host: Host, tooling: str = "t") -> dict[str, Any]:
     """What the observed server reports (`activity` tool), asked through `host`'s shared connection."""
-    session = host.session("observer")
+    session = host.session("observer", allow=["*"])
     rep = session.get(tooling)
     value: dict[str, Any] = json.loads(session.call_tool_blocking(rep, "activity", "{}").value)["structuredContent"]
     session.close()

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import anyio
 from pydantic import Field
 
-from agent_host.tools import ToolContext, ToolError, tool
+from agent_host import ToolContext, ToolError, tool
 
 EVENTS: list[str] = []
 """What the tools observed, in order (for assertions)."""

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Final, Protocol, TextIO
 
-from agent_host._support.stopping import Interrupted
+from agent_host.errors import Interrupted
 
 TICK: Final = 1.0
 """Seconds between elapsed-time updates on a terminal."""

@@ -8,8 +8,8 @@ Such children run in their own process group, so a terminal's Ctrl-C reaches the
 the host decides: it ends them with their whole group (what they started goes too, and the
 host waits until nothing of the group is left), and reports `Interrupted` rather than the child's failure.
 
-`Interrupted` carries the exit code of the signal: 128 + its number (SIGINT 130, SIGTERM 143), as
-shells report a process killed by that signal.
+`Interrupted` (defined in `agent_host.errors` with the other errors, and importable from here)
+carries the exit code of the signal: 128 + its number (SIGINT 130, SIGTERM 143).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Final
 
-from agent_host.errors import ExitCode, HostError
+from agent_host.errors import Interrupted as Interrupted
 
 POLL: Final = 0.1
 """Seconds between looks at the token while waiting for a child process."""
@@ -46,16 +46,6 @@ def track_group(group: int) -> None:
 
 def forget_group(group: int) -> None:
     _groups.discard(group)
-
-
-class Interrupted(HostError):
-    """A signal (or an embedder's stop request) ended the command before it finished."""
-
-    reference = "interrupted"
-
-    def __init__(self, message: str, *, signum: int | None = None) -> None:
-        super().__init__(message)
-        self.exit_code = ExitCode.for_signal(signum)  # type: ignore[misc]
 
 
 class StopToken:

@@ -24,6 +24,7 @@ from agent_host._support.rotation import LogBounds
 from agent_host._support.stopping import StopToken
 from agent_host.app.server_answers import PolicyAnswers
 from agent_host.config import AgentConfig, Config
+from agent_host.errors import UsageError
 from agent_host.policy.approval import Approver, DenyAll
 from agent_host.policy.grants import AgentPolicy
 from agent_host.policy.pins import Pins
@@ -102,14 +103,32 @@ class Host:
         return self._runtime
 
     def policy(self, agent: str, settings: AgentConfig | None = None, allow: Iterable[str] = ()) -> AgentPolicy:
-        """The grants and limits of `agent` (see `policy.AgentPolicy.resolve`)."""
+        """The grants and limits of `agent` with the table `settings` (None: none), plus the
+        toolings `allow` names (globs, like `--allow`); see `policy.AgentPolicy.resolve`."""
         return AgentPolicy.resolve(self.config, agent, settings, allow)
 
-    def session(self, agent: str, policy: AgentPolicy | None = None, on_log: LogSink | None = None) -> GuestSession:
-        """A session for agent `agent`; by default with every configured tooling granted (the
-        command line's `tools` and `call` act for the person running the host)."""
+    def agent_policy(self, agent: str, allow: Iterable[str] = ()) -> AgentPolicy:
+        """The policy `agent` gets when none is given (`session`, `start`): its `[agents.NAME]`
+        table when the config has one, else `[host] allow`, else no tooling (deny by default;
+        the embedded default configuration grants `demo`), plus what `allow` names. Raises
+        `UsageError` when an `allow` value matches no configured tooling."""
+        return self.policy(agent, self.config.agents.get(agent), allow)
+
+    def session(
+        self,
+        agent: str,
+        policy: AgentPolicy | None = None,
+        on_log: LogSink | None = None,
+        *,
+        allow: Iterable[str] = (),
+    ) -> GuestSession:
+        """A session for agent `agent` under `policy`, by default the agent's own (`agent_policy`,
+        deny by default, with what `allow` names granted besides; `allow=["*"]`: every configured
+        tooling). `allow` with a `policy` is a `UsageError`: the policy decides alone."""
         if policy is None:
-            policy = self.policy(agent, allow=["*"] if self.config.toolings else ())
+            policy = self.agent_policy(agent, allow)
+        elif allow:
+            raise UsageError("Host.session: pass either policy or allow, not both (allow is part of a policy)")
         limits = self.config.host
         key = f"max_pending_bytes in {limits.origin}" if self.config.source is not None else "[host] max_pending_bytes"
         inbox = Inbox(limits.inbox_size, limits.max_open_calls, limits.max_subscriptions, limits.max_pending_bytes, key)
@@ -138,7 +157,8 @@ class Host:
         on_log: LogSink | None = None,
     ) -> GuestThread:
         """Load (compiling once) and start the component in `wasm` (a file, or a component shipped
-        from another machine) on its own thread. The guest's
+        from another machine) on its own thread, under `policy` (default: the agent's own,
+        `agent_policy`). The guest's
         output lines go to `output` (default: `sys.stderr` as it is when the guest runs), its log
         lines to the host's log and to `on_log`.
 
@@ -150,7 +170,7 @@ class Host:
             component = self.runtime.load(wasm, self.stop)
         else:
             component = self.runtime.load_shipped(wasm, self.stop)
-        policy = policy if policy is not None else self.policy(agent)
+        policy = policy if policy is not None else self.agent_policy(agent)
         with self._lock:
             self.stop.check(what)
             session = self.session(agent, policy, on_log)

@@ -23,8 +23,17 @@ if TYPE_CHECKING:
     from agent_host.config import AgentConfig, Config
     from agent_host.model import ResourceSpec, ToolSpec
     from agent_host.policy.pins import PinStatus, Repin
+    from agent_host.session import GuestSession
 CLI_AGENT = "cli"
 """The agent name the command line acts as (in audit logs and error messages)."""
+
+
+def operator_session(host: Host, agent: str = CLI_AGENT) -> GuestSession:
+    """A session acting for the person running the host: every configured tooling granted, the
+    default limits (an `[agents.NAME]` table of the same name is not consulted). `Host.session`
+    itself denies by default; the command line's `tools`, `call` and `config check` come here."""
+    everything = ["*"] if host.config.toolings else []
+    return host.session(agent, host.policy(agent, None, everything))
 
 
 @dataclass(frozen=True)
@@ -54,7 +63,7 @@ def list_toolings(host: Host, names: Sequence[str], *, pin: bool = False) -> lis
     """Connect to each named tooling and list its tools (changed or new ones too) and resources, in
     the order of `names`; with `pin`, record the listed tools as the tooling's pins first (each named
     tooling must set `pin_tools`). A tooling that cannot list resources (no resources capability) has none."""
-    session = host.session(CLI_AGENT)
+    session = operator_session(host)
     reports = []
     for name in names:
         repin = None
@@ -82,7 +91,7 @@ def call_tool(host: Host, tooling: str, tool: str, arguments: str) -> CallReport
 
     Raises `ToolingError` when there is no result (unknown tooling or tool, invalid arguments,
     unreachable server, timeout); a tool that reports an error gives a `CallReport` with `error`."""
-    session = host.session(CLI_AGENT)
+    session = operator_session(host)
     rep = session.get(tooling)
     try:
         outcome = session.call_tool_blocking(rep, tool, arguments)
@@ -138,7 +147,7 @@ def unmet_needs(config: Config, name: str, agent: AgentConfig) -> list[str]:
 def connect_all(host: Host) -> list[tuple[str, ToolingError | None]]:
     """Start (or reach) every configured tooling and complete its handshake, in name order: each
     with the error that stopped it, or None."""
-    session = host.session("config-check")
+    session = operator_session(host, "config-check")
     results: list[tuple[str, ToolingError | None]] = []
     for name in sorted(host.config.toolings):
         try:

@@ -21,11 +21,10 @@ from typing import Final, NoReturn
 import click
 
 from agent_host._support import scratch
-from agent_host._support.stopping import Interrupted
 from agent_host._version import __version__
 from agent_host.cli import auth, bindings, build, cache, call, config, dev, new, run, serve, tools, wit
 from agent_host.cli.options import EPILOG, State, common_options
-from agent_host.errors import ErrorCode, ExitCode, HostError, ToolingError
+from agent_host.errors import ErrorCode, ExitCode, HostError, Interrupted, ToolingError
 
 logger = logging.getLogger("agent_host")
 

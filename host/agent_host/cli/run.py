@@ -215,10 +215,10 @@ class _Guest:
 def _run_one(
     state: State, config: Config, guest: _Guest, allow: Sequence[str], as_json: bool, approve: str, where: _Where
 ) -> int:
-    from agent_host._support.stopping import Interrupted
     from agent_host.app import devmode, runs
     from agent_host.cli.signals import signals
     from agent_host.components.build import resolve_component
+    from agent_host.errors import Interrupted
 
     name = guest.name
     with signals() as stopper:
@@ -284,10 +284,10 @@ def _run_many(
     where: _Where,
 ) -> int:
     """Run the named agents (default: every [agents.*]) at once; a table (or JSON) of outcomes."""
-    from agent_host._support.stopping import Interrupted
     from agent_host.app import runs
     from agent_host.app.host import Host
     from agent_host.cli.signals import signals
+    from agent_host.errors import Interrupted
 
     agents = runs.select_agents(config, names)
     given = read_input(input_spec, None) if input_spec is not None else None

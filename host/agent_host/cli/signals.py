@@ -21,9 +21,9 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Protocol, TypeVar
 
 from agent_host._support import scratch
-from agent_host._support.stopping import Interrupted, StopToken, kill_descendants
+from agent_host._support.stopping import StopToken, kill_descendants
 from agent_host.cli import render
-from agent_host.errors import ExitCode
+from agent_host.errors import ExitCode, Interrupted
 
 
 class Stoppable(Protocol):

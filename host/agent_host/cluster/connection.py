@@ -28,8 +28,8 @@ from types import ModuleType
 from typing import Final
 
 from agent_host._support.progress import progress
-from agent_host._support.stopping import Interrupted, StopToken
-from agent_host.errors import UsageError
+from agent_host._support.stopping import StopToken
+from agent_host.errors import Interrupted, UsageError
 
 INSTALL_HINT: Final = "install it with: pip install 'agent-host[ray]'"
 

@@ -24,14 +24,14 @@ from pathlib import Path
 from typing import Any, Final, TextIO
 
 from agent_host._support.paths import cache_dir
-from agent_host._support.stopping import Interrupted, StopToken
+from agent_host._support.stopping import StopToken
 from agent_host.app.runs import AgentRun, Finished, not_started
 from agent_host.cluster.connection import Cluster, import_ray
 from agent_host.cluster.messages import AuditLine, Ended, Event, Job, LogLine, Output, WorkerFailure
 from agent_host.cluster.shipping import Shipment, ship
 from agent_host.cluster.worker import APPROVALS, AgentWorker
 from agent_host.config import Config
-from agent_host.errors import ExitCode, HostError, UsageError
+from agent_host.errors import ExitCode, HostError, Interrupted, UsageError
 from agent_host.runtime.engine import Runtime
 from agent_host.runtime.guest import Outcome
 from agent_host.session.audit_log import AuditLog

@@ -1,7 +1,7 @@
 """Testing guests with pytest: the `agent_host` fixture (`plugin`) and what it gives a test (`runner`).
 
-`from agent_host.testing import AgentHost, GuestResult, GuestError` for type hints; they are imported on
-first access, so that loading the plugin at pytest's start stays cheap.
+Users import `AgentHost`, `GuestResult` and `GuestError` from `agent_host` (this package is internal);
+here they are imported on first access, so that loading the plugin at pytest's start stays cheap.
 """
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ def tooling(request: pytest.FixtureRequest) -> Iterator[str]:
 
 def test_structured_content_breaking_the_output_schema_is_a_protocol_error(tooling: str, tmp_path: Path) -> None:
     with Host(parse_config(tooling, tmp_path / "agent-host.toml")) as host:
-        session = host.session("checker")
+        session = host.session("checker", allow=["*"])
         rep = session.get("t")
         good = session.call_tool_blocking(rep, "shaped", json.dumps({"mode": "good"}))
         with pytest.raises(ToolingError) as wrong:
@@ -74,7 +74,7 @@ def test_missing_structured_content_is_a_protocol_error_unless_the_result_is_an_
     mode: str, tmp_path: Path
 ) -> None:
     with Host(parse_config("[tooling.t]\n" + ASKING_STDIO, tmp_path / "agent-host.toml")) as host:
-        session = host.session("checker")
+        session = host.session("checker", allow=["*"])
         rep = session.get("t")
         with pytest.raises(ToolingError) as caught:
             session.call_tool_blocking(rep, "shaped", json.dumps({"mode": mode}))

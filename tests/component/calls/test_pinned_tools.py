@@ -68,7 +68,7 @@ def test_first_sight_pins_every_tool_and_a_tool_changed_or_added_later_is_hidden
     with Host(load_config(config)) as host:
         reader = host.session("reader", host.policy("reader", host.config.agents["reader"]))
         seen = reader.list_tools(reader.get("t"))  # the first sight: an agent that may see two tools
-        admin = host.session("admin")
+        admin = host.session("admin", allow=["*"])
         rep = admin.get("t")
         every = admin.list_tools(rep)
         pinned = (tmp_path / LOCK_NAME).read_text()
@@ -136,7 +136,7 @@ def test_a_tool_redescribed_during_a_run_is_hidden_and_denied_from_the_change_on
     config = tmp_path / "agent-host.toml"
     config.write_text(tooling)
     with Host(load_config(config)) as host:
-        guest = host.session("guest")
+        guest = host.session("guest", allow=["*"])
         rep = guest.get("t")
         assert "echo" in [t.name for t in guest.list_tools(rep)]  # the first sight pins it
         assert json.loads(call(guest, rep, "echo", {"text": "hi"}))["content"][0]["text"] == "hi"
@@ -163,7 +163,7 @@ def test_guests_listing_a_fresh_pinned_tooling_at_once_record_the_lock_file_once
     caplog.set_level(logging.INFO, logger="agent_host.policy.pins")
     count = 4
     with Host(parse_config(OBSERVED_TOML + "pin_tools = true\n", tmp_path / "agent-host.toml")) as host:
-        sessions = [host.session(f"guest-{index}") for index in range(count)]
+        sessions = [host.session(f"guest-{index}", allow=["*"]) for index in range(count)]
         reps = [session.get("t") for session in sessions]
         barrier = threading.Barrier(count)
         listings: list[list[str]] = []
@@ -188,7 +188,7 @@ def test_guests_listing_a_fresh_pinned_tooling_at_once_record_the_lock_file_once
 
 def test_a_call_before_any_listing_records_the_pins_first(tmp_path: Path) -> None:
     with Host(parse_config(OBSERVED_TOML + "pin_tools = true\n", tmp_path / "agent-host.toml")) as host:
-        session = host.session("caller")
+        session = host.session("caller", allow=["*"])
         assert json.loads(call(session, session.get("t"), "echo", {"text": "hi"}))["content"][0]["text"] == "hi"
         session.close()
     assert "echo" in lock_table(tmp_path) and "activity" in lock_table(tmp_path)
@@ -232,11 +232,11 @@ def test_the_command_line_lists_a_tool_changed_between_runs_as_changed_and_re_pi
 def test_a_mock_tooling_pins_its_tools_too(tmp_path: Path) -> None:
     table = "[tooling.m]\nkind = 'mock'\npin_tools = true\n[[tooling.m.tools]]\nname = 'x'\ndescription = '{}'\n"
     with Host(parse_config(table.format("reviewed"), tmp_path / "agent-host.toml")) as host:
-        session = host.session("first")
+        session = host.session("first", allow=["*"])
         assert [t.name for t in session.list_tools(session.get("m"))] == ["x"]
         session.close()
     with Host(parse_config(table.format("changed"), tmp_path / "agent-host.toml")) as host:
-        session = host.session("second")
+        session = host.session("second", allow=["*"])
         rep = session.get("m")
         assert session.list_tools(rep) == []
         with pytest.raises(ToolingError) as denied:

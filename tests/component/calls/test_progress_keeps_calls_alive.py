@@ -38,7 +38,7 @@ def server(request: pytest.FixtureRequest) -> Iterator[str]:
 def finals(config: str, tmp_path: Path, calls: dict[str, dict[str, Any]], tool: str = "stall") -> dict[str, Any]:
     """Start `calls` (label → arguments of `tool`) at once through a session; each one's outcome."""
     with Host(parse_config(config, tmp_path / "agent-host.toml")) as host:
-        session = host.session("waiter")
+        session = host.session("waiter", allow=["*"])
         rep = session.get("t")
         ids = {session.call_tool(rep, tool, json.dumps(arguments)): label for label, arguments in calls.items()}
         outcomes: dict[str, Any] = {}

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from mcp.server.mcpserver import MCPServer
 
-from agent_host.testing import AgentHost
+from agent_host import AgentHost
 
 pytestmark = pytest.mark.component
 

@@ -107,7 +107,7 @@ def test_a_server_that_never_answers_the_handshake_times_out_and_is_stopped(
 def test_a_failed_connection_is_retried_by_the_next_get(make_host: Callable[[str], Host]) -> None:
     port = _free_port()
     host = make_host(f'[tooling.remote]\nurl = "http://127.0.0.1:{port}/mcp"\n')
-    session = host.session("retry")
+    session = host.session("retry", allow=["*"])
     with pytest.raises(ToolingError) as refused:
         session.get("remote")
     assert refused.value.code is ErrorCode.UNAVAILABLE

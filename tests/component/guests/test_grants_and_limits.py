@@ -141,3 +141,16 @@ def test_a_resource_uri_with_a_dot_segment_passes_no_resource_glob(host: Host, p
         error = err(result)
         assert error["code"] == "denied", error
         assert "dot segment '..'" in error["message"] and "resources.t" in error["message"], error
+
+
+def test_a_guest_started_without_a_policy_gets_its_agent_tables_grants_and_limits(host: Host, probe_wasm: Path) -> None:
+    """Provenance: issue 21, point 5: `Host.start` (and `Host.run`) with no `policy` resolves the
+    agent's own policy (`Host.agent_policy`): its `[agents.NAME]` table, else deny by default."""
+    steps = json.dumps({"steps": [GET, {"op": "list_tools", "h": "t"}]})
+    reader = host.run(probe_wasm, steps, agent="reader")
+    assert reader.status == "ok", reader
+    assert [t["name"] for t in ok(json.loads(reader.text)[1])] == ["echo", "add_resource", "add_tool", "big"]
+    stranger = host.run(probe_wasm, json.dumps({"steps": [GET]}), agent="stranger")
+    assert stranger.status == "ok", stranger
+    error = err(json.loads(stranger.text)[0])
+    assert error["code"] == "denied" and "deny by default" in error["message"], error

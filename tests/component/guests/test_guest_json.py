@@ -112,7 +112,7 @@ def test_a_request_the_host_cannot_encode_fails_alone_and_the_shared_connection_
         caplog.at_level(logging.WARNING),
         host_of(keys, tmp_path) as host,
     ):
-        session = host.session("tester")
+        session = host.session("tester", allow=["*"])
         rep = session.get("t")
         tooling = session.handle(rep).tooling
         session.call_tool(rep, "wait", '{"seconds": 1, "steps": 4}')

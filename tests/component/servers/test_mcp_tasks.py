@@ -76,7 +76,7 @@ def test_a_task_ends_with_exactly_one_final_envelope_and_is_open_until_it_is_rec
 ) -> None:
     config, has_tasks = tooling
     with Host(parse_config(config, tmp_path / "agent-host.toml")) as host:
-        session = host.session("agent")
+        session = host.session("agent", allow=["*"])
         rep = session.get("t")
         call_id = session.call_tool(rep, "work", _args(key="a"))
         session.call_tool_blocking(rep, "started", _args(key="a"))  # the work runs (a task, or inline)
@@ -99,7 +99,7 @@ def test_a_task_ends_with_exactly_one_final_envelope_and_is_open_until_it_is_rec
 def test_cancelling_the_call_cancels_the_servers_task(tooling: tuple[str, bool], tmp_path: Path) -> None:
     config, has_tasks = tooling
     with Host(parse_config(config, tmp_path / "agent-host.toml")) as host:
-        session = host.session("agent")
+        session = host.session("agent", allow=["*"])
         rep = session.get("t")
         call_id = session.call_tool(rep, "work", _args(key="b"))
         session.call_tool_blocking(rep, "started", _args(key="b"))
@@ -125,7 +125,7 @@ def test_a_task_that_ends_in_an_error_is_one_error_envelope(
 ) -> None:
     config, _ = tooling
     with Host(parse_config(config, tmp_path / "agent-host.toml")) as host:
-        session = host.session("agent")
+        session = host.session("agent", allow=["*"])
         rep = session.get("t")
         call_id = session.call_tool(rep, "work", _args(key="c", end=end))
         session.call_tool_blocking(rep, "release", _args(key="c"))
@@ -139,7 +139,7 @@ def test_a_task_that_ends_in_an_error_is_one_error_envelope(
 def test_a_task_outliving_its_ttl_is_a_timeout_and_is_cancelled_on_the_server(tmp_path: Path) -> None:
     """ttlMs 1: the first poll comes at least `MIN_POLL` (10 ms) after the task was seen."""
     with Host(parse_config("[tooling.t]\n" + TASKING_STDIO, tmp_path / "agent-host.toml")) as host:
-        session = host.session("agent")
+        session = host.session("agent", allow=["*"])
         rep = session.get("t")
         call_id = session.call_tool(rep, "work", _args(key="d", ttl_ms=1))
         finals = _finals(session, call_id)
@@ -156,7 +156,7 @@ def test_the_request_timeout_bounds_each_silence_not_the_whole_task(tmp_path: Pa
     then for a blocking call that itself waits on the server) and still ends with its result."""
     config = "[tooling.t]\n" + TASKING_STDIO + "timeout = 1\n"
     with Host(parse_config(config, tmp_path / "agent-host.toml")) as host:
-        session = host.session("agent")
+        session = host.session("agent", allow=["*"])
         rep = session.get("t")
         call_id = session.call_tool(rep, "work", _args(key="e"))
         session.call_tool_blocking(rep, "started", _args(key="e"))

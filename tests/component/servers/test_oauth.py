@@ -151,7 +151,7 @@ def test_client_credentials_get_a_token_with_no_person(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     with Host(parse_config(config_text(guarded.url, era, tmp_path), tmp_path / "agent-host.toml")) as host:
-        session = host.session("agent")
+        session = host.session("agent", allow=["*"])
         first = activity(session, "m2m")
         echoed = call(session, "m2m", "echo", {"text": "hello"})
         session.close()
@@ -180,7 +180,7 @@ def test_login_then_calls_succeed_and_an_expired_token_is_refreshed(
     seen_tokens = secrets_of(first)
     guest_visible: list[str] = []
     with Host(parse_config(config.read_text(encoding="utf-8"), config)) as host:
-        session = host.session("agent")
+        session = host.session("agent", allow=["*"])
         before = activity(session)
         guest_visible.append(json.dumps(before))
         expire(tmp_path)  # deterministic: the token is expired now, whatever time the calls took
@@ -206,7 +206,7 @@ def test_after_logout_a_call_is_unauthorized_naming_the_login_command(
     printed = login(config, env)
     seen_tokens = secrets_of(stored(tmp_path))
     with Host(parse_config(config.read_text(encoding="utf-8"), config)) as host:
-        session = host.session("agent")
+        session = host.session("agent", allow=["*"])
         assert activity(session)["issued"] == 1
         out = cli(config, env, "logout", "t")  # while the host runs: it notices
         assert out.returncode == 0 and "logged out" in out.stderr
@@ -218,7 +218,7 @@ def test_after_logout_a_call_is_unauthorized_naming_the_login_command(
             envelope = session.recv(30_000)
         session.close()
     with Host(parse_config(config.read_text(encoding="utf-8"), config)) as host:  # a new host, no tokens
-        session = host.session("agent")
+        session = host.session("agent", allow=["*"])
         with pytest.raises(ToolingError) as fresh:
             call(session, "t", "echo", {"text": "x"})
         session.close()
@@ -242,7 +242,7 @@ def test_a_wider_scope_is_obtained_without_a_person_only_when_client_credentials
     config = write_config(guarded.url, era, tmp_path)
     login(config, env)
     with Host(parse_config(config.read_text(encoding="utf-8"), config)) as host:
-        session = host.session("agent")
+        session = host.session("agent", allow=["*"])
         before = activity(session, "m2m")["client_credentials"]
         stepped = call(session, "m2m", "admin")
         after = activity(session, "m2m")["client_credentials"]
@@ -270,7 +270,7 @@ def test_a_pre_registered_client_logs_in_with_its_own_id_and_secret(
     )
     printed = login(config, env, "app")
     with Host(parse_config(config.read_text(encoding="utf-8"), config)) as host:
-        session = host.session("agent")
+        session = host.session("agent", allow=["*"])
         seen = activity(session, "app")
         session.close()
     assert seen["client_id"] == "app"  # the configured client, not a dynamically registered one

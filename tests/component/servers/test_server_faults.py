@@ -63,7 +63,7 @@ def test_a_hanging_server_gives_timeout_and_calls_work_once_it_answers(
     make_host: Callable[[str], Host], probe_wasm: Path
 ) -> None:
     host = make_host(OBSERVED_TOML + "timeout = 1\n")
-    host.session("connect").get("t")
+    host.session("connect", allow=["*"]).get("t")
     pid = server_pid()
     os.kill(pid, signal.SIGSTOP)
     try:
@@ -94,7 +94,7 @@ def test_an_http_server_stopped_and_restarted_serves_again(make_host: Callable[[
     port = server.url.rsplit(":", 1)[1].split("/")[0]
     try:
         host = make_host(f'[tooling.t]\nurl = "{server.url}"\n')
-        session = host.session("client")
+        session = host.session("client", allow=["*"])
         rep = session.get("t")
         assert "again" in session.call_tool_blocking(rep, "echo", '{"text": "again"}').value
         server.stop()
@@ -119,7 +119,7 @@ def test_an_http_server_stopped_and_restarted_serves_again(make_host: Callable[[
 
 def test_reconnection_backs_off_exponentially_up_to_the_configured_cap(make_host: Callable[[str], Host]) -> None:
     host = make_host('[tooling.t]\ncommand = "/nonexistent/server"\nmax_backoff = 0.4\n')
-    session = host.session("client")
+    session = host.session("client", allow=["*"])
     waits = []
     attempts = 0
     deadline = time.monotonic() + 10

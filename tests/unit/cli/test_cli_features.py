@@ -20,11 +20,10 @@ import pytest
 
 from agent_host import __version__
 from agent_host._support import progress
-from agent_host._support.stopping import Interrupted
 from agent_host.cli import main
 from agent_host.cli.call import arguments_json, parse_value
 from agent_host.cli.tools import argument_names
-from agent_host.errors import UsageError
+from agent_host.errors import Interrupted, UsageError
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -13,8 +13,8 @@ from types import TracebackType
 
 import pytest
 
-from agent_host._support.stopping import Interrupted
 from agent_host.cli.signals import signals
+from agent_host.errors import Interrupted
 
 
 class Resource:

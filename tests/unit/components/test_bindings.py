@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_host._support.stopping import Interrupted, StopToken
+from agent_host._support.stopping import StopToken
 from agent_host.cli import main
 from agent_host.components import bindings
 from agent_host.components.bindings import HEADER, STAMP, State, state, write_bindings
-from agent_host.errors import BuildError
+from agent_host.errors import BuildError, Interrupted
 
 
 def jsonc(text: str) -> object:

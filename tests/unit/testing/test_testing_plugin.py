@@ -92,7 +92,7 @@ def test_the_file_cannot_select_the_in_memory_transport_and_its_schema_does_not_
 def test_a_server_object_is_reached_in_process_with_no_subprocess(tmp_path: Path) -> None:
     config = config_for({"adder": adder()}, audit_log=tmp_path / "audit.jsonl", base=tmp_path)
     with Host(config) as host:
-        session = host.session("t")
+        session = host.session("t", allow=["*"])
         rep = session.get("adder")
         assert [tool.name for tool in session.list_tools(rep)] == ["add"]
         outcome = session.call_tool_blocking(rep, "add", '{"a": 2, "b": 3}')
@@ -142,7 +142,7 @@ def test_an_in_memory_server_sends_progress_and_resource_updates(tmp_path: Path)
 
     config = config_for({"demo": build_server()}, audit_log=tmp_path / "audit.jsonl", base=tmp_path)
     with Host(config) as host:
-        session = host.session("t")
+        session = host.session("t", allow=["*"])
         rep = session.get("demo")
         session.subscribe(rep, "resource", "demo://note")
         session.call_tool_blocking(rep, "set_note", '{"text": "new"}')
