@@ -36,6 +36,7 @@ INTERNAL: dict[str, str] = {
     "agent_host.serve.turns.Evicted": "becomes a limit-exceeded answer of the server",
     "agent_host.session.bridge._Expired": "becomes a timeout ToolingError",
     "agent_host.toolings.mcp.auth.LoginRequired": "becomes an unauthorized ToolingError",
+    "agent_host.toolings.mcp.auth._RefreshInstead": "ends the login callback: HostAuth refreshes instead",
     "agent_host.toolings.mcp.errors.Unsendable": "becomes an invalid-arguments ToolingError",
     "agent_host.tools.ToolError": "raised by a user's tool, not by the host: the guest gets tool-failed",
 }

@@ -40,6 +40,8 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 import httpx2
 
+from agent_host.errors import HostError
+
 if TYPE_CHECKING:
     from mcp.client._transport import TransportStreams as TransportStreams
     from mcp.client.session import ClientSession
@@ -61,8 +63,10 @@ TESTED_WITH: Final = ("2.3.",)
 SDK_VERSION: Final = importlib.metadata.version("mcp")
 
 
-class SdkMismatch(RuntimeError):
+class SdkMismatch(HostError):
     """The installed MCP SDK lacks a private name a hook needs, and there is no public path."""
+
+    reference = "sdk-mismatch"
 
 
 def _attribute(module: str, name: str) -> Any:
