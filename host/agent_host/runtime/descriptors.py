@@ -1,27 +1,14 @@
 """Host file descriptors guests hold through their granted folders: counted, bounded per guest.
 
 wasmtime's WASI opens a host descriptor for each file, folder or directory stream a guest opens in
-its `dirs`, with no count or limit (none in wasmtime-py 50's C API; the open runs inside WASI). So
-the host counts from the process's table (`/proc/self/fd`, or `/dev/fd` + `F_GETPATH`).
-
-Invariants:
-- The baseline is the process's, taken once, when the first guest with folders registers (before
-  any WASI opened anything): a (descriptor, path) pair in it is never counted, and leaves it for
-  good once seen closed. A guest never inherits uncounted what another guest, or an earlier run,
-  opened: Linux hands out the lowest free numbers, so a per-run baseline let a guest reopen, under
-  the same numbers and path, what an earlier one held when it started.
-- A guest holds every other descriptor naming a path inside its granted folders (real paths: a
-  symlinked or twice-granted folder is one folder; ` (deleted)` stripped; folders, files and
-  directory streams alike), less one per preopen of that folder among the running guests. A
-  descriptor in a folder several running guests were granted counts for each of them (the host
-  cannot tell whose): they share `max_open_files` there. A descriptor whose path the host cannot
-  read (longer than `PATH_MAX`: nested folders in a writable one) counts for every running guest.
-- Checks: `Watch.check` on the guest's thread each epoch tick of running wasm (`RunGuard`), the
-  table read again only when its size changed; and a watcher thread counting every
-  `WATCH_INTERVAL` while any guest with folders runs, which stops (`Watch.on_over`) a guest that
-  sleeps or waits in the host past its limit. Bounds: over `max_open_files` the guest is stopped;
-  with fewer than `HOST_RESERVE` descriptors of any kind (sockets too) left in the process, the
-  guest holding the most is. The soft `RLIMIT_NOFILE` is raised to the hard limit at the first watch.
+its `dirs`, with no count or limit (none in wasmtime-py 50's C API). So the host counts from the
+process's table (`/proc/self/fd`, or `/dev/fd` + `F_GETPATH`). Invariants: only what the process
+held before its first guest with folders is left out (one baseline per process: a run never
+inherits what another opened); a guest holds every other descriptor naming a path in its folders
+(less their preopens; shared among the running guests granted a folder), see `_Ledger._count`.
+Counted on the guest's thread each epoch tick of running wasm (`Watch.check`) and every
+`WATCH_INTERVAL` by a watcher thread, which stops a sleeping or waiting guest (`Watch.on_over`).
+Over `max_open_files` a guest is stopped; with under `HOST_RESERVE` left, the one holding the most.
 """
 
 from __future__ import annotations
@@ -234,7 +221,14 @@ class _Ledger:
             self._logged, self._unlogged = now, 0
 
     def _count(self, size: int, now: float) -> None:
-        """Count every watch's descriptors from one read of the table (the lock is held)."""
+        """Count every watch's descriptors from one read of the table (the lock is held).
+
+        Baseline pairs seen closed leave it for good (Linux reuses the lowest free numbers: a pair
+        reopened later is a guest's). Paths are real paths (a symlinked or twice-granted folder is
+        one folder; ` (deleted)` stripped; files, folders, directory streams alike), each preopen of
+        a folder among the running guests is taken off once, a descriptor in a folder several
+        running guests share counts for each, and one whose path cannot be read (past `PATH_MAX`)
+        for every guest. The reserve counts every descriptor of the process (sockets too)."""
         table = list(_descriptors())
         baseline = self._baseline if self._baseline is not None else set()
         baseline &= set(table)  # a pair seen closed is never the baseline's again
