@@ -1,18 +1,19 @@
 """Host file descriptors guests hold through their granted folders: counted, bounded per guest.
 
 wasmtime's WASI opens a host descriptor for each file, folder or directory stream a guest opens in
-its `dirs`, with no count or limit (none in wasmtime-py 50's C API; the open runs inside WASI). So
-the host counts from the process's table (`/proc/self/fd`, or `/dev/fd` + `F_GETPATH`): a guest
-holds the descriptors naming a path in its folders that were not open when its run started, less
-the folders' preopens. `Watch.check` runs on the guest's thread each epoch tick of running wasm
-(`RunGuard`); the table is read again only when its size changed. Bounds: over `max_open_files`
-the guest is stopped; with fewer than `HOST_RESERVE` descriptors left, the guest holding the most
-is. The soft `RLIMIT_NOFILE` is raised to the hard limit at the first watch. A descriptor opened in
-a folder several running guests were granted counts for each of them (the host cannot tell whose).
+its `dirs`, with no count or limit (none in wasmtime-py 50's C API). So the host counts from the
+process's table (`/proc/self/fd`, or `/dev/fd` + `F_GETPATH`). Invariants: only what the process
+held before its first guest with folders is left out (one baseline per process: a run never
+inherits what another opened); a guest holds every other descriptor naming a path in its folders
+(less their preopens; shared among the running guests granted a folder), see `_Ledger._count`.
+Counted on the guest's thread each epoch tick of running wasm (`Watch.check`) and every
+`WATCH_INTERVAL` by a watcher thread, which stops a sleeping or waiting guest (`Watch.on_over`).
+Over `max_open_files` a guest is stopped; with under `HOST_RESERVE` left, the one holding the most.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import logging
 import os
@@ -20,7 +21,7 @@ import resource
 import sys
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -40,10 +41,26 @@ MIN_RESCAN: Final = 0.01
 """Seconds between two reads of the table at the most (one epoch tick), however often its size
 changes (a busy `serve` opens and closes sockets all the time): ~1 ms per read of 500 descriptors."""
 
+WATCH_INTERVAL: Final = 0.1
+"""Seconds between two counts by the watcher thread (while any guest with folders runs): how long a
+guest that does not run wasm (it sleeps, or waits in the host) may stay past a bound."""
+
+LOG_INTERVAL: Final = 10.0
+"""Seconds between two log lines of the watcher about the guests it stopped (one line per interval)."""
+
 RAISED_LIMIT_CAP: Final = 1 << 20
 """Highest soft `RLIMIT_NOFILE` the host raises itself to (when the hard limit is unlimited)."""
 
 _FD_DIR: Final = "/proc/self/fd" if sys.platform.startswith("linux") else "/dev/fd"
+
+_UNREADABLE: Final = "\0unreadable"
+"""The path of a descriptor whose path cannot be read (`ENAMETOOLONG`): inside every guest's folders."""
+
+Entry = tuple[int, str]
+"""(descriptor, the path it names, or a description such as `socket:[…]`, or `_UNREADABLE`)."""
+
+OnOver = Callable[[str], None]
+"""Stops a guest from another thread (the watcher), with the reason."""
 
 
 @dataclass(eq=False)
@@ -53,11 +70,16 @@ class Watch:
     roots: tuple[str, ...]
     """The real paths of the guest's granted folders."""
     limit: Limit
-    baseline: frozenset[tuple[int, str]]
-    """(descriptor, path) open under `roots` when the run started: not the guest's."""
     held: int = 0
     """Descriptors the guest held at the last count."""
     _ledger: _Ledger | None = field(default=None, repr=False)
+    _on_over: OnOver | None = field(default=None, repr=False)
+    _stopping: bool = field(default=False, repr=False)
+
+    def on_over(self, stop: OnOver) -> None:
+        """Have the watcher thread call `stop(reason)` (once) when the guest is past a bound while
+        it runs no wasm; set once its `RunGuard` exists."""
+        self._on_over = stop
 
     def check(self) -> str | None:
         """Why the guest must stop (its descriptors are over its limit, or the host is short of
@@ -83,7 +105,7 @@ def watch(dirs: Sequence[DirGrant], limit: Limit) -> Watch | None:
     when it has no folder (it can open nothing) or the platform cannot list descriptors."""
     if not dirs or not os.path.isdir(_FD_DIR):
         return None
-    return _LEDGER.register(tuple(dict.fromkeys(os.path.realpath(grant.host) for grant in dirs)), limit)
+    return _LEDGER.register(tuple(os.path.realpath(grant.host) for grant in dirs), limit)
 
 
 def raise_soft_limit() -> int:
@@ -101,11 +123,13 @@ def raise_soft_limit() -> int:
 
 
 class _Ledger:
-    """The watches of every running guest and the last count of the process's descriptors."""
+    """The watches of every running guest, the process's baseline and the last count."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._watches: list[Watch] = []
+        self._baseline: set[Entry] | None = None
+        """(descriptor, path) open before the first guest with folders: never a guest's."""
         self._size = -1
         """Entries in the descriptor table at the last count."""
         self._counted = 0.0
@@ -113,15 +137,22 @@ class _Ledger:
         """Why the host is short of descriptors at the last count, or None."""
         self._worst: Watch | None = None
         self._soft_limit: int | None = None
+        self._watcher: threading.Thread | None = None
+        self._logged = -LOG_INTERVAL
+        self._unlogged = 0
 
     def register(self, roots: tuple[str, ...], limit: Limit) -> Watch:
         with self._lock:
             if self._soft_limit is None:
                 self._soft_limit = raise_soft_limit()
-            baseline = frozenset((fd, path) for fd, path in _descriptors() if _under(path, roots))
-            watch = Watch(roots, limit, baseline, _ledger=self)
+            if self._baseline is None:
+                self._baseline = set(_descriptors())
+            watch = Watch(roots, limit, _ledger=self)
             self._watches.append(watch)
             self._size, self._counted = -1, 0.0
+            if self._watcher is None:
+                self._watcher = threading.Thread(target=self._watch, name="agent-host-descriptors", daemon=True)
+                self._watcher.start()
             return watch
 
     def forget(self, watch: Watch) -> None:
@@ -139,32 +170,84 @@ class _Ledger:
             since = now - self._counted
             if (size != self._size and since >= MIN_RESCAN) or since > RESCAN:
                 self._count(size, now)
-            if watch.held > watch.limit.value:
-                return (
-                    f"file descriptor limit (limit-exceeded): the run holds {watch.held} host file descriptors "
-                    f"(open files, folders, directory streams) in its granted folders, more than "
-                    f"{int(watch.limit.value)} ({watch.limit.key})"
-                )
-            if self._short is not None and watch is self._worst:
-                return self._short
+            return self._verdict(watch)
+
+    def _verdict(self, watch: Watch) -> str | None:
+        """Why `watch`'s guest must stop at the last count, or None (the lock is held)."""
+        if watch.held > watch.limit.value:
+            return (
+                f"file descriptor limit (limit-exceeded): the run holds {watch.held} host file descriptors "
+                f"(open files, folders, directory streams) in its granted folders, more than "
+                f"{int(watch.limit.value)} ({watch.limit.key})"
+            )
+        if self._short is not None and watch is self._worst:
+            return self._short
         return None
 
+    def _watch(self) -> None:
+        """The watcher thread: count every `WATCH_INTERVAL` and stop the guests past a bound; ends
+        when no guest with folders runs."""
+        while True:
+            time.sleep(WATCH_INTERVAL)  # a period, not a synchronisation: the count is read anew
+            over: list[tuple[OnOver, str]] = []
+            with self._lock:
+                if not self._watches:
+                    self._watcher = None
+                    return
+                try:
+                    self._count(_table_size(), time.monotonic())
+                except Exception:  # boundary: a failed count must not end the watcher
+                    logger.exception("counting the host file descriptors of the guests failed")
+                    continue
+                for watch in self._watches:
+                    reason = self._verdict(watch)
+                    if reason is not None and watch._on_over is not None and not watch._stopping:
+                        watch._stopping = True
+                        over.append((watch._on_over, reason))
+            for stop, reason in over:
+                try:
+                    stop(reason)
+                except Exception:  # boundary: one failed stop must not spare the others
+                    logger.exception("stopping a guest for its file descriptors failed")
+            if over:
+                self._log(len(over), over[0][1])
+
+    def _log(self, stopped: int, reason: str) -> None:
+        """One warning per `LOG_INTERVAL` at most, with the count of stops since the last one."""
+        self._unlogged += stopped
+        now = time.monotonic()
+        if now - self._logged >= LOG_INTERVAL:
+            logger.warning("stopped %d guest run(s) for their file descriptors; the last: %s", self._unlogged, reason)
+            self._logged, self._unlogged = now, 0
+
     def _count(self, size: int, now: float) -> None:
-        """Count every watch's descriptors from one read of the table (the lock is held)."""
+        """Count every watch's descriptors from one read of the table (the lock is held).
+
+        Baseline pairs seen closed leave it for good (Linux reuses the lowest free numbers: a pair
+        reopened later is a guest's). Paths are real paths (a symlinked or twice-granted folder is
+        one folder; ` (deleted)` stripped; files, folders, directory streams alike), each preopen of
+        a folder among the running guests is taken off once, a descriptor in a folder several
+        running guests share counts for each, and one whose path cannot be read (past `PATH_MAX`)
+        for every guest. The reserve counts every descriptor of the process (sockets too)."""
         table = list(_descriptors())
-        roots = {root for watch in self._watches for root in watch.roots}
+        baseline = self._baseline if self._baseline is not None else set()
+        baseline &= set(table)  # a pair seen closed is never the baseline's again
+        self._baseline = baseline
         preopens: dict[str, int] = {}
         for watch in self._watches:
             for root in watch.roots:
                 preopens[root] = preopens.get(root, 0) + 1
-        inside = [(fd, path) for fd, path in table if _under(path, roots)]
+        counted = [entry for entry in table if entry not in baseline]
+        unreadable = sum(1 for _, path in counted if path == _UNREADABLE)
+        named = [path for _, path in counted if path.startswith("/")]
         for watch in self._watches:
-            mine = [(fd, path) for fd, path in inside if _under(path, watch.roots) and (fd, path) not in watch.baseline]
+            roots = set(watch.roots)
+            mine = [path for path in named if _under(path, roots)]
             at_root: dict[str, int] = {}
-            for _, path in mine:
-                if path in preopens:
+            for path in mine:
+                if path in roots:
                     at_root[path] = at_root.get(path, 0) + 1
-            watch.held = len(mine) - sum(min(count, preopens[path]) for path, count in at_root.items())
+            watch.held = len(mine) + unreadable - sum(min(count, preopens[path]) for path, count in at_root.items())
         self._size, self._counted = size, now
         soft = self._soft_limit or raise_soft_limit()
         left = soft - len(table)
@@ -189,8 +272,9 @@ def _table_size() -> int:
         return -1
 
 
-def _descriptors() -> Iterable[tuple[int, str]]:
-    """(descriptor, the path it names) for each open descriptor of the process that names a path."""
+def _descriptors() -> Iterable[Entry]:
+    """Every open descriptor of the process: (descriptor, the path it names, ` (deleted)` stripped,
+    or what it is (`socket:[…]`, `pipe:[…]`, `anon_inode:…`), or `_UNREADABLE`)."""
     try:
         names = os.listdir(_FD_DIR)
     except OSError:
@@ -199,10 +283,13 @@ def _descriptors() -> Iterable[tuple[int, str]]:
         try:
             fd = int(name)
             path = _path_of(fd)
-        except (ValueError, OSError):  # closed meanwhile, or no path (a socket, a pipe)
+        except ValueError:
             continue
-        if path.startswith("/"):
-            yield fd, path.removesuffix(" (deleted)")
+        except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:  # a path past PATH_MAX: inside a guest's folder, surely
+                yield fd, _UNREADABLE
+            continue  # closed meanwhile
+        yield fd, path.removesuffix(" (deleted)")
 
 
 def _path_of(fd: int) -> str:

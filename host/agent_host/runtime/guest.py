@@ -13,6 +13,7 @@ the guest ends, `session.close()` runs and the temp folder is removed.
 
 from __future__ import annotations
 
+import functools
 import logging
 import shutil
 import sys
@@ -192,6 +193,8 @@ def run_guest(
             store.set_limits(memory_size=budget.limit)
         guard = RunGuard(store, cpu_time=policy.limits.cpu_time, wall_time=policy.limits.wall_time, files=files)
         session.deadline = guard.deadline
+        if files is not None:  # the watcher stops a guest that sleeps or waits past a descriptor bound
+            files.on_over(functools.partial(_stop_for_files, guard, session))
         if control is not None:
             control.attach(guard)
         forwarder.start()
@@ -213,6 +216,12 @@ def run_guest(
         shutil.rmtree(workdir, ignore_errors=True)
     duration = time.monotonic() - start
     return Outcome(agent, status, text, duration, session.inbox.peak, tripped=tripped, error_code=error_code)
+
+
+def _stop_for_files(guard: RunGuard, session: GuestSession, reason: str) -> None:
+    """From the descriptor watcher's thread: the run traps with `reason` (`open_files`); its waits end."""
+    guard.stop(reason, "open_files")
+    session.interrupt(reason)
 
 
 def _wasi(policy: AgentPolicy, stdout: CappedFile, stderr: CappedFile) -> WasiConfig:

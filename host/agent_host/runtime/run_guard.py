@@ -75,6 +75,7 @@ class RunGuard:
         self.tripped: TripKind | None = None
         """Which of the guard's checks made it trap (`stopped`, `cpu_time`, `wall_time`)."""
         self._stop_reason: str | None = None
+        self._stop_kind: TripKind = "stopped"
         self._watch = wasmtime_hooks.watch_epochs(store, self._on_deadline)
         self._store: Store | None = None
         """The store, on the public path only (no epoch callback): `_arm` sets its deadline."""
@@ -99,10 +100,12 @@ class RunGuard:
         if self._store is not None:
             self._arm()
 
-    def stop(self, reason: str) -> None:
+    def stop(self, reason: str, tripped: TripKind = "stopped") -> None:
         """Stop the guest at its next slice (from any thread, as the shutdown on SIGINT/SIGTERM does);
-        a `wait` in progress ends at once."""
-        self._stop_reason = reason
+        a `wait` in progress ends at once. `tripped`: which check stops it (`open_files` from the
+        descriptor watcher: `reason` is then the whole reason); the first stop's reason is kept."""
+        if self._stop_reason is None:
+            self._stop_reason, self._stop_kind = reason, tripped
         self._stopped.set()
 
     def wait(self, seconds: float) -> None:
@@ -124,7 +127,7 @@ class RunGuard:
         if not public_path and self._stop_reason is None and time.monotonic() <= self.deadline:
             return None
         verdict = self._verdict(time.monotonic())
-        if verdict is None or (not public_path and verdict[0] not in ("stopped", "wall_time")):
+        if verdict is None or (not public_path and self._stop_reason is None and verdict[0] != "wall_time"):
             return None
         self.tripped, self.reason = verdict
         return self.reason
@@ -151,6 +154,8 @@ class RunGuard:
 
     def _verdict(self, now: float) -> tuple[TripKind, str] | None:
         if self._stop_reason is not None:
+            if self._stop_kind != "stopped":
+                return self._stop_kind, self._stop_reason
             return "stopped", f"stopped by the host: {self._stop_reason}"
         if self.cpu_used > self._cpu_time.value:
             return self._cpu_verdict()

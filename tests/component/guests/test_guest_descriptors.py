@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
@@ -21,8 +23,11 @@ from agent_host import Host
 from agent_host.components.build import build_guest
 from agent_host.config import parse_config
 from agent_host.errors import ErrorCode
+from agent_host.runtime.descriptors import HOST_RESERVE
+from agent_host.runtime.guest import GuestThread, Outcome
 from agent_host.serve.agents import TRIPPED_CODES
 from tests.support.component import REPO
+from tests.support.output_lines import Lines
 
 pytestmark = pytest.mark.component
 
@@ -85,3 +90,87 @@ def test_a_guest_that_opens_descriptors_in_a_loop_is_stopped_at_max_open_files_a
 
 def test_a_guest_stopped_for_its_descriptors_is_limit_exceeded_for_serve_clients() -> None:
     assert TRIPPED_CODES["open_files"] is ErrorCode.LIMIT_EXCEEDED
+
+
+CHAIN_FIRST: Final = LIMIT - 14
+"""Descriptors the first guest of a chain holds: under `LIMIT`."""
+CHAIN_SECOND: Final = LIMIT + CHAIN_FIRST // 2
+"""Descriptors the second one opens after the first ended: over `LIMIT`, yet under it less what the
+first held (what a baseline taken at its start would have hidden)."""
+WAIT: Final = 30.0
+"""Seconds any wait of these tests lasts at the most."""
+SLEEP_MS: Final = 40_000
+"""How long a guest sleeps holding its descriptors: longer than `WAIT`."""
+
+
+def start_hoard(host: Host, wasm: Path, lines: Lines, **request: object) -> GuestThread:
+    text = json.dumps({"path": "/data", "how": "files", **request})
+    policy = host.policy("hoard", host.config.agents["hoard"])
+    return host.start(wasm, text, agent="hoard", policy=policy, output=lines)
+
+
+def finish(host: Host, guest: GuestThread) -> Outcome:
+    """The guest's outcome once it ended by itself within `WAIT` seconds; else it is stopped and
+    the test fails."""
+    outcome = guest.join(WAIT)
+    if outcome is None:
+        guest.stop("the test is over")
+        host.wait(guest)
+        pytest.fail("the guest was not stopped while it held its descriptors")
+    return outcome
+
+
+def test_a_guest_does_not_inherit_the_descriptors_an_earlier_guest_held_when_it_started(
+    host: Host, hoarder_wasm: Path, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    first_lines, second_lines = Lines(), Lines()
+    first = start_hoard(host, hoarder_wasm, first_lines, count=CHAIN_FIRST, hold_until="/data/end-first")
+    first_lines.wait_for(f"holding {CHAIN_FIRST}", WAIT)
+    second = start_hoard(host, hoarder_wasm, second_lines, count=CHAIN_SECOND, wait_for="/data/go", sleep_ms=SLEEP_MS)
+    second_lines.wait_for("waiting", WAIT)  # its run started while the first held its descriptors
+    (data / "end-first").write_text("")
+    done = first.join(WAIT)
+    assert done is not None and done.status == "ok", done
+    (data / "go").write_text("")  # it reopens /data/f: the numbers the first held, the same path
+    outcome = finish(host, second)
+    assert (outcome.status, outcome.tripped) == ("trap", "open_files"), outcome.text
+    assert f"more than {LIMIT}" in outcome.text, outcome.text
+
+
+def test_a_guest_that_holds_descriptors_and_sleeps_is_stopped_when_another_passes_their_shared_folder_limit(
+    host: Host, hoarder_wasm: Path, tmp_path: Path
+) -> None:
+    sleeper_lines, other_lines = Lines(), Lines()
+    sleeper = start_hoard(host, hoarder_wasm, sleeper_lines, count=CHAIN_FIRST, sleep_ms=SLEEP_MS)
+    sleeper_lines.wait_for(f"holding {CHAIN_FIRST}", WAIT)
+    other = start_hoard(host, hoarder_wasm, other_lines, count=CHAIN_FIRST, sleep_ms=SLEEP_MS)
+    sleeper_outcome = finish(host, sleeper)
+    other.stop("the test is over")
+    host.wait(other)
+    assert (sleeper_outcome.status, sleeper_outcome.tripped) == ("trap", "open_files"), sleeper_outcome.text
+
+
+def test_a_sleeping_guest_is_stopped_when_the_host_nears_its_descriptor_limit(
+    hoarder_wasm: Path, tmp_path: Path
+) -> None:
+    data = tmp_path / "squeezed"
+    data.mkdir()
+    (data / "f").write_text("x")
+    child = subprocess.run(
+        [sys.executable, "-m", "tests.support.fd_squeeze", str(hoarder_wasm), str(data), str(SQUEEZED_NOFILE)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=3 * WAIT,
+        check=False,
+    )
+    assert child.returncode == 0, child.stderr
+    outcome = json.loads(child.stdout.splitlines()[-1])
+    assert outcome["joined"], f"the sleeping guest was not stopped: {outcome}"
+    assert (outcome["status"], outcome["tripped"]) == ("trap", "open_files"), outcome
+    assert f"it keeps {HOST_RESERVE}" in outcome["text"], outcome
+
+
+SQUEEZED_NOFILE: Final = HOST_RESERVE + 400
+"""The open-files limit of the squeezed process: room for the host and its guest, not much more."""
