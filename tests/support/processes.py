@@ -86,3 +86,18 @@ def wait_for_line(process: subprocess.Popen[str], text: str, timeout: float = 60
                 return seen
             assert line, f"the process ended before {text!r}: {seen}"
     raise AssertionError(f"{text!r} never appeared: {seen}")
+
+
+MUTE_SERVER = "import time; time.sleep(120)  # a server that never answers the handshake"
+"""A stdio server's Python code (`args = ["-c", MUTE_SERVER]`) that never answers the handshake."""
+
+
+def connecting(process: subprocess.Popen[str], timeout: float = 60.0) -> None:
+    """Wait (up to `timeout` s) until `process` has started the mute server: it is connecting to it now."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any("time.sleep(120)" in command for command in descendants(process.pid).values()):
+            return
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.05)
+    raise AssertionError("the mute server never started")

@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, Final
 
@@ -22,30 +21,18 @@ import pytest
 from agent_host.cli import main
 from agent_host.errors import ExitCode
 from tests.support.component import PROBE, REPO
-from tests.support.processes import descendants, wait_for_line
+from tests.support.processes import MUTE_SERVER, connecting, wait_for_line
 
 pytestmark = pytest.mark.component
 
 WAIT: Final = 60.0
 """Seconds a child `agent-host` may take to reach a point or to exit."""
-MUTE: Final = "import time; time.sleep(120)  # a server that never answers the handshake"
 
 
 def start(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "agent_host", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO
     )
-
-
-def connecting(process: subprocess.Popen[str]) -> None:
-    """Wait (bounded) until `process` has started the mute server: it is connecting to it now."""
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        if any("time.sleep(120)" in command for command in descendants(process.pid).values()):
-            return
-        assert process.poll() is None, process.communicate()
-        time.sleep(0.05)
-    raise AssertionError("the mute server never started")
 
 
 @pytest.mark.parametrize(
@@ -59,10 +46,10 @@ def test_a_signal_while_connecting_is_a_stop_not_an_internal_error(
     command: list[str], signum: int, tmp_path: Path
 ) -> None:
     config = tmp_path / "agent-host.toml"
-    config.write_text(f'[tooling.mute]\ncommand = "${{AGENT_HOST_PYTHON}}"\nargs = ["-c", "{MUTE}"]\n')
+    config.write_text(f'[tooling.mute]\ncommand = "${{AGENT_HOST_PYTHON}}"\nargs = ["-c", "{MUTE_SERVER}"]\n')
     process = start("--config", str(config), *command)
     try:
-        connecting(process)
+        connecting(process, WAIT)
         process.send_signal(signum)
         out, err = process.communicate(timeout=WAIT)
     finally:

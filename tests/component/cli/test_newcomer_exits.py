@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, Final
 
@@ -22,7 +21,7 @@ import pytest
 
 from agent_host.errors import ExitCode
 from tests.support.component import PROBE, REPO
-from tests.support.processes import descendants, wait_for_line
+from tests.support.processes import MUTE_SERVER, connecting, wait_for_line
 
 pytestmark = pytest.mark.component
 
@@ -150,19 +149,6 @@ def test_a_ctrl_c_at_any_moment_of_start_up_is_a_quiet_stop(delay: float) -> Non
 
 HOUR_MS: Final = 3_600_000
 
-MUTE_SERVER: Final = "import time; time.sleep(120)  # a server that never answers the handshake"
-
-
-def connecting(process: subprocess.Popen[str]) -> None:
-    """Wait (bounded) until `process` has started the mute server: it is connecting to it now."""
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        if any("time.sleep(120)" in command for command in descendants(process.pid).values()):
-            return
-        assert process.poll() is None, process.communicate()
-        time.sleep(0.05)
-    raise AssertionError("the mute server never started")
-
 
 def isolated_tmp(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     """A temporary folder of its own for a child `agent-host` (TMPDIR), and the environment naming it."""
@@ -181,7 +167,7 @@ def test_a_stopped_command_leaves_no_temporary_folder(tmp_path: Path, signals: i
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env,
     )  # fmt: skip
     try:
-        connecting(process)  # its log folder exists
+        connecting(process, WAIT)  # its log folder exists
         assert list(folder.glob("agent-host-*")), list(folder.iterdir())
         process.send_signal(signal.SIGINT)
         if signals == 2:
