@@ -29,6 +29,7 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from agent_host.errors import UsageError
+from agent_host.serve.clients import UNKNOWN, client_of_address
 from agent_host.serve.limit_log import LimitLog
 
 logger = logging.getLogger(__name__)
@@ -92,8 +93,10 @@ class Bounds:
 
 
 def client_of_peer(peer: object) -> str:
-    """The client a connection comes from, before anything of it is read: its remote address."""
-    return f"address {peer[0]}" if isinstance(peer, tuple) and peer else "address unknown"
+    """The client a connection comes from, before anything of it is read: its remote address, named
+    as sessions name it (`clients.client_of_address`: every loopback address is `loopback`, an IPv6
+    address its /64)."""
+    return client_of_address(str(peer[0])) if isinstance(peer, tuple) and peer else UNKNOWN
 
 
 def _response(status: str, code: str, message: str) -> bytes:
