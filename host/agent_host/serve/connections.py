@@ -28,7 +28,7 @@ from typing import Any, ClassVar, Final, cast
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from agent_host.errors import UsageError
+from agent_host.errors import ErrorCode, UsageError
 from agent_host.serve.clients import UNKNOWN, client_of_address
 from agent_host.serve.limit_log import LimitLog
 
@@ -55,6 +55,11 @@ SEND_CHECK_INTERVAL: Final = 1.0
 
 _BLANK_LINE: Final = re.compile(rb"\n\r?\n")
 """The end of a request's headers, as h11 finds it."""
+_BARE_LF: Final = re.compile(rb"(?<!\r)\n")
+"""A line ending of LF alone."""
+_OBS_FOLD: Final = re.compile(rb"\n[ \t]")
+"""A line of the head that starts with a space or tab: an obs-fold (or whitespace before the first
+header, which RFC 9112 section 2.2 also tells a server to refuse)."""
 
 RESOURCE_ERRNOS: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 """The `accept` failures asyncio reports as "out of system resource" (and retries a second later)."""
@@ -209,7 +214,7 @@ class GuardedProtocol(H11Protocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.conn = BoundedHeads(h11.SERVER, MAX_HEADER_BYTES)
+        self.conn: BoundedHeads = BoundedHeads(h11.SERVER, MAX_HEADER_BYTES)
         self.logger = cast(logging.Logger, _ThrottledWarnings(self.logger, self.shared))
         self._admitted = False
         self._client = ""
@@ -250,6 +255,13 @@ class GuardedProtocol(H11Protocol):
         self._unset_keepalive_if_required()  # uvicorn's keep-alive timer: the IDLE phase replaces it
         self._watch()
 
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's answer to a request h11 (or `BoundedHeads`) refused: 400, in JSON naming why, closed."""
+        why = self.conn.refused or msg
+        message = f"not a valid HTTP request: {why}"
+        self.transport.write(_response("400 Bad Request", ErrorCode.PROTOCOL.value, message))
+        self.transport.close()
+
     def _watch(self) -> None:
         """Set the timer for what the connection now waits for."""
         phase: Phase | None = None
@@ -282,22 +294,57 @@ class GuardedProtocol(H11Protocol):
 
 
 class BoundedHeads(h11.Connection):
-    """h11's server connection, refusing a request line and headers over `max_head` bytes also when
-    they arrive whole (h11 checks its limit only while a head is incomplete): a `RemoteProtocolError`,
-    which uvicorn answers with 400 and a close, as for h11's own limit."""
+    """h11's server connection, refusing what h11 would take but a proxy in front may read otherwise
+    (a `RemoteProtocolError`, which uvicorn answers with 400 and a close; `refused` says why):
+
+    - a request line and headers over `max_head` bytes also when they arrive whole (h11 checks its
+      limit only while a head is incomplete);
+    - a line of the head ending with LF alone, and an obs-fold (a header line starting with a space
+      or tab, continuing the one before), both of which h11 accepts (RFC 9112 sections 2.2 and 5.2);
+    - a request with both Transfer-Encoding and Content-Length (RFC 9112 section 6.1: the server
+      must close the connection after it; behind a proxy framing by Content-Length, what follows
+      would be read as another request).
+
+    The head is looked at in the bytes received, before h11 parses it; the framing headers in the
+    request h11 parsed."""
 
     def __init__(self, our_role: type[h11.SERVER], max_head: int) -> None:
         super().__init__(our_role, max_incomplete_event_size=max_head)
         self._max_head = max_head
+        self.refused: str | None = None
 
     def next_event(self) -> Any:
-        if self.their_state is h11.IDLE:
-            data = self.trailing_data[0]
-            if len(data) > self._max_head and _BLANK_LINE.search(data, 0, self._max_head) is None:
+        try:
+            if self.their_state is h11.IDLE:
+                self._check_head(self.trailing_data[0])
+            event = super().next_event()
+            if isinstance(event, h11.Request):
+                names = {name.lower() for name, _ in event.headers}
+                if b"transfer-encoding" in names and b"content-length" in names:
+                    raise h11.RemoteProtocolError(
+                        "the request has both Transfer-Encoding and Content-Length: send one of them"
+                    )
+        except h11.RemoteProtocolError as exc:
+            self.refused = str(exc)
+            raise
+        return event
+
+    def _check_head(self, data: bytes) -> None:
+        end = _BLANK_LINE.search(data, 0, self._max_head)
+        if end is None:
+            if len(data) > self._max_head:
                 raise h11.RemoteProtocolError(
                     f"the request line and headers are larger than {self._max_head} bytes", error_status_hint=431
                 )
-        return super().next_event()
+            return
+        head = data[: end.end()]
+        if _BARE_LF.search(head):
+            raise h11.RemoteProtocolError("a line of the request's head ends with LF alone: end every line with CRLF")
+        if _OBS_FOLD.search(head):
+            raise h11.RemoteProtocolError(
+                "a header line continues the one before (obs-fold: it starts with a space or tab): send each "
+                "header on one line"
+            )
 
 
 class SendWatch(asyncio.Transport):

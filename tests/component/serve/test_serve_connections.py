@@ -276,7 +276,7 @@ def test_a_request_with_two_authorization_headers_is_refused_whichever_holds_the
                 answers.append(read_all(sock))
         one = httpx2.get(f"{served.base}/tools/list", headers=AUTH)
     assert all(answer.startswith(b"HTTP/1.1 400 ") for answer in answers), answers
-    assert b'"code": "denied"' in answers[0] and b"more than one Authorization header" in answers[0]
+    assert b'"code":"denied"' in answers[0] and b"more than one Authorization header" in answers[0]
     assert one.status_code == 200
 
 
@@ -447,7 +447,7 @@ SMUGGLING = {
         CALL + b'content-length: 3\r\ntransfer-encoding: chunked\r\n\r\nd\r\n{"input": ""}\r\n0\r\n\r\n' + HEALTHZ,
         b"both Transfer-Encoding and Content-Length",
     ),
-    "a bare LF": (b"GET /healthz HTTP/1.1\nHost: 127.0.0.1\n\n" + HEALTHZ, b"a line ends with LF alone"),
+    "a bare LF": (b"GET /healthz HTTP/1.1\nHost: 127.0.0.1\n\n" + HEALTHZ, b"ends with LF alone"),
     "an obs-fold": (
         b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nx-a: a\r\n b\r\n\r\n" + HEALTHZ,
         b"a header line continues the one before",
