@@ -13,6 +13,7 @@ logged through `limit_log.LimitLog`, never once per event.
 from __future__ import annotations
 
 import asyncio
+import collections
 import enum
 import errno
 import fcntl
@@ -21,13 +22,15 @@ import logging
 import re
 import resource
 import termios
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, cast
 
 import h11
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from agent_host.config import format_size
 from agent_host.errors import ErrorCode, UsageError
 from agent_host.serve.clients import UNKNOWN, client_of_address
 from agent_host.serve.limit_log import LimitLog
@@ -48,6 +51,10 @@ arrive in pieces or in one."""
 WRITE_BUFFER_HIGH: Final = 64 * 1024
 """Bytes of a connection's unsent answer above which its writer waits (asyncio's default high-water
 mark, set explicitly): what one connection queues is at most this plus the message being written."""
+
+SLOW_PENDING: Final = 64 * 1024
+"""Bytes of a connection's unsent data above which its client must read at `[serve] min_send_rate`
+(below, a slow reader holds no more than this; `send_timeout` alone applies)."""
 
 SEND_CHECK_INTERVAL: Final = 1.0
 """Seconds between two looks at a connection's unsent data while it has some (at most a quarter of
@@ -79,7 +86,8 @@ class Phase(enum.Enum):
 @dataclass(frozen=True)
 class Bounds:
     """`[serve]` `max_connections` (after `fit_open_files`), the three timeouts of a client's sending,
-    in seconds, `max_connections_per_client` and `send_timeout`."""
+    in seconds, `max_connections_per_client`, `send_timeout`, `min_send_rate` (bytes/s) and
+    `max_pending_answers` (bytes)."""
 
     max_connections: int
     idle_timeout: float
@@ -87,6 +95,8 @@ class Bounds:
     body_timeout: float
     max_connections_per_client: int = 64
     send_timeout: float = 30.0
+    min_send_rate: int = 8 * 1024
+    max_pending_answers: int = 256 * 1024 * 1024
 
     def timeout(self, phase: Phase) -> float:
         timeouts: Mapping[Phase, float] = {
@@ -104,8 +114,12 @@ def client_of_peer(peer: object) -> str:
     return client_of_address(str(peer[0])) if isinstance(peer, tuple) and peer else UNKNOWN
 
 
+def _error(code: str, message: str) -> bytes:
+    return json.dumps({"error": {"code": code, "message": message}}).encode()
+
+
 def _response(status: str, code: str, message: str) -> bytes:
-    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    body = _error(code, message)
     head = f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
     return head.encode() + b"connection: close\r\n\r\n" + body
 
@@ -138,7 +152,49 @@ class ConnectionGuard:
             )
             for phase in (Phase.HEAD, Phase.BODY)
         }
+        budget = format_size(bounds.max_pending_answers)
+        self.refusal_pending = _error(
+            "limit-exceeded",
+            f"the server holds too many answers waiting for slow clients: this one would take them over [serve] "
+            f"max_pending_answers ({budget}); try again later",
+        )
         self._log = LimitLog(logger)
+        self._watches: set[SendWatch] = set()
+        self.reserved = 0
+        """Bytes of answers being handed to their connections (counted until they are in its buffer)."""
+
+    def watch(self, sends: SendWatch) -> None:
+        self._watches.add(sends)
+
+    def unwatch(self, sends: SendWatch) -> None:
+        self._watches.discard(sends)
+
+    def pending(self) -> int:
+        """Bytes of answers waiting for their clients, every connection together: in the transports'
+        buffers (the host's memory) and the kernel's send queues (the machine's; on loopback the kernel
+        takes megabytes of one answer)."""
+        return self.reserved + sum(sends.unsent() for sends in self._watches)
+
+    def over_budget(self, size: int) -> bool:
+        """Whether an answer of `size` bytes would take what waits over `max_pending_answers` (one of at
+        most `WRITE_BUFFER_HIGH` never does: each connection queues that much at most)."""
+        return size > WRITE_BUFFER_HIGH and self.pending() + size > self.bounds.max_pending_answers
+
+    def refused_answer(self, cut: bool) -> None:
+        budget = format_size(self.bounds.max_pending_answers)
+        what = "aborted a connection whose answer" if cut else "refused an answer (503): it"
+        self._log.reached(
+            "max_pending_answers",
+            f"{what} would take the answers waiting for slow clients over [serve] max_pending_answers ({budget})",
+        )
+
+    def slow(self) -> None:
+        """A connection was aborted: its client read what waited for it slower than `min_send_rate`."""
+        self._log.reached(
+            "min_send_rate",
+            f"aborted a connection whose client read its answer slower than [serve] min_send_rate "
+            f"({self.bounds.min_send_rate} bytes/s over send_timeout, {self.bounds.send_timeout:g} s)",
+        )
 
     def admit(self, client: str) -> bytes | None:
         """Count one more open connection of `client`; or, at a cap, the answer that refuses it."""
@@ -221,6 +277,11 @@ class GuardedProtocol(H11Protocol):
         self._phase: Phase | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._sends: SendWatch | None = None
+        self.app = AnswerBudget(self.app, self.shared, self._abort)
+
+    def _abort(self) -> None:
+        if self.transport is not None:
+            self.transport.abort()
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         client = client_of_peer(transport.get_extra_info("peername"))
@@ -351,7 +412,9 @@ class SendWatch(asyncio.Transport):
     """The transport of one admitted connection, as the h11 protocol sees it: every call goes to the
     real transport; writes are counted, and while the server has unsent data for the connection (the
     transport's buffer plus the kernel's send queue) it is looked at every `SEND_CHECK_INTERVAL`: when
-    none of it was delivered for `send_timeout` seconds, the connection is aborted."""
+    none of it was delivered for `send_timeout` seconds, or, while more than `SLOW_PENDING` waits, less
+    than `min_send_rate` bytes per second over the last `send_timeout` seconds, the connection is
+    aborted. Its unsent data counts in the guard's `pending` while it is open."""
 
     def __init__(self, inner: asyncio.Transport, loop: asyncio.AbstractEventLoop, guard: ConnectionGuard) -> None:
         super().__init__()
@@ -363,6 +426,10 @@ class SendWatch(asyncio.Transport):
         self._stalled_since: float | None = None
         self._check: asyncio.TimerHandle | None = None
         self._interval = min(SEND_CHECK_INTERVAL, guard.bounds.send_timeout / 4)
+        self._samples: collections.deque[tuple[float, int]] = collections.deque()
+        """(time, bytes delivered) at each look while over `SLOW_PENDING`, spanning one `send_timeout`
+        (so at most send_timeout / interval + 2 of them)."""
+        guard.watch(self)
 
     def unsent(self) -> int:
         """Bytes written but not yet delivered: the transport's buffer and the kernel's send queue
@@ -392,6 +459,7 @@ class SendWatch(asyncio.Transport):
         unsent = self.unsent()
         if unsent <= 0:
             self._stalled_since = None
+            self._samples.clear()
             return
         now = self._loop.time()
         delivered = self._written - unsent
@@ -402,10 +470,27 @@ class SendWatch(asyncio.Transport):
             self._guard.stalled()
             self._inner.abort()
             return
+        if unsent <= SLOW_PENDING:
+            self._samples.clear()
+        elif self._too_slow(now, delivered):
+            self._guard.slow()
+            self._inner.abort()
+            return
         self._schedule()
+
+    def _too_slow(self, now: float, delivered: int) -> bool:
+        """Whether less than `min_send_rate` was delivered over the last `send_timeout` seconds (False
+        until the samples span that long)."""
+        window = self._guard.bounds.send_timeout
+        self._samples.append((now, delivered))
+        while len(self._samples) > 1 and now - self._samples[1][0] >= window:
+            self._samples.popleft()
+        since, base = self._samples[0]
+        return now - since >= window and delivered - base < self._guard.bounds.min_send_rate * (now - since)
 
     def ended(self) -> None:
         """The connection is gone: no more looks."""
+        self._guard.unwatch(self)
         if self._check is not None:
             self._check.cancel()
             self._check = None
@@ -455,6 +540,69 @@ class SendWatch(asyncio.Transport):
 
     def write_eof(self) -> None:
         self._inner.write_eof()
+
+
+class AnswerBudget:
+    """ASGI middleware of one connection, holding what waits in every connection's buffer to `[serve]
+    max_pending_answers` (`ConnectionGuard.over_budget`): a whole answer (its start names a
+    content-length; its start is held until its body comes) that would take it over is replaced by a
+    503 `limit-exceeded`, nothing of it sent; a body part of a response already under way (an event
+    stream), by aborting the connection, its head being sent. Refusing the newcomer, rather than
+    aborting the connection holding most, never cuts an answer already being delivered to a client
+    that reads it; what slow readers hold ends within `send_timeout` (`min_send_rate`)."""
+
+    def __init__(self, app: ASGIApp, guard: ConnectionGuard, abort: Callable[[], None]) -> None:
+        self._app = app
+        self._guard = guard
+        self._abort = abort
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") == "HEAD":
+            await self._app(scope, receive, send)
+            return
+        held: Message | None = None
+        refused = False
+
+        async def budgeted(message: Message) -> None:
+            nonlocal held, refused
+            if refused:
+                return
+            if message["type"] == "http.response.start" and any(
+                name.lower() == b"content-length" for name, _ in message.get("headers", ())
+            ):
+                held = message
+                return
+            size = len(message.get("body", b"")) if message["type"] == "http.response.body" else 0
+            if self._guard.over_budget(size):
+                refused = True
+                self._guard.refused_answer(cut=held is None)
+                if held is None:
+                    self._abort()
+                else:
+                    held = None
+                    await _send_refusal(send, self._guard.refusal_pending)
+                return
+            if held is None:
+                await send(message)
+                return
+            start, held = held, None
+            self._guard.reserved += size
+            try:
+                await send(start)
+                await send(message)
+            finally:
+                self._guard.reserved -= size
+
+        await self._app(scope, receive, budgeted)
+        if held is not None and not refused:
+            await send(held)
+
+
+async def _send_refusal(send: Send, body: bytes) -> None:
+    """A 503 with JSON `body` through ASGI `send`."""
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 503, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 class _ThrottledWarnings:

@@ -176,6 +176,8 @@ async def serve_http(server: Server[Any], catalog: Catalog, settings: ServeSetti
                 settings.body_timeout,
                 per_client_share(settings.max_connections_per_client, settings.max_connections, cap),
                 settings.send_timeout,
+                settings.min_send_rate,
+                settings.max_pending_answers,
             )
         )
         config = uvicorn.Config(

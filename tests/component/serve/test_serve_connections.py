@@ -491,9 +491,10 @@ SLOW_READ = 256
 """Bytes the slow reader reads at a time: at most 5 KiB/s, under the default min_send_rate (8 KiB/s)."""
 
 
-def probe_call(sock: socket.socket, body: bytes) -> None:
+def probe_call(sock: socket.socket, body: bytes, *, close: bool = False) -> None:
     sock.sendall(
         b"POST /tools/probe HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+        + (b"connection: close\r\n" if close else b"")
         + b"content-length: "
         + str(len(body)).encode()
         + b"\r\n\r\n"
@@ -542,16 +543,15 @@ def test_answers_waiting_for_slow_clients_are_bounded_in_all_by_max_pending_answ
             probe_call(slow, ENV_CALL)
             assert slow.recv(64).startswith(b"HTTP/1.1 200 ")  # its answer is written: it waits in the buffer
             with connect(served) as other:
-                probe_call(other, ENV_CALL)
+                probe_call(other, ENV_CALL, close=True)
                 refused = read_all(other)
+        assert refused.startswith(b"HTTP/1.1 503 Service Unavailable\r\n"), refused[:300]
         watch.wait_for("refused an answer")
         assert eventually(lambda: answered_by_probe(served).startswith(b"HTTP/1.1 200 "))
-    assert refused.startswith(b"HTTP/1.1 503 Service Unavailable\r\n"), refused[:300]
     assert b'"code": "limit-exceeded"' in refused and b"[serve] max_pending_answers (3 MiB)" in refused
 
 
 def answered_by_probe(served: HttpServe) -> bytes:
     with connect(served) as sock:
-        probe_call(sock, ENV_CALL)
-        sock.shutdown(socket.SHUT_WR)
+        probe_call(sock, ENV_CALL, close=True)
         return read_all(sock)
