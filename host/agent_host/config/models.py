@@ -334,8 +334,9 @@ class ServeSettings(Placed):
     """HTTP connections open at once; more are refused at once (503 `limit-exceeded`, the request
     unread). Lowered at start to fit the open-file limit (ulimit -n), which must leave room besides."""
     max_connections_per_client: Count = 64
-    """HTTP connections one client (its remote address: nothing of a request is read yet) may have open
-    at once; more are refused at once (429 `limit-exceeded`, the request unread). Below
+    """HTTP connections one client may have open at once (nothing of a request is read yet, so not its
+    token: its IPv4 address, its IPv6 /64, every loopback address the one client `loopback`, as for
+    sessions); more are refused at once (429 `limit-exceeded`, the request unread). Below
     `max_connections`, so that one client's sockets cannot take them all."""
     send_timeout: Seconds = 30.0
     """Seconds the server may have unsent answer data for a connection without any of it being read;

@@ -2,12 +2,15 @@
 
 `guarded_protocol` is uvicorn's `H11Protocol` with one timer per connection, set by what it waits
 for from its client (`Phase`; none while a request is answered), and a watch on what it writes
-(`SendWatch`: unsent data not read for `send_timeout` aborts the connection). Beyond `[serve]
-max_connections` a connection gets a fixed 503 `limit-exceeded`, unread, and is closed; beyond
-`max_connections_per_client` from one remote address, a 429; `fit_open_files` fits the cap under
-RLIMIT_NOFILE. A request head over `MAX_HEADER_BYTES` is refused however it arrives (`BoundedHeads`).
-Refusals, timeouts, `accept` failing for want of descriptors and uvicorn's per-request warnings are
-logged through `limit_log.LimitLog`, never once per event.
+(`SendWatch`: unsent data not read for `send_timeout`, or read slower than `min_send_rate` while
+more than `SLOW_PENDING` waits, aborts the connection). Beyond `[serve] max_connections` a
+connection gets a fixed 503 `limit-exceeded`, unread, and is closed; beyond
+`max_connections_per_client` from one client (`client_of_peer`, the same client sessions see), a
+429; `fit_open_files` fits the cap under RLIMIT_NOFILE. Answers waiting for their clients, every
+connection together, are held to `max_pending_answers` (`AnswerBudget`). A request head over
+`MAX_HEADER_BYTES`, or framed two ways, is refused with 400 and a close (`BoundedHeads`). Refusals,
+timeouts, `accept` failing for want of descriptors and uvicorn's per-request warnings are logged
+through `limit_log.LimitLog`, never once per event. Used on the server's event loop only.
 """
 
 from __future__ import annotations
