@@ -2,18 +2,13 @@
 
 A client is the token it presents when `[serve] tokens` are set (named by its place in the list,
 `token 2`, never by its value: the `BearerTokens` middleware records it in the request's scope),
-else its remote address as `client_of_address` names it, which is also how connections are counted
-before anything of them is read (`connections.client_of_peer`): an IPv4 address (`address
-10.0.0.5`: every client behind one proxy or NAT is one client); an IPv6 address's /64 (`address
-2001:db8:1:2::/64`: one host or site is given a whole /64, and could send from any of its 2^64
-addresses); an IPv4-mapped IPv6 address as its IPv4 address; every loopback source address
-(127.0.0.0/8, ::1, IPv4-mapped 127/8) is the one client `loopback`, since any local process can send
-from any of them: local clients are told apart by tokens alone. `local` is the one client of `serve
---stdio` or an in-process one. A slot is an MCP session
-(2025-11-25 over HTTP) or an open `subscriptions/listen` stream (2026-07-28): each client holds at
-most `per_client` of them at once, so that one client cannot take the slots of all. A slot is
-released when it ends, or when its `alive` check says that it ended (a session the SDK expired or
-ended). Used on the server's event loop only.
+else its remote address as `client_of_address` names it (connections are counted by the same name,
+`connections.client_of_peer`): every loopback address is the one client `loopback`, an IPv6
+address its /64. `local` is the one client of `serve --stdio` or an in-process one. A slot is an
+MCP session (2025-11-25 over HTTP) or an open `subscriptions/listen` stream (2026-07-28): each
+client holds at most `per_client` of them at once, so that one client cannot take the slots of all.
+A slot is released when it ends, or when its `alive` check says that it ended (a session the SDK
+expired or ended). Used on the server's event loop only.
 """
 
 from __future__ import annotations
@@ -51,8 +46,12 @@ def client_of_scope(scope: MutableMapping[str, Any]) -> str:
 
 
 def client_of_address(address: str) -> str:
-    """The client a remote address stands for (see the module docstring); text that is not an IP
-    address is its own client."""
+    """The client a remote address stands for: an IPv4 address itself (`address 10.0.0.5`: every
+    client behind one proxy or NAT is one client); an IPv6 address its /64 (`address
+    2001:db8:1:2::/64`: a host or site is given a whole /64 and can send from any address in it); an
+    IPv4-mapped IPv6 address its IPv4 address; every loopback address (127.0.0.0/8, ::1, IPv4-mapped
+    127/8) the one client `loopback`, since any local process can send from any of them (local
+    clients are told apart by tokens alone); text that is not an IP address, itself."""
     try:
         parsed = ipaddress.ip_address(address)
     except ValueError:

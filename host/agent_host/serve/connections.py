@@ -9,8 +9,7 @@ connection gets a fixed 503 `limit-exceeded`, unread, and is closed; beyond
 429; `fit_open_files` fits the cap under RLIMIT_NOFILE. Answers waiting for their clients, every
 connection together, are held to `max_pending_answers` (`AnswerBudget`). A request head over
 `MAX_HEADER_BYTES`, or framed two ways, is refused with 400 and a close (`BoundedHeads`). Refusals,
-timeouts, `accept` failing for want of descriptors and uvicorn's per-request warnings are logged
-through `limit_log.LimitLog`, never once per event. Used on the server's event loop only.
+timeouts, `accept` failing for want of descriptors and uvicorn's warnings are logged once per interval.
 """
 
 from __future__ import annotations
