@@ -334,12 +334,21 @@ class ServeSettings(Placed):
     """HTTP connections open at once; more are refused at once (503 `limit-exceeded`, the request
     unread). Lowered at start to fit the open-file limit (ulimit -n), which must leave room besides."""
     max_connections_per_client: Count = 64
-    """HTTP connections one client (its remote address: nothing of a request is read yet) may have open
-    at once; more are refused at once (429 `limit-exceeded`, the request unread). Below
+    """HTTP connections one client may have open at once (nothing of a request is read yet, so not its
+    token: its IPv4 address, its IPv6 /64, every loopback address the one client `loopback`, as for
+    sessions); more are refused at once (429 `limit-exceeded`, the request unread). Below
     `max_connections`, so that one client's sockets cannot take them all."""
     send_timeout: Seconds = 30.0
     """Seconds the server may have unsent answer data for a connection without any of it being read;
     then the connection is aborted (a client that never reads its answers)."""
+    min_send_rate: Size = 8 * 1024
+    """Bytes per second a client must read while more than 64 KiB waits for it ("8KiB"): less over a
+    `send_timeout` window aborts the connection (a client reading a byte now and then, which
+    `send_timeout` alone never ends, held its whole answer in the server's memory)."""
+    max_pending_answers: Size = 256 * 1024 * 1024
+    """Bytes of answers waiting in the server's buffers for their clients, every connection together
+    ("256MiB"): an answer of more than 64 KiB that would take them over is refused before any of it is
+    sent (503 `limit-exceeded`); an event of a stream already under way, its connection aborted."""
     idle_timeout: Seconds = 5.0
     """Seconds an HTTP connection may stay open with no request under way (before its first request,
     between requests); then it is closed."""

@@ -2,14 +2,13 @@
 
 A client is the token it presents when `[serve] tokens` are set (named by its place in the list,
 `token 2`, never by its value: the `BearerTokens` middleware records it in the request's scope),
-else its remote address (`address 10.0.0.5`: every client behind one proxy or NAT is one client);
-every loopback source address (127.0.0.0/8, ::1, IPv4-mapped 127/8) is the one client `loopback`,
-since any local process can send from any of them: local clients are told apart by tokens alone.
-`local` is the one client of `serve --stdio` or an in-process one. A slot is an MCP session
-(2025-11-25 over HTTP) or an open `subscriptions/listen` stream (2026-07-28): each client holds at
-most `per_client` of them at once, so that one client cannot take the slots of all. A slot is
-released when it ends, or when its `alive` check says that it ended (a session the SDK expired or
-ended). Used on the server's event loop only.
+else its remote address as `client_of_address` names it (connections are counted by the same name,
+`connections.client_of_peer`): every loopback address is the one client `loopback`, an IPv6
+address its /64. `local` is the one client of `serve --stdio` or an in-process one. A slot is an
+MCP session (2025-11-25 over HTTP) or an open `subscriptions/listen` stream (2026-07-28): each
+client holds at most `per_client` of them at once, so that one client cannot take the slots of all.
+A slot is released when it ends, or when its `alive` check says that it ended (a session the SDK
+expired or ended). Used on the server's event loop only.
 """
 
 from __future__ import annotations
@@ -27,6 +26,10 @@ LOCAL: Final = "local"
 """The client of a connection that is not HTTP (stdio, in process)."""
 LOOPBACK: Final = "loopback"
 """Every client without a token that connects from a loopback address (see the module docstring)."""
+UNKNOWN: Final = "address unknown"
+"""The client of a connection whose remote address is not known."""
+IPV6_CLIENT_PREFIX: Final = 64
+"""Leading bits of an IPv6 address that name its client (a /64: what one host or site is given)."""
 
 SlotKind = Literal["session", "listen"]
 
@@ -38,18 +41,30 @@ def client_of_scope(scope: MutableMapping[str, Any]) -> str:
         return named
     address = scope.get("client")
     if not address:
-        return "address unknown"
-    return LOOPBACK if _is_loopback(address[0]) else f"address {address[0]}"
+        return UNKNOWN
+    return client_of_address(str(address[0]))
 
 
-def _is_loopback(address: str) -> bool:
+def client_of_address(address: str) -> str:
+    """The client a remote address stands for: an IPv4 address itself (`address 10.0.0.5`: every
+    client behind one proxy or NAT is one client); an IPv6 address its /64 (`address
+    2001:db8:1:2::/64`: a host or site is given a whole /64 and can send from any address in it); an
+    IPv4-mapped IPv6 address its IPv4 address; every loopback address (127.0.0.0/8, ::1, IPv4-mapped
+    127/8) the one client `loopback`, since any local process can send from any of them (local
+    clients are told apart by tokens alone); text that is not an IP address, itself."""
     try:
         parsed = ipaddress.ip_address(address)
     except ValueError:
-        return False
+        return f"address {address}"
     if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is not None:
-        return parsed.ipv4_mapped.is_loopback
-    return parsed.is_loopback
+        parsed = parsed.ipv4_mapped
+    if parsed.is_loopback:
+        return LOOPBACK
+    if isinstance(parsed, ipaddress.IPv4Address):
+        return f"address {parsed}"
+    host_bits = 128 - IPV6_CLIENT_PREFIX
+    network = ipaddress.IPv6Network((int(parsed) >> host_bits << host_bits, IPV6_CLIENT_PREFIX))
+    return f"address {network}"
 
 
 def client_of_request(request: object) -> str:

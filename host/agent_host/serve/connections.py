@@ -2,17 +2,20 @@
 
 `guarded_protocol` is uvicorn's `H11Protocol` with one timer per connection, set by what it waits
 for from its client (`Phase`; none while a request is answered), and a watch on what it writes
-(`SendWatch`: unsent data not read for `send_timeout` aborts the connection). Beyond `[serve]
-max_connections` a connection gets a fixed 503 `limit-exceeded`, unread, and is closed; beyond
-`max_connections_per_client` from one remote address, a 429; `fit_open_files` fits the cap under
-RLIMIT_NOFILE. A request head over `MAX_HEADER_BYTES` is refused however it arrives (`BoundedHeads`).
-Refusals, timeouts, `accept` failing for want of descriptors and uvicorn's per-request warnings are
-logged through `limit_log.LimitLog`, never once per event.
+(`SendWatch`: unsent data not read for `send_timeout`, or read slower than `min_send_rate` while
+more than `SLOW_PENDING` waits, aborts the connection). Beyond `[serve] max_connections` a
+connection gets a fixed 503 `limit-exceeded`, unread, and is closed; beyond
+`max_connections_per_client` from one client (`client_of_peer`, the same client sessions see), a
+429; `fit_open_files` fits the cap under RLIMIT_NOFILE. Answers waiting for their clients, every
+connection together, are held to `max_pending_answers` (`AnswerBudget`). A request head over
+`MAX_HEADER_BYTES`, or framed two ways, is refused with 400 and a close (`BoundedHeads`). Refusals,
+timeouts, `accept` failing for want of descriptors and uvicorn's warnings are logged once per interval.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import enum
 import errno
 import fcntl
@@ -21,14 +24,17 @@ import logging
 import re
 import resource
 import termios
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, cast
 
 import h11
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from agent_host.errors import UsageError
+from agent_host.config import format_size
+from agent_host.errors import ErrorCode, UsageError
+from agent_host.serve.clients import UNKNOWN, client_of_address
 from agent_host.serve.limit_log import LimitLog
 
 logger = logging.getLogger(__name__)
@@ -48,12 +54,21 @@ WRITE_BUFFER_HIGH: Final = 64 * 1024
 """Bytes of a connection's unsent answer above which its writer waits (asyncio's default high-water
 mark, set explicitly): what one connection queues is at most this plus the message being written."""
 
+SLOW_PENDING: Final = 64 * 1024
+"""Bytes of a connection's unsent data above which its client must read at `[serve] min_send_rate`
+(below, a slow reader holds no more than this; `send_timeout` alone applies)."""
+
 SEND_CHECK_INTERVAL: Final = 1.0
 """Seconds between two looks at a connection's unsent data while it has some (at most a quarter of
 `send_timeout`)."""
 
 _BLANK_LINE: Final = re.compile(rb"\n\r?\n")
 """The end of a request's headers, as h11 finds it."""
+_BARE_LF: Final = re.compile(rb"(?<!\r)\n")
+"""A line ending of LF alone."""
+_OBS_FOLD: Final = re.compile(rb"\n[ \t]")
+"""A line of the head that starts with a space or tab: an obs-fold (or whitespace before the first
+header, which RFC 9112 section 2.2 also tells a server to refuse)."""
 
 RESOURCE_ERRNOS: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 """The `accept` failures asyncio reports as "out of system resource" (and retries a second later)."""
@@ -73,7 +88,8 @@ class Phase(enum.Enum):
 @dataclass(frozen=True)
 class Bounds:
     """`[serve]` `max_connections` (after `fit_open_files`), the three timeouts of a client's sending,
-    in seconds, `max_connections_per_client` and `send_timeout`."""
+    in seconds, `max_connections_per_client`, `send_timeout`, `min_send_rate` (bytes/s) and
+    `max_pending_answers` (bytes)."""
 
     max_connections: int
     idle_timeout: float
@@ -81,6 +97,8 @@ class Bounds:
     body_timeout: float
     max_connections_per_client: int = 64
     send_timeout: float = 30.0
+    min_send_rate: int = 8 * 1024
+    max_pending_answers: int = 256 * 1024 * 1024
 
     def timeout(self, phase: Phase) -> float:
         timeouts: Mapping[Phase, float] = {
@@ -92,12 +110,18 @@ class Bounds:
 
 
 def client_of_peer(peer: object) -> str:
-    """The client a connection comes from, before anything of it is read: its remote address."""
-    return f"address {peer[0]}" if isinstance(peer, tuple) and peer else "address unknown"
+    """The client a connection comes from, before anything of it is read: its remote address, named
+    as sessions name it (`clients.client_of_address`: every loopback address is `loopback`, an IPv6
+    address its /64)."""
+    return client_of_address(str(peer[0])) if isinstance(peer, tuple) and peer else UNKNOWN
+
+
+def _error(code: str, message: str) -> bytes:
+    return json.dumps({"error": {"code": code, "message": message}}).encode()
 
 
 def _response(status: str, code: str, message: str) -> bytes:
-    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    body = _error(code, message)
     head = f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
     return head.encode() + b"connection: close\r\n\r\n" + body
 
@@ -130,7 +154,49 @@ class ConnectionGuard:
             )
             for phase in (Phase.HEAD, Phase.BODY)
         }
+        budget = format_size(bounds.max_pending_answers)
+        self.refusal_pending = _error(
+            "limit-exceeded",
+            f"the server holds too many answers waiting for slow clients: this one would take them over [serve] "
+            f"max_pending_answers ({budget}); try again later",
+        )
         self._log = LimitLog(logger)
+        self._watches: set[SendWatch] = set()
+        self.reserved = 0
+        """Bytes of answers being handed to their connections (counted until they are in its buffer)."""
+
+    def watch(self, sends: SendWatch) -> None:
+        self._watches.add(sends)
+
+    def unwatch(self, sends: SendWatch) -> None:
+        self._watches.discard(sends)
+
+    def pending(self) -> int:
+        """Bytes of answers waiting for their clients, every connection together: in the transports'
+        buffers (the host's memory) and the kernel's send queues (the machine's; on loopback the kernel
+        takes megabytes of one answer)."""
+        return self.reserved + sum(sends.unsent() for sends in self._watches)
+
+    def over_budget(self, size: int) -> bool:
+        """Whether an answer of `size` bytes would take what waits over `max_pending_answers` (one of at
+        most `WRITE_BUFFER_HIGH` never does: each connection queues that much at most)."""
+        return size > WRITE_BUFFER_HIGH and self.pending() + size > self.bounds.max_pending_answers
+
+    def refused_answer(self, cut: bool) -> None:
+        budget = format_size(self.bounds.max_pending_answers)
+        what = "aborted a connection whose answer" if cut else "refused an answer (503): it"
+        self._log.reached(
+            "max_pending_answers",
+            f"{what} would take the answers waiting for slow clients over [serve] max_pending_answers ({budget})",
+        )
+
+    def slow(self) -> None:
+        """A connection was aborted: its client read what waited for it slower than `min_send_rate`."""
+        self._log.reached(
+            "min_send_rate",
+            f"aborted a connection whose client read its answer slower than [serve] min_send_rate "
+            f"({self.bounds.min_send_rate} bytes/s over send_timeout, {self.bounds.send_timeout:g} s)",
+        )
 
     def admit(self, client: str) -> bytes | None:
         """Count one more open connection of `client`; or, at a cap, the answer that refuses it."""
@@ -206,13 +272,18 @@ class GuardedProtocol(H11Protocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.conn = BoundedHeads(h11.SERVER, MAX_HEADER_BYTES)
+        self.conn: BoundedHeads = BoundedHeads(h11.SERVER, MAX_HEADER_BYTES)
         self.logger = cast(logging.Logger, _ThrottledWarnings(self.logger, self.shared))
         self._admitted = False
         self._client = ""
         self._phase: Phase | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._sends: SendWatch | None = None
+        self.app = AnswerBudget(self.app, self.shared, self._abort)
+
+    def _abort(self) -> None:
+        if self.transport is not None:
+            self.transport.abort()
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         client = client_of_peer(transport.get_extra_info("peername"))
@@ -247,6 +318,13 @@ class GuardedProtocol(H11Protocol):
         self._unset_keepalive_if_required()  # uvicorn's keep-alive timer: the IDLE phase replaces it
         self._watch()
 
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's answer to a request h11 (or `BoundedHeads`) refused: 400, in JSON naming why, closed."""
+        why = self.conn.refused or msg
+        message = f"not a valid HTTP request: {why}"
+        self.transport.write(_response("400 Bad Request", ErrorCode.PROTOCOL.value, message))
+        self.transport.close()
+
     def _watch(self) -> None:
         """Set the timer for what the connection now waits for."""
         phase: Phase | None = None
@@ -279,29 +357,66 @@ class GuardedProtocol(H11Protocol):
 
 
 class BoundedHeads(h11.Connection):
-    """h11's server connection, refusing a request line and headers over `max_head` bytes also when
-    they arrive whole (h11 checks its limit only while a head is incomplete): a `RemoteProtocolError`,
-    which uvicorn answers with 400 and a close, as for h11's own limit."""
+    """h11's server connection, refusing what h11 would take but a proxy in front may read otherwise
+    (a `RemoteProtocolError`, which uvicorn answers with 400 and a close; `refused` says why):
+
+    - a request line and headers over `max_head` bytes also when they arrive whole (h11 checks its
+      limit only while a head is incomplete);
+    - a line of the head ending with LF alone, and an obs-fold (a header line starting with a space
+      or tab, continuing the one before), both of which h11 accepts (RFC 9112 sections 2.2 and 5.2);
+    - a request with both Transfer-Encoding and Content-Length (RFC 9112 section 6.1: the server
+      must close the connection after it; behind a proxy framing by Content-Length, what follows
+      would be read as another request).
+
+    The head is looked at in the bytes received, before h11 parses it; the framing headers in the
+    request h11 parsed."""
 
     def __init__(self, our_role: type[h11.SERVER], max_head: int) -> None:
         super().__init__(our_role, max_incomplete_event_size=max_head)
         self._max_head = max_head
+        self.refused: str | None = None
 
     def next_event(self) -> Any:
-        if self.their_state is h11.IDLE:
-            data = self.trailing_data[0]
-            if len(data) > self._max_head and _BLANK_LINE.search(data, 0, self._max_head) is None:
+        try:
+            if self.their_state is h11.IDLE:
+                self._check_head(self.trailing_data[0])
+            event = super().next_event()
+            if isinstance(event, h11.Request):
+                names = {name.lower() for name, _ in event.headers}
+                if b"transfer-encoding" in names and b"content-length" in names:
+                    raise h11.RemoteProtocolError(
+                        "the request has both Transfer-Encoding and Content-Length: send one of them"
+                    )
+        except h11.RemoteProtocolError as exc:
+            self.refused = str(exc)
+            raise
+        return event
+
+    def _check_head(self, data: bytes) -> None:
+        end = _BLANK_LINE.search(data, 0, self._max_head)
+        if end is None:
+            if len(data) > self._max_head:
                 raise h11.RemoteProtocolError(
                     f"the request line and headers are larger than {self._max_head} bytes", error_status_hint=431
                 )
-        return super().next_event()
+            return
+        head = data[: end.end()]
+        if _BARE_LF.search(head):
+            raise h11.RemoteProtocolError("a line of the request's head ends with LF alone: end every line with CRLF")
+        if _OBS_FOLD.search(head):
+            raise h11.RemoteProtocolError(
+                "a header line continues the one before (obs-fold: it starts with a space or tab): send each "
+                "header on one line"
+            )
 
 
 class SendWatch(asyncio.Transport):
     """The transport of one admitted connection, as the h11 protocol sees it: every call goes to the
     real transport; writes are counted, and while the server has unsent data for the connection (the
     transport's buffer plus the kernel's send queue) it is looked at every `SEND_CHECK_INTERVAL`: when
-    none of it was delivered for `send_timeout` seconds, the connection is aborted."""
+    none of it was delivered for `send_timeout` seconds, or, while more than `SLOW_PENDING` waits, less
+    than `min_send_rate` bytes per second over the last `send_timeout` seconds, the connection is
+    aborted. Its unsent data counts in the guard's `pending` while it is open."""
 
     def __init__(self, inner: asyncio.Transport, loop: asyncio.AbstractEventLoop, guard: ConnectionGuard) -> None:
         super().__init__()
@@ -313,6 +428,10 @@ class SendWatch(asyncio.Transport):
         self._stalled_since: float | None = None
         self._check: asyncio.TimerHandle | None = None
         self._interval = min(SEND_CHECK_INTERVAL, guard.bounds.send_timeout / 4)
+        self._samples: collections.deque[tuple[float, int]] = collections.deque()
+        """(time, bytes delivered) at each look while over `SLOW_PENDING`, spanning one `send_timeout`
+        (so at most send_timeout / interval + 2 of them)."""
+        guard.watch(self)
 
     def unsent(self) -> int:
         """Bytes written but not yet delivered: the transport's buffer and the kernel's send queue
@@ -342,6 +461,7 @@ class SendWatch(asyncio.Transport):
         unsent = self.unsent()
         if unsent <= 0:
             self._stalled_since = None
+            self._samples.clear()
             return
         now = self._loop.time()
         delivered = self._written - unsent
@@ -352,10 +472,27 @@ class SendWatch(asyncio.Transport):
             self._guard.stalled()
             self._inner.abort()
             return
+        if unsent <= SLOW_PENDING:
+            self._samples.clear()
+        elif self._too_slow(now, delivered):
+            self._guard.slow()
+            self._inner.abort()
+            return
         self._schedule()
+
+    def _too_slow(self, now: float, delivered: int) -> bool:
+        """Whether less than `min_send_rate` was delivered over the last `send_timeout` seconds (False
+        until the samples span that long)."""
+        window = self._guard.bounds.send_timeout
+        self._samples.append((now, delivered))
+        while len(self._samples) > 1 and now - self._samples[1][0] >= window:
+            self._samples.popleft()
+        since, base = self._samples[0]
+        return now - since >= window and delivered - base < self._guard.bounds.min_send_rate * (now - since)
 
     def ended(self) -> None:
         """The connection is gone: no more looks."""
+        self._guard.unwatch(self)
         if self._check is not None:
             self._check.cancel()
             self._check = None
@@ -405,6 +542,69 @@ class SendWatch(asyncio.Transport):
 
     def write_eof(self) -> None:
         self._inner.write_eof()
+
+
+class AnswerBudget:
+    """ASGI middleware of one connection, holding what waits in every connection's buffer to `[serve]
+    max_pending_answers` (`ConnectionGuard.over_budget`): a whole answer (its start names a
+    content-length; its start is held until its body comes) that would take it over is replaced by a
+    503 `limit-exceeded`, nothing of it sent; a body part of a response already under way (an event
+    stream), by aborting the connection, its head being sent. Refusing the newcomer, rather than
+    aborting the connection holding most, never cuts an answer already being delivered to a client
+    that reads it; what slow readers hold ends within `send_timeout` (`min_send_rate`)."""
+
+    def __init__(self, app: ASGIApp, guard: ConnectionGuard, abort: Callable[[], None]) -> None:
+        self._app = app
+        self._guard = guard
+        self._abort = abort
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") == "HEAD":
+            await self._app(scope, receive, send)
+            return
+        held: Message | None = None
+        refused = False
+
+        async def budgeted(message: Message) -> None:
+            nonlocal held, refused
+            if refused:
+                return
+            if message["type"] == "http.response.start" and any(
+                name.lower() == b"content-length" for name, _ in message.get("headers", ())
+            ):
+                held = message
+                return
+            size = len(message.get("body", b"")) if message["type"] == "http.response.body" else 0
+            if self._guard.over_budget(size):
+                refused = True
+                self._guard.refused_answer(cut=held is None)
+                if held is None:
+                    self._abort()
+                else:
+                    held = None
+                    await _send_refusal(send, self._guard.refusal_pending)
+                return
+            if held is None:
+                await send(message)
+                return
+            start, held = held, None
+            self._guard.reserved += size
+            try:
+                await send(start)
+                await send(message)
+            finally:
+                self._guard.reserved -= size
+
+        await self._app(scope, receive, budgeted)
+        if held is not None and not refused:
+            await send(held)
+
+
+async def _send_refusal(send: Send, body: bytes) -> None:
+    """A 503 with JSON `body` through ASGI `send`."""
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 503, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 class _ThrottledWarnings:

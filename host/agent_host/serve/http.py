@@ -51,14 +51,24 @@ OPEN_PATHS: Final = frozenset({"/healthz"})
 """Paths served without a token."""
 
 
+TWO_AUTHORIZATIONS: Final = "the request has more than one Authorization header: send one, Authorization: Bearer TOKEN"
+"""Why a request with several `Authorization` headers is refused (each part of the server could read
+another one of them)."""
+
+
 class BearerTokens:
-    """ASGI middleware: requests outside `OPEN_PATHS` need `Authorization: Bearer` with one of `tokens`."""
+    """ASGI middleware: requests outside `OPEN_PATHS` need `Authorization: Bearer` with one of `tokens`;
+    a request with more than one `Authorization` header is refused (400 `denied`) on every path."""
 
     def __init__(self, app: ASGIApp, tokens: Sequence[str]) -> None:
         self._app = app
         self._tokens = [token.encode() for token in tokens]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and sum(1 for name, _ in scope["headers"] if name == b"authorization") > 1:
+            body = {"error": {"code": "denied", "message": TWO_AUTHORIZATIONS}}
+            await JSONResponse(body, status_code=400)(scope, receive, send)
+            return
         if scope["type"] == "http" and scope["path"] not in OPEN_PATHS and not self._allowed(scope):
             body = {
                 "error": {"code": "denied", "message": "a valid bearer token is required (Authorization: Bearer ...)"}
@@ -166,6 +176,8 @@ async def serve_http(server: Server[Any], catalog: Catalog, settings: ServeSetti
                 settings.body_timeout,
                 per_client_share(settings.max_connections_per_client, settings.max_connections, cap),
                 settings.send_timeout,
+                settings.min_send_rate,
+                settings.max_pending_answers,
             )
         )
         config = uvicorn.Config(

@@ -32,7 +32,7 @@ import httpx2
 import pytest
 
 from agent_host.serve.connections import FD_RESERVE
-from tests.support.component import REPO
+from tests.support.component import PROBE, REPO
 from tests.support.processes import leaked
 from tests.support.serving import HttpServe
 
@@ -104,6 +104,21 @@ class Watched:
             if text in line:
                 return line
 
+    def seen_within(self, text: str, seconds: float) -> bool:
+        """Whether a line (from now on) holds `text` within `seconds` (a bounded wait, also the pace of
+        a client that reads slowly)."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                line = self._lines.get(timeout=left)
+            except queue.Empty:
+                return False
+            assert line is not None, f"the server ended without logging {text!r}: {self.seen}"
+            self.seen.append(line)
+            if text in line:
+                return True
+        return False
+
     def stop(self) -> str:
         self._served.process.terminate()
         self._served.process.wait(timeout=60)
@@ -118,8 +133,8 @@ class Watched:
 
 
 @contextmanager
-def watched(path: Path, *extra: str) -> Iterator[tuple[HttpServe, Watched]]:
-    served = HttpServe(path, "--agent", "idle", *extra)
+def watched(path: Path, *extra: str, agent: str = "idle") -> Iterator[tuple[HttpServe, Watched]]:
+    served = HttpServe(path, "--agent", agent, *extra)
     watch = Watched(served)
     try:
         yield served, watch
@@ -189,22 +204,24 @@ def test_a_body_that_does_not_arrive_is_cut_at_body_timeout(tmp_path: Path) -> N
 
 
 def test_connections_beyond_max_connections_get_a_503_at_once_logged_once(tmp_path: Path) -> None:
-    path = config(tmp_path, f"max_connections = 3\nmax_connections_per_client = 2\nidle_timeout = {LONG}\n")
+    """One client (every 127/8 address is client `loopback`) can reach the cap in all only when it
+    is 1; beyond it every connection is refused at once (the refusal is checked before the one per
+    client)."""
+    path = config(tmp_path, f"max_connections = 1\nidle_timeout = {LONG}\n")
     with serving(path) as served, ExitStack() as held:
-        kept = [held.enter_context(connect(served, f"127.0.0.{2 + n}")) for n in range(3)]
-        for sock in kept:  # each one answered, so admitted, then idle
-            sock.sendall(HEALTHZ)
-            assert sock.recv(65536).startswith(b"HTTP/1.1 200 ")
+        kept = held.enter_context(connect(served, "127.0.0.2"))
+        kept.sendall(HEALTHZ)  # answered, so admitted, then idle
+        assert kept.recv(65536).startswith(b"HTTP/1.1 200 ")
         refusals = []
-        for _ in range(20):
-            with connect(served) as extra:
+        for n in range(20):
+            with connect(served, f"127.0.0.{3 + n}") as extra:
                 refusals.append(read_all(extra))  # before the fix: served, so the read timed out
         assert all(answer.startswith(b"HTTP/1.1 503 Service Unavailable\r\n") for answer in refusals), refusals[0]
-        assert b'"code": "limit-exceeded"' in refusals[0] and b"[serve] max_connections (3)" in refusals[0]
-        kept.pop().close()
+        assert b'"code": "limit-exceeded"' in refusals[0] and b"[serve] max_connections (1)" in refusals[0]
+        kept.close()
         assert served_again(served)  # a place freed is taken again
     lines = [line for line in served.stderr.splitlines() if "refused a connection" in line]
-    once = "agent-host: warning: refused a connection: [serve] max_connections (3) open; reported once per 30 s"
+    once = "agent-host: warning: refused a connection: [serve] max_connections (1) open; reported once per 30 s"
     assert lines == [once]
 
 
@@ -220,27 +237,47 @@ def served_again(served: HttpServe, attempts: int = 100) -> bool:
 
 
 def test_idle_sockets_cannot_reach_the_open_file_limit(tmp_path: Path) -> None:
-    """With the open-file limit 64 above `FD_RESERVE`, the cap is lowered to fit, and 200 idle
-    sockets leave the server answering (before the fix it stopped accepting at the limit)."""
-    limit = FD_RESERVE + 64
+    """With the open-file limit 1 above `FD_RESERVE`, the cap is lowered to fit, and 200 idle
+    sockets more than the limit leaves the server answering (before the fix it stopped accepting at
+    the limit)."""
+    limit = FD_RESERVE + 1
 
     def low_open_file_limit() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
 
     path = config(tmp_path, f"idle_timeout = {LONG}\n")
     with serving(path, preexec=low_open_file_limit) as served, ExitStack() as held:
-        for n in range(FD_RESERVE + 200 - 64):  # each from its own address: the cap in all is reached
+        for n in range(FD_RESERVE + 200 - 1):  # from many addresses, which are one client: the cap is 1
             held.enter_context(connect(served, f"127.1.{n // 250}.{n % 250 + 1}"))
         with connect(served) as one_more:
             assert read_all(one_more).startswith(b"HTTP/1.1 503 "), "the server must still answer, cheaply"
         held.close()
         assert served_again(served)
-    lowered = f"agent-host: warning: [serve] max_connections = 512 is lowered to 64: the open-file limit is {limit} "
+    lowered = f"agent-host: warning: [serve] max_connections = 512 is lowered to 1: the open-file limit is {limit} "
     assert any(line.startswith(lowered) for line in served.preamble), served.preamble
 
 
 TOKEN = {"SERVE_TOKEN": "tok-9"}
 AUTH = {"authorization": "Bearer tok-9"}
+
+
+def test_a_request_with_two_authorization_headers_is_refused_whichever_holds_the_token(tmp_path: Path) -> None:
+    """Attack of 2026-12: with two `Authorization` headers the token check read the last one while
+    Starlette reports the first: a request is refused (400) unless it has exactly one."""
+    path = config(tmp_path, 'tokens = ["${SERVE_TOKEN}"]\n')
+    with serving(path, env=TOKEN) as served:
+        answers = []
+        for first, second in (("Bearer nope", "Bearer tok-9"), ("Bearer tok-9", "Bearer nope"), ("Bearer tok-9",) * 2):
+            with connect(served) as sock:
+                sock.sendall(
+                    b"GET /tools/list HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                    + f"Authorization: {first}\r\nAuthorization: {second}\r\n\r\n".encode()
+                )
+                answers.append(read_all(sock))
+        one = httpx2.get(f"{served.base}/tools/list", headers=AUTH)
+    assert all(answer.startswith(b"HTTP/1.1 400 ") for answer in answers), answers
+    assert b'"code":"denied"' in answers[0] and b"more than one Authorization header" in answers[0]
+    assert one.status_code == 200
 
 
 def test_a_bind_beyond_loopback_answers_any_host_with_a_token_and_same_origin_only(tmp_path: Path) -> None:
@@ -290,7 +327,7 @@ def test_a_client_that_never_reads_its_answers_is_aborted_at_send_timeout_and_ot
     of them locked every other client out)."""
     path = config(
         tmp_path,
-        f"max_connections = 2\nmax_connections_per_client = 1\nidle_timeout = {LONG}\nsend_timeout = {SHORT}\n",
+        f"max_connections = 3\nmax_connections_per_client = 2\nidle_timeout = {LONG}\nsend_timeout = {SHORT}\n",
     )
     with watched(path) as (served, watch), connect(served, "127.0.0.2", receive_buffer=4096) as stalled:
         stalled.setblocking(False)
@@ -310,21 +347,27 @@ def test_a_client_that_never_reads_its_answers_is_aborted_at_send_timeout_and_ot
     assert "whose client did not read its answer: [serve] send_timeout (0.5 s); reported once per 30 s" in line
 
 
-def test_one_client_holds_at_most_max_connections_per_client_and_others_still_connect(tmp_path: Path) -> None:
-    """Before the fix one client's reopened idle sockets took every place of max_connections."""
-    path = config(tmp_path, f"max_connections = 4\nmax_connections_per_client = 2\nidle_timeout = {LONG}\n")
+def test_one_client_holds_at_most_max_connections_per_client_whatever_127_8_addresses_it_sends_from(
+    tmp_path: Path,
+) -> None:
+    """Before the fix one client's reopened idle sockets took every place of max_connections; then
+    (attack of 2026-12, connflood.py) each 127/8 address counted as a client of its own, so one
+    process sending from ten addresses held 512 connections. Every loopback address is the one
+    client `loopback`, as for sessions (`clients.client_of_address`)."""
+    path = config(tmp_path, f"max_connections = 8\nmax_connections_per_client = 2\nidle_timeout = {LONG}\n")
     with serving(path) as served, ExitStack() as held:
-        for _ in range(2):
-            sock = held.enter_context(connect(served, "127.0.0.2"))
+        for source in ("127.0.0.2", "127.0.0.3"):
+            sock = held.enter_context(connect(served, source))
             sock.sendall(HEALTHZ)
             assert sock.recv(65536).startswith(b"HTTP/1.1 200 ")
-        refused = [read_all(held.enter_context(connect(served, "127.0.0.2"))) for _ in range(10)]
+        refused = [read_all(held.enter_context(connect(served, f"127.0.0.{4 + n}"))) for n in range(10)]
         assert all(answer.startswith(b"HTTP/1.1 429 Too Many Requests\r\n") for answer in refused), refused[0]
         assert b'"code": "limit-exceeded"' in refused[0] and b"max_connections_per_client (2)" in refused[0]
-        assert served_again(served)  # another client (127.0.0.1) is served
+        held.close()
+        assert served_again(served)  # its places are free again
     lines = [line for line in served.stderr.splitlines() if "max_connections_per_client" in line]
     assert lines == [
-        "agent-host: warning: refused a connection: client address 127.0.0.2 holds [serve] "
+        "agent-host: warning: refused a connection: client loopback holds [serve] "
         "max_connections_per_client (2); reported once per 30 s"
     ]
 
@@ -397,3 +440,118 @@ def test_calls_cancelled_by_their_clients_are_logged_once_per_interval(tmp_path:
             assert eventually(lambda: answered(served, quick).startswith(b"HTTP/1.1 200 "))  # stopped, turn freed
     cancelled = [line for line in served.stderr.splitlines() if "call cancelled, its guest stopped" in line]
     assert len(cancelled) == 1 and cancelled[0].endswith("; reported once per 30 s"), cancelled
+
+
+SMUGGLING = {
+    "transfer-encoding and content-length": (
+        CALL + b'content-length: 3\r\ntransfer-encoding: chunked\r\n\r\nd\r\n{"input": ""}\r\n0\r\n\r\n' + HEALTHZ,
+        b"both Transfer-Encoding and Content-Length",
+    ),
+    "a bare LF": (b"GET /healthz HTTP/1.1\nHost: 127.0.0.1\n\n" + HEALTHZ, b"ends with LF alone"),
+    "an obs-fold": (
+        b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nx-a: a\r\n b\r\n\r\n" + HEALTHZ,
+        b"a header line continues the one before",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(SMUGGLING))
+def test_a_request_framed_two_ways_is_refused_with_400_and_its_connection_closed(tmp_path: Path, kind: str) -> None:
+    """Attack of 2026-12 (tecl.py): a request with both Transfer-Encoding and Content-Length was
+    answered and its connection kept (RFC 9112 section 6.1: it must be closed; behind a proxy that
+    frames by Content-Length, the rest is another request: smuggling). Line endings of LF alone and
+    obs-fold continuations, which a proxy may read otherwise, are refused likewise."""
+    request, reason = SMUGGLING[kind]
+    path = config(tmp_path, f"idle_timeout = {LONG}\n")
+    with serving(path) as served:
+        with connect(served) as sock:
+            sock.sendall(request)
+            answer = read_all(sock)  # before the fix: answered (twice) and kept open, so the read timed out
+        assert served_again(served)
+    assert answer.startswith(b"HTTP/1.1 400 "), answer
+    assert answer.count(b"HTTP/1.1 ") == 1, answer  # nothing after it was read as a request
+    assert b'"code": "protocol"' in answer and reason in answer, answer
+
+
+def probe_config(tmp_path: Path, answer_bytes: int, serve: str) -> Path:
+    """The probe agent, whose answer (its environment) is about `answer_bytes` long."""
+    path = tmp_path / "agent-host.toml"
+    path.write_text(
+        f'[agents.probe]\ncomponent = "{PROBE}"\nenv = {{ BIG = "{"x" * answer_bytes}" }}\n[serve]\n{serve}'
+    )
+    return path
+
+
+ENV_CALL = b'{"input": "{\\"steps\\": [{\\"op\\": \\"env\\"}]}"}'
+"""The probe's input: answer with its environment."""
+
+READ_PACE = 0.05
+"""Seconds between two reads of the slow reader (each a bounded wait for the server's line)."""
+SLOW_READ = 256
+"""Bytes the slow reader reads at a time: at most 5 KiB/s, under the default min_send_rate (8 KiB/s)."""
+
+
+def probe_call(sock: socket.socket, body: bytes, *, close: bool = False) -> None:
+    sock.sendall(
+        b"POST /tools/probe HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+        + (b"connection: close\r\n" if close else b"")
+        + b"content-length: "
+        + str(len(body)).encode()
+        + b"\r\n\r\n"
+        + body
+    )
+
+
+def test_a_client_that_reads_its_answer_slower_than_min_send_rate_is_aborted(tmp_path: Path) -> None:
+    """Attack of 2026-12 (slowread.py): a client reading a byte now and then always beat
+    `send_timeout`, so 24 of them held 15 MB answers each (RSS 124 -> 502 MB) for as long as they
+    liked. While over `SLOW_PENDING` waits, less than `min_send_rate` delivered over a
+    `send_timeout` window aborts the connection."""
+    path = probe_config(tmp_path, 1 << 20, f"idle_timeout = {LONG}\nsend_timeout = 2\n")
+    with watched(path, agent="probe") as (served, watch), connect(served, receive_buffer=4096) as slow:
+        probe_call(slow, ENV_CALL)
+        read = 0
+        aborted = False
+        for _ in range(int(WAIT / READ_PACE)):  # at most ~100 KB of the 1 MiB answer: it never ends by itself
+            try:
+                chunk = slow.recv(SLOW_READ)
+            except ConnectionResetError:
+                chunk = b""
+            read += len(chunk)
+            if not chunk or watch.seen_within("aborted a connection whose client read its answer", READ_PACE):
+                aborted = True
+                break
+        assert aborted, f"read {read} bytes; the server kept the connection: {watch.seen}"
+        assert ended_by_the_server(slow)
+        assert served_again(served)
+    lines = [line for line in served.stderr.splitlines() if "read its answer" in line]
+    assert lines == [
+        "agent-host: warning: aborted a connection whose client read its answer slower than [serve] min_send_rate "
+        "(8192 bytes/s over send_timeout, 2 s); reported once per 30 s"
+    ], served.stderr
+
+
+def test_answers_waiting_for_slow_clients_are_bounded_in_all_by_max_pending_answers(tmp_path: Path) -> None:
+    """Attack of 2026-12 (slowread.py): each slow reader held up to `max_result_bytes` of answer in
+    the server's memory, 512 of them ~8 GiB. A whole answer that would take the answers waiting in
+    every connection's buffer over `max_pending_answers` is refused (503 `limit-exceeded`) before
+    any of it is sent; once the slow reader is gone, answers are served again."""
+    serve = f'idle_timeout = {LONG}\nsend_timeout = {LONG}\nmax_pending_answers = "3MiB"\n'
+    path = probe_config(tmp_path, 2 << 20, serve)
+    with watched(path, agent="probe") as (served, watch):
+        with connect(served, receive_buffer=4096) as slow:
+            probe_call(slow, ENV_CALL)
+            assert slow.recv(64).startswith(b"HTTP/1.1 200 ")  # its answer is written: it waits in the buffer
+            with connect(served) as other:
+                probe_call(other, ENV_CALL, close=True)
+                refused = read_all(other)
+        assert refused.startswith(b"HTTP/1.1 503 Service Unavailable\r\n"), refused[:300]
+        watch.wait_for("refused an answer")
+        assert eventually(lambda: answered_by_probe(served).startswith(b"HTTP/1.1 200 "))
+    assert b'"code": "limit-exceeded"' in refused and b"[serve] max_pending_answers (3 MiB)" in refused
+
+
+def answered_by_probe(served: HttpServe) -> bytes:
+    with connect(served) as sock:
+        probe_call(sock, ENV_CALL, close=True)
+        return read_all(sock)

@@ -148,6 +148,7 @@ def test_the_per_client_connection_cap_must_be_below_max_connections() -> None:
     """docs/notes/hardening-open.md item 4: one client's sockets must not take every connection."""
     serve = parse_config("", FILE, {}).serve
     assert (serve.max_connections_per_client, serve.send_timeout) == (64, 30)
+    assert (serve.min_send_rate, serve.max_pending_answers) == (8 * 1024, 256 * 1024 * 1024)
     error = error_of("[serve]\nmax_connections = 32\n")
     assert error.message.startswith(
         f"{FILE}: serve.max_connections_per_client: max_connections_per_client (64) must be below max_connections (32)"

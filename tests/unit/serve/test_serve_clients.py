@@ -10,7 +10,15 @@ import logging
 
 import pytest
 
-from agent_host.serve.clients import LOCAL, LOOPBACK, ClientSlots, client_of_request, client_of_scope
+from agent_host.serve.clients import (
+    LOCAL,
+    LOOPBACK,
+    ClientSlots,
+    client_of_address,
+    client_of_request,
+    client_of_scope,
+)
+from agent_host.serve.connections import client_of_peer
 from agent_host.serve.limit_log import LimitLog
 
 
@@ -42,8 +50,35 @@ def test_every_loopback_address_is_one_client_unless_a_token_names_it(address: s
     one local process could take every session and listen stream by changing its source address."""
     assert client_of_scope({"client": (address, 4711)}) == LOOPBACK
     assert client_of_scope({"agent_host.client": "token 1", "client": (address, 4711)}) == "token 1"
-    assert client_of_scope({"client": ("::ffff:10.0.0.5", 1)}) == "address ::ffff:10.0.0.5"
     assert client_of_scope({"client": ("not an address", 1)}) == "address not an address"
+
+
+@pytest.mark.parametrize(
+    ("addresses", "client"),
+    [
+        (["127.0.0.1", "127.0.0.2", "127.9.8.7", "::1", "::ffff:127.0.0.3"], LOOPBACK),
+        (
+            ["2001:db8:1:2::1", "2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:db8:1:2:abcd::9%eth0"],
+            "address 2001:db8:1:2::/64",
+        ),
+        (["10.0.0.5", "::ffff:10.0.0.5"], "address 10.0.0.5"),
+        (["10.0.0.6"], "address 10.0.0.6"),
+    ],
+)
+def test_connections_and_sessions_name_a_client_alike_loopback_one_ipv6_by_its_64(
+    addresses: list[str], client: str
+) -> None:
+    """Attack of 2026-12 (connflood.py): `max_connections_per_client` counted each loopback address
+    (and each IPv6 address) as a client of its own while sessions saw one `loopback`, so one process
+    sending from ten 127/8 addresses held 512 connections. Both now name a client by
+    `client_of_address`: every loopback address is `loopback`, an IPv6 address its /64, an
+    IPv4-mapped IPv6 address its IPv4 address."""
+    for address in addresses:
+        assert client_of_address(address) == client
+        assert client_of_peer((address, 4711)) == client
+        assert client_of_scope({"client": (address, 4711)}) == client
+    assert client_of_address("2001:db8:1:3::1") != client_of_address("2001:db8:1:2::1")  # another /64
+    assert client_of_peer(None) == client_of_peer(()) == "address unknown"
 
 
 def test_a_bound_reached_is_logged_once_per_interval(caplog: pytest.LogCaptureFixture) -> None:
