@@ -13,6 +13,13 @@ decision. Names are imported on first use (PEP 562), so `import agent_host` (and
 
 from __future__ import annotations
 
+import sys as _sys
+
+if _sys.argv and _sys.argv[0].endswith("agent-host"):  # the console script: a Ctrl-C from now on is quiet
+    from agent_host import _interrupts
+
+    _interrupts.install()
+
 import importlib
 
 from agent_host._version import __version__ as __version__
