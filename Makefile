@@ -34,8 +34,12 @@ lint: setup
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# Test files run in parallel (one file per worker at a time: module-scoped servers stay whole);
+# most of a test's time is spent waiting on guests, servers and clients, so more workers than cores.
+TEST_WORKERS ?= 3
+
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 bench: setup
 	$(BIN)/python -m tests.bench

@@ -12,6 +12,7 @@ guest, hosts, and real MCP servers on 127.0.0.1.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import shutil
 import subprocess
@@ -170,16 +171,23 @@ def npm_bin(package: str, version: str, command: str) -> Path:
         pytest.skip(f"{package} needs node and npm, which are not on PATH")
     prefix = cache_dir() / "npm" / f"{package.rsplit('/', 1)[-1]}-{version}"
     binary = prefix / "node_modules" / ".bin" / command
+    prefix.mkdir(parents=True, exist_ok=True)
+    with open(prefix.with_suffix(".lock"), "w") as lock:  # test workers in parallel install it once
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not binary.exists():
+            _npm_install(npm, prefix, f"{package}@{version}")
     if not binary.exists():
-        prefix.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(
-            [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
-             f"{package}@{version}"],
-            capture_output=True, text=True, check=False, timeout=600,
-        )  # fmt: skip
-        if done.returncode != 0 or not binary.exists():
-            pytest.fail(f"npm install {package}@{version} failed:\n{done.stderr[-2000:]}")
+        pytest.fail(f"npm install {package}@{version} left no {command}")
     return binary
+
+
+def _npm_install(npm: str, prefix: Path, spec: str) -> None:
+    done = subprocess.run(
+        [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error", spec],
+        capture_output=True, text=True, check=False, timeout=600,
+    )  # fmt: skip
+    if done.returncode != 0:
+        pytest.fail(f"npm install {spec} failed:\n{done.stderr[-2000:]}")
 
 
 @pytest.fixture(scope="session")
