@@ -34,12 +34,14 @@ lint: setup
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-# Test files run in parallel (one file per worker at a time: module-scoped servers stay whole);
-# most of a test's time is spent waiting on guests, servers and clients, so more workers than cores.
+# Test files run in parallel (a file on one worker: its module-scoped servers stay whole); most of
+# a test's time is spent waiting on guests, servers and clients, so more workers than cores. The Ray
+# tests look at every process of the machine: they run after, alone.
 TEST_WORKERS ?= 3
 
 test: lint
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m 'not ray'
+	$(BIN)/python -m pytest -m ray
 
 bench: setup
 	$(BIN)/python -m tests.bench
