@@ -164,13 +164,42 @@ class _Ledger:
             self._size, self._counted = -1, 0.0
 
     def check(self, watch: Watch) -> str | None:
+        """`watch`'s verdict at the last count (counting anew when the table changed). When it is
+        over, every other guest over at the same count (a shared folder's budget) is stopped too,
+        at once: the guest stopped here closes its descriptors, and a later count would spare them."""
         size = _table_size()
         now = time.monotonic()
+        over: list[tuple[OnOver, str]] = []
         with self._lock:
             since = now - self._counted
             if (size != self._size and since >= MIN_RESCAN) or since > RESCAN:
                 self._count(size, now)
-            return self._verdict(watch)
+            verdict = self._verdict(watch)
+            if verdict is not None:
+                over = self._stopping_all_over(skip=watch)
+        self._stop(over)
+        return verdict
+
+    def _stopping_all_over(self, skip: Watch | None = None) -> list[tuple[OnOver, str]]:
+        """The stops of every guest past a bound at the last count, not yet stopping (the lock is held)."""
+        over: list[tuple[OnOver, str]] = []
+        for other in self._watches:
+            if other is skip or other._on_over is None or other._stopping:
+                continue
+            reason = self._verdict(other)
+            if reason is not None:
+                other._stopping = True
+                over.append((other._on_over, reason))
+        return over
+
+    def _stop(self, over: list[tuple[OnOver, str]]) -> None:
+        for stop, reason in over:
+            try:
+                stop(reason)
+            except Exception:  # boundary: one failed stop must not spare the others
+                logger.exception("stopping a guest for its file descriptors failed")
+        if over:
+            self._log(len(over), over[0][1])
 
     def _verdict(self, watch: Watch) -> str | None:
         """Why `watch`'s guest must stop at the last count, or None (the lock is held)."""
@@ -189,7 +218,6 @@ class _Ledger:
         when no guest with folders runs."""
         while True:
             time.sleep(WATCH_INTERVAL)  # a period, not a synchronisation: the count is read anew
-            over: list[tuple[OnOver, str]] = []
             with self._lock:
                 if not self._watches:
                     self._watcher = None
@@ -199,18 +227,8 @@ class _Ledger:
                 except Exception:  # boundary: a failed count must not end the watcher
                     logger.exception("counting the host file descriptors of the guests failed")
                     continue
-                for watch in self._watches:
-                    reason = self._verdict(watch)
-                    if reason is not None and watch._on_over is not None and not watch._stopping:
-                        watch._stopping = True
-                        over.append((watch._on_over, reason))
-            for stop, reason in over:
-                try:
-                    stop(reason)
-                except Exception:  # boundary: one failed stop must not spare the others
-                    logger.exception("stopping a guest for its file descriptors failed")
-            if over:
-                self._log(len(over), over[0][1])
+                over = self._stopping_all_over()
+            self._stop(over)
 
     def _log(self, stopped: int, reason: str) -> None:
         """One warning per `LOG_INTERVAL` at most, with the count of stops since the last one."""
