@@ -16,7 +16,6 @@ from __future__ import annotations
 from agent_host import _interrupts
 
 _interrupts.install()  # again: `python -m agent_host` names itself only once its __main__ runs
-quiet_interrupt = _interrupts.quiet_interrupt
 
 from agent_host.cli.root import entry as entry  # noqa: E402  (the hook first: importing the rest takes ~0.1 s)
 from agent_host.cli.root import main as main  # noqa: E402
