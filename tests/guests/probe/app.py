@@ -210,6 +210,13 @@ class WitWorld(wit_world.WitWorld):
                                 break
                         if count is not None and len(value) >= count:
                             break
+                elif op == "until":
+                    # Receive until an envelope whose value has `content` (or a recv times out).
+                    value = []
+                    while (envelope := _envelope(inbox.recv(step.get("timeout_ms", 10000)))) is not None:
+                        value.append(envelope)
+                        if isinstance(envelope["value"], dict) and envelope["value"].get("content") == step["content"]:
+                            break
                 elif op == "kinds":
                     # Receive until a recv times out (`timeout_ms`); only the kinds of what arrived.
                     value = []
