@@ -49,6 +49,17 @@ class RawStdio:
         assert answer["id"] == message["id"], answer
         return answer
 
+    def until(self, text: str) -> list[dict[str, Any]]:
+        """Read messages until one whose JSON text contains `text` (a guest's log line, say); all read.
+        Fails when the server closes its stdout first."""
+        assert self.process.stdout is not None
+        seen: list[dict[str, Any]] = []
+        for line in self.process.stdout:
+            seen.append(json.loads(line))
+            if text in line:
+                return seen
+        raise AssertionError(f"the server closed its stdout before {text!r}: {seen}")
+
     def end(self, *, terminate: bool) -> str:
         """Close stdin (or send SIGTERM) and wait for the exit; the server's stderr."""
         assert self.process.stdin is not None

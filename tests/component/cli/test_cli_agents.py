@@ -145,11 +145,9 @@ def test_sigterm_stops_every_agent_cancels_upstream_and_leaves_no_process(probe_
     wait_for_line(process, "[waiter] ready")
     children = set(descendants(process.pid))
     assert children
-    started = time.monotonic()
     process.send_signal(signal.SIGTERM)
-    _, err = process.communicate(timeout=WAIT)
+    _, err = process.communicate(timeout=WAIT)  # the guest would wait 60 s in its inbox, then loop
     assert process.returncode == 143  # 128 + SIGTERM (issue 8, point 5)
-    assert time.monotonic() - started < 15
     assert "SIGTERM: stopping everything" in err
     assert "stopped by the host: SIGTERM received" in err
     for pid in children:
@@ -170,13 +168,12 @@ def test_a_second_signal_exits_at_once(probe_wasm: Path, tmp_path: Path) -> None
         children = set(descendants(process.pid))
         process.send_signal(signal.SIGINT)
         wait_for_line(process, "SIGINT: stopping everything")
-        time.sleep(0.5)  # now closing the stubborn server, which takes seconds
-        assert process.poll() is None
-        second = time.monotonic()
+        # Now closing the stubborn server, which ignores signals and lingers 60 s: only the
+        # at-once path (which says so) ends the command before that.
         process.send_signal(signal.SIGINT)
-        process.communicate(timeout=WAIT)
+        _, err = process.communicate(timeout=WAIT)
         assert process.returncode == 130
-        assert time.monotonic() - second < 2
+        assert "agent-host: SIGINT again: exiting at once" in err, err
     finally:
         for pid in children:
             try:

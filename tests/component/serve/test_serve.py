@@ -228,11 +228,18 @@ def test_sigterm_with_a_call_in_flight_stops_its_guest_and_exits_143(tmp_path: P
     """Point 4: SIGTERM ends the server with its guests stopped and no process left."""
     config = tmp_path / "agent-host.toml"
     config.write_text(CONFIG)
-    server = RawStdio(config)
+    server = RawStdio(config, "--agent", "probe")
     assert server.ask(INITIALIZE)["id"] == 1
     server.send({"method": "notifications/initialized"})
-    server.send({"id": 2, "method": "tools/call", "params": {"name": "idle", "arguments": {"input": "600000"}}})
-    time.sleep(2)  # the call's guest is waiting in its inbox
+    steps = [{"op": "log", "message": "waiting in the inbox"}, {"op": "recv", "timeout_ms": 600000}]
+    server.send(
+        {
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "probe", "arguments": {"input": json.dumps({"steps": steps})}},
+        }
+    )
+    server.until("waiting in the inbox")  # the guest's log line, sent to the client
     stderr = server.end(terminate=True)
     assert server.process.returncode == 143, stderr
     assert "stopped: SIGTERM received" in stderr
@@ -422,25 +429,35 @@ def test_sigterm_gives_http_calls_in_flight_the_grace_period_then_cancels_them(
 ) -> None:
     """Point 4: stop accepting, let calls in flight finish within `[serve] grace`, cancel the rest, exit 143."""
     config = tmp_path / "agent-host.toml"
-    config.write_text(CONFIG + "grace = 3\n")
-    served = HttpServe(config, "--agent", "idle")
+    audit = tmp_path / "audit.jsonl"
+    config.write_text(CONFIG.replace("[serve]", f'[host]\naudit_log = "{audit}"\n[serve]') + "grace = 3\n")
+    served = HttpServe(config, "--agent", "probe")
     answer: list[httpx2.Response | BaseException] = []
+    get = {"op": "get", "tooling": "mock", "as": "t"}
+    steps = [get, {"op": "call_blocking", "h": "t", "tool": "echo", "args": "{}"}, {"op": "sleep", "ms": int(wait_ms)}]
 
     def call() -> None:
         try:
-            answer.append(httpx2.post(f"{served.base}/tools/idle", json={"input": wait_ms}, timeout=120))
+            answer.append(
+                httpx2.post(f"{served.base}/tools/probe", json={"input": json.dumps({"steps": steps})}, timeout=120)
+            )
         except httpx2.HTTPError as exc:
             answer.append(exc)
 
     caller = threading.Thread(target=call)
     caller.start()
-    time.sleep(0.5)  # the call is running
+    deadline = time.monotonic() + 60
+    while '"echo"' not in (audit.read_text() if audit.exists() else ""):  # the call is in its sleep now
+        assert time.monotonic() < deadline and caller.is_alive(), answer
+        time.sleep(0.05)
     code = served.stop()
     caller.join(60)
     assert code == 143
     response = answer[0]
     if finished:
-        assert isinstance(response, httpx2.Response) and response.json() == {"result": "idle done"}
+        assert isinstance(response, httpx2.Response) and response.json()["result"][2] == {"ok": True}, (
+            response
+        )
     else:  # cancelled at the end of the grace period: its guest stopped, not left waiting ten minutes
         assert isinstance(response, httpx2.Response) and response.status_code == 503, response
         assert response.json()["error"]["code"] == "cancelled"

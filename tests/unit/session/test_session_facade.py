@@ -164,7 +164,7 @@ def test_recv_waits_no_longer_than_the_run_deadline(session: GuestSession) -> No
     session.deadline = time.monotonic() - 1.0
     started = time.monotonic()
     assert session.recv(None) is None  # max_wait is 60 s; the run has ended
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 30.0  # a bound far from the 60 s a broken recv would wait
     assert session.deadline is not None
 
 
