@@ -1,0 +1,57 @@
+"""mkdocs hook: fills the generated reference pages' markers with text made from the sources.
+
+`docs/reference/configuration.md` holds `<!-- generated: configuration -->`, replaced by the tables
+of every config key (from the models' JSON Schema); `docs/reference/wit.md` holds
+`<!-- generated: wit -->`, replaced by every WIT item with its comment (from `wit/*.wit`). A page
+naming a marker this hook does not know, or a generator failing, fails the build. It also mends one
+thing of mkdocs-click 0.9 with click 8.3: an option without a default is shown as `Sentinel.UNSET`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+
+from agent_host_docs import config_reference, wit_reference
+
+ROOT: Final = Path(__file__).resolve().parents[2]
+"""The repository: this file is docs/hooks/reference_pages.py."""
+MARKER: Final = re.compile(r"<!-- generated: ([a-z-]+) -->")
+UNSET_CELL: Final = "<td><code>Sentinel.UNSET</code></td>"
+"""How mkdocs-click 0.9 writes the default of an option that has none under click 8.3."""
+
+
+def _configuration() -> str:
+    from agent_host.config.schema import json_schema
+
+    return config_reference.markdown(json_schema())
+
+
+def _wit() -> str:
+    return wit_reference.markdown(wit_reference.parse_folder(ROOT / "wit"))
+
+
+GENERATORS: Final[dict[str, Callable[[], str]]] = {"configuration": _configuration, "wit": _wit}
+"""Marker name -> the function that writes its text."""
+
+
+def expand(markdown: str) -> str:
+    """`markdown` with every marker replaced by its generated text."""
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in GENERATORS:
+            raise ValueError(f"unknown marker <!-- generated: {name} -->; known: {', '.join(sorted(GENERATORS))}")
+        return GENERATORS[name]()
+
+    return MARKER.sub(replace, markdown)
+
+
+def on_page_markdown(markdown: str, **kwargs: Any) -> str:
+    return expand(markdown)
+
+
+def on_page_content(html: str, **kwargs: Any) -> str:
+    return html.replace(UNSET_CELL, "<td>none</td>")
