@@ -3,8 +3,9 @@
 `docs/reference/configuration.md` holds `<!-- generated: configuration -->`, replaced by the tables
 of every config key (from the models' JSON Schema); `docs/reference/wit.md` holds
 `<!-- generated: wit -->`, replaced by every WIT item with its comment (from `wit/*.wit`). A page
-naming a marker this hook does not know, or a generator failing, fails the build. It also mends one
-thing of mkdocs-click 0.9 with click 8.3: an option without a default is shown as `Sentinel.UNSET`.
+naming a marker this hook does not know, or a generator failing, fails the build. It also mends two
+renderings: mkdocs-click 0.9 with click 8.3 shows an option without a default as `Sentinel.UNSET`,
+and Python-Markdown keeps the backslash of an escaped pipe inside code in a table, which GitHub drops.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ ROOT: Final = Path(__file__).resolve().parents[2]
 MARKER: Final = re.compile(r"<!-- generated: ([a-z-]+) -->")
 UNSET_CELL: Final = "<td><code>Sentinel.UNSET</code></td>"
 """How mkdocs-click 0.9 writes the default of an option that has none under click 8.3."""
+CODE: Final = re.compile(r"<code>[^<]*</code>")
 
 
 def _configuration() -> str:
@@ -54,4 +56,5 @@ def on_page_markdown(markdown: str, **kwargs: Any) -> str:
 
 
 def on_page_content(html: str, **kwargs: Any) -> str:
-    return html.replace(UNSET_CELL, "<td>none</td>")
+    html = html.replace(UNSET_CELL, "<td>none</td>")
+    return CODE.sub(lambda code: code.group(0).replace("\\|", "|"), html)

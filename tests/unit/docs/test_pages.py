@@ -65,8 +65,9 @@ def test_the_hook_fills_each_marker_and_refuses_an_unknown_one() -> None:
         reference_pages.expand("<!-- generated: nothing -->")
 
 
-def test_the_hook_mends_mkdocs_clicks_unset_defaults() -> None:
+def test_the_hook_mends_mkdocs_clicks_unset_defaults_and_escaped_pipes_in_code() -> None:
     assert reference_pages.on_page_content("<td><code>Sentinel.UNSET</code></td>") == "<td>none</td>"
+    assert reference_pages.on_page_content(r"<td><code>[a\|b]</code> x\|y</td>") == r"<td><code>[a|b]</code> x\|y</td>"
 
 
 def test_every_public_name_has_a_docstring_so_the_api_reference_shows_it() -> None:
