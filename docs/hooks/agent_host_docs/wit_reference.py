@@ -114,8 +114,9 @@ def parse(text: str, path: str = "<wit>") -> WitFile:
 
 
 def parse_folder(folder: Path) -> list[WitFile]:
-    """Every `.wit` file of `folder`, by name."""
-    return [parse(file.read_text(encoding="utf-8"), file.name) for file in sorted(folder.glob("*.wit"))]
+    """Every `.wit` file of `folder`: those that define a world first (what a guest is), then by name."""
+    files = [parse(file.read_text(encoding="utf-8"), file.name) for file in sorted(folder.glob("*.wit"))]
+    return sorted(files, key=lambda wit: not any(item.kind == "world" for item in wit.items))
 
 
 def _doc(item: Item) -> str:
