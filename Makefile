@@ -34,7 +34,7 @@ lint: setup
 	$(BIN)/ruff format --check host tests guests docs/hooks
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir build/site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
 
 # The documentation site, rebuilt on every save (the reference pages are generated from the code).
 docs: setup
