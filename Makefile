@@ -1,6 +1,7 @@
 # agent-host. On a fresh machine (Python 3.11+):
 #   make demo   set everything up, build the example agent and run it against the bundled MCP server
 #   make test   set everything up, lint, type-check and run every test
+#   make docs   serve the documentation site on http://127.0.0.1:8000 (mkdocs.yml; `make lint` builds it strictly)
 # Guest builds and compiled components are cached in ~/.cache/agent-host (or $AGENT_HOST_CACHE).
 
 PYTHON ?= python3
@@ -8,7 +9,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup guests demo test lint bench clean
+.PHONY: setup guests demo test lint docs bench clean
 
 setup: $(STAMP)
 
@@ -29,10 +30,15 @@ demo: setup
 	$(BIN)/agent-host run guests/demo
 
 lint: setup
-	$(BIN)/ruff check host tests guests
-	$(BIN)/ruff format --check host tests guests
+	$(BIN)/ruff check host tests guests docs/hooks
+	$(BIN)/ruff format --check host tests guests docs/hooks
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
+
+# The documentation site, rebuilt on every save (the reference pages are generated from the code).
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
 
 # Test files run in parallel (a file on one worker: its module-scoped servers stay whole); most of
 # a test's time is spent waiting on guests, servers and clients, so more workers than cores. The Ray
@@ -48,6 +54,7 @@ bench: setup
 	$(BIN)/python -m tests.bench.edit_run
 	$(BIN)/python -m tests.bench.serve
 	$(BIN)/python -m tests.bench.ray
+	$(BIN)/python -m tests.bench.page
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache

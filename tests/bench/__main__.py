@@ -10,7 +10,8 @@ Python process, a plain SDK server run by uvicorn, instances never run), with th
 the host path alone (a guest calling a mock tooling), a trivial import, subscription updates, whole
 processes (`start`), memory per running guest (`memory`, in a fresh process).
 
-Figures vary from run to run on a shared machine: read the ratios.
+Figures vary from run to run on a shared machine: read the ratios. The tables are also kept for
+the performance page (`tests.bench.record`, module `calls`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from agent_host.components.build import build_guest
 from agent_host.config import parse_config
 from tests.bench import calls, start
 from tests.bench.everything import EverythingHttp, start_everything
+from tests.bench.record import Run, Table, record
 from tests.support.component import PROBE, Server
 
 
@@ -47,7 +49,7 @@ class Target:
     compare: str = "ratio"
     """How the two are compared: "ratio" (value / reference) or "difference" (value - reference)."""
 
-    def line(self) -> str:
+    def cells(self) -> list[str]:
         ref = "-" if self.reference_value is None else f"{_num(self.reference_value)} {self.unit}"
         if self.reference_value is None:
             relation = "-"
@@ -56,24 +58,22 @@ class Target:
         else:
             relation = f"{self.value - self.reference_value:+.2f} {self.unit}"
         verdict = "met" if self.met else "NOT met"
-        return (
-            f"| {self.figure} | {self.reference}: {ref} | {_num(self.value)} {self.unit} | {relation} | "
-            f"{self.target} | {verdict} |"
-        )
+        value = f"{_num(self.value)} {self.unit}"
+        return [self.figure, f"{self.reference}: {ref}", value, relation, self.target, verdict]
 
 
 def _num(value: float) -> str:
     return f"{value:,.2f}" if value < 10 else f"{value:,.0f}"
 
 
-def sdk_row(name: str, sdk: float | None, host_api: float | None, guest: float | None, unit: str) -> str:
+def sdk_row(name: str, sdk: float | None, host_api: float | None, guest: float | None, unit: str) -> list[str]:
     def cell(value: float | None) -> str:
         return "-" if value is None else f"{value:,.1f}"
 
     def ratio(value: float | None) -> str:
         return f"{value / sdk:.2f}x" if sdk and value else "-"
 
-    return f"| {name} | {cell(sdk)} | {cell(host_api)} | {cell(guest)} | {unit} | {ratio(host_api)} | {ratio(guest)} |"
+    return [name, cell(sdk), cell(host_api), cell(guest), unit, ratio(host_api), ratio(guest)]
 
 
 @dataclass(frozen=True)
@@ -107,6 +107,7 @@ def compare(host: Host, probe: Path, peer: Peer) -> dict[str, float]:
 
 
 def main() -> int:
+    run = Run("calls")
     probe = build_guest(PROBE)
     python = sys.executable
     stdio = StdioServerParameters(command=python, args=["-m", "agent_host.demo_server"])
@@ -125,7 +126,7 @@ def main() -> int:
     else:
         peers.append(Peer("server-everything, http", everything.url, "everything", EVERYTHING_ECHO))
         toml += f'[tooling.everything]\nurl = "{everything.url}"\n'
-    sdk_rows: list[str] = []
+    sdk_rows: list[list[str]] = []
     targets: list[Target] = []
     figures: dict[str, dict[str, float]] = {}
     try:
@@ -193,18 +194,20 @@ def main() -> int:
                "ms", "-", True),
     ]  # fmt: skip
 
-    print(
-        "| measurement | raw MCP SDK | agent-host, host API | agent-host, guest | unit | host API / SDK | guest / SDK |"
+    sdk_table = Table(
+        ["measurement", "raw MCP SDK", "agent-host, host API", "agent-host, guest", "unit", "host API / SDK",
+         "guest / SDK"],
+        sdk_rows,
+        note=f"{calls.CALLS} sequential calls x {calls.ROUNDS} rounds (median); throughput: {calls.CONCURRENT} "
+        f"concurrent callers x {calls.PER_CALLER} calls. For latency lower is better, for throughput higher.",
+    )  # fmt: skip
+    targets_table = Table(
+        ["figure", "reference (same run)", "agent-host", "ratio", "target", ""], [t.cells() for t in targets]
     )
-    print("| --- | --- | --- | --- | --- | --- | --- |")
-    print("\n".join(sdk_rows))
-    print(
-        f"\n{calls.CALLS} sequential calls x {calls.ROUNDS} rounds (median); throughput: {calls.CONCURRENT} "
-        f"concurrent callers x {calls.PER_CALLER} calls. For latency lower is better, for throughput higher.\n"
-    )
-    print("| figure | reference (same run) | agent-host | ratio | target | |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    print("\n".join(target.line() for target in targets))
+    raw = {"peers": figures, "processes": processes, "memory": memory, "mock": mock, "trivial": trivial,
+           "sdk_update": sdk_update, "sdk_update_read": sdk_update_read, "guest_update": guest_update,
+           "guest_start": guest_start, "plain_http": plain_seq}  # fmt: skip
+    record(run, [sdk_table, targets_table], raw)
     return 0
 
 

@@ -6,7 +6,7 @@ Three ways, in the same run, on a copy of the scout template guest that is edite
 - `run --dev`: `agent-host run --dev GUEST` as a process (the dev runner is cached; no build);
 - `agent-host dev`: the watch loop's rerun in a live host (what a save costs while `dev` watches).
 Reported as seconds and as ratios to build + run. Medians of `ROUNDS` rounds (build + run: 1 round,
-it takes ~30 s).
+it takes ~30 s). Kept for the performance page as module `edit_run` (`tests.bench.record`).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from agent_host._support.paths import template
 from agent_host.app.devmode import dev_policy, runner_component
 from agent_host.app.host import Host
 from agent_host.config import default_config
+from tests.bench.record import Run, Table, record
 
 ROUNDS: Final = 5
 
@@ -73,12 +74,14 @@ def measure() -> list[tuple[str, float]]:
 
 
 def main() -> int:
+    run = Run("edit_run")
     rows = measure()
     full = rows[0][1]
-    print("| the guest author's loop | seconds | ratio to build + run |")
-    print("| --- | --- | --- |")
-    for label, seconds in rows:
-        print(f"| {label} | {seconds:.3f} | {seconds / full:.3f}x |")
+    table = Table(
+        ["the guest author's loop", "seconds", "ratio to build + run"],
+        [[label, f"{seconds:.3f}", f"{seconds / full:.3f}x"] for label, seconds in rows],
+    )
+    record(run, [table], dict(rows))
     return 0
 
 

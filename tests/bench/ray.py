@@ -7,7 +7,7 @@ A short agent is the probe guest making one `echo` call on a mock tooling (`call
 outcome must be `ok` with no failed step. Ray's fixed costs apart: starting the local Ray, the first
 agent on it, the actor pool (`pool` agents, one per actor: each `run_all` pays it) and the shutdown;
 the steady rate is what the other agents add: (AGENTS - pool) / (t(AGENTS) - t(pool)).
-Run alone: `python -m tests.bench.ray`.
+Run alone: `python -m tests.bench.ray`. Kept for the performance page as module `ray` (`tests.bench.record`).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from agent_host.cluster.connection import Cluster, ray_cluster
 from agent_host.cluster.executor import RayExecutor
 from agent_host.components.build import build_guest
 from agent_host.config import Config, parse_config
+from tests.bench.record import Run, Table, record
 from tests.support.component import PROBE
 
 AGENTS: Final = 200
@@ -139,34 +140,41 @@ def measure() -> Figures:
 
 
 def main() -> int:
+    run = Run("ray")
     f = measure()
-    print(
-        f"| {AGENTS} agents (probe guest) | wall time | agents/s | ratio to local | Ray's overhead per agent "
-        "| steady agents/s (past the pool) | median agent's own run |"
-    )
-    print("| --- | --- | --- | --- | --- | --- | --- |")
-    for name, times in f.local.items():
-        print(
-            f"| local, one host: {name} | {times.wall:.2f} s | {AGENTS / times.wall:,.0f} | 1.00x | - | - "
-            f"| {times.agent * 1000:.1f} ms |"
-        )
+    rows = [
+        [f"local, one host: {name}", f"{times.wall:.2f} s", f"{AGENTS / times.wall:,.0f}", "1.00x", "-", "-",
+         f"{times.agent * 1000:.1f} ms"]
+        for name, times in f.local.items()
+    ]  # fmt: skip
     for (cpus, name), times in f.ray.items():
         base = f.local[name].wall
         pool = f.pools[cpus]
         steady = (AGENTS - pool) / (times.wall - times.pool)
-        print(
-            f"| Ray, ray_cpus {cpus:g} ({pool} actors): {name} | {times.wall:.2f} s | {AGENTS / times.wall:,.0f} "
-            f"| {times.wall / base:.2f}x | {(times.wall - base) / AGENTS * 1000:+.1f} ms | {steady:,.0f} "
-            f"| {times.agent * 1000:.1f} ms |"
-        )
-    print()
-    print("| Ray's fixed costs | time |")
-    print("| --- | --- |")
-    print(f"| starting a local Ray (`ray_cluster(None, ...)`) | {f.start:.2f} s |")
-    print(f"| then one agent on it: shipping, the first actor and its host, closing | {f.first:.2f} s |")
-    for (cpus, name), times in f.ray.items():
-        print(f"| the pool, ray_cpus {cpus:g}: {f.pools[cpus]} agents, one per actor ({name}) | {times.pool:.2f} s |")
-    print(f"| shutting the local Ray down | {f.shutdown:.2f} s |")
+        rows.append([
+            f"Ray, ray_cpus {cpus:g} ({pool} actors): {name}", f"{times.wall:.2f} s", f"{AGENTS / times.wall:,.0f}",
+            f"{times.wall / base:.2f}x", f"{(times.wall - base) / AGENTS * 1000:+.1f} ms", f"{steady:,.0f}",
+            f"{times.agent * 1000:.1f} ms",
+        ])  # fmt: skip
+    agents = Table(
+        [f"{AGENTS} agents (probe guest)", "wall time", "agents/s", "ratio to local", "Ray's overhead per agent",
+         "steady agents/s (past the pool)", "median agent's own run"],
+        rows,
+    )  # fmt: skip
+    fixed = [
+        ["starting a local Ray (`ray_cluster(None, ...)`)", f"{f.start:.2f} s"],
+        ["then one agent on it: shipping, the first actor and its host, closing", f"{f.first:.2f} s"],
+        *[[f"the pool, ray_cpus {cpus:g}: {f.pools[cpus]} agents, one per actor ({name})", f"{times.pool:.2f} s"]
+          for (cpus, name), times in f.ray.items()],
+        ["shutting the local Ray down", f"{f.shutdown:.2f} s"],
+    ]  # fmt: skip
+    raw = {
+        "local": {name: vars(times) for name, times in f.local.items()},
+        "ray": {f"{cpus:g} {name}": vars(times) for (cpus, name), times in f.ray.items()},
+        "pools": {f"{cpus:g}": size for cpus, size in f.pools.items()},
+        "start": f.start, "first": f.first, "shutdown": f.shutdown,
+    }  # fmt: skip
+    record(run, [agents, Table(["Ray's fixed costs", "time"], fixed)], raw)
     return 0
 
 

@@ -8,7 +8,8 @@ with the same clients, in the same run: the difference is what serving costs (fo
 guest per call; for both the host's checks and a second hop).
 Then the same clients calling `demo.echo` beside a bounded abusive load (`Abuse`: idle sockets,
 headers and bodies sent a byte at a time, reconnecting when cut), and without it, on the same server.
-Medians of `ROUNDS` rounds. Run alone: `python -m tests.bench.serve`.
+Medians of `ROUNDS` rounds. Run alone: `python -m tests.bench.serve`. Kept for the performance page
+as module `serve` (`tests.bench.record`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import anyio
 from mcp import Client
 
 from agent_host.components.build import build_guest
+from tests.bench.record import Run, Table, record
 from tests.support.component import PROBE, Server
 
 CONCURRENT: Final = 8
@@ -199,28 +201,28 @@ def measure() -> dict[str, float]:
 
 
 def main() -> int:
-    figures = measure()
-    print("| serving | calls/s | ratio to the SDK calling the tool |")
-    print("| --- | --- | --- |")
-    print(f"| SDK: `echo` on the demo server over HTTP, {CONCURRENT} clients | {figures['sdk']:,.0f} | 1.00x |")
-    print(
-        f"| `agent-host serve`: an agent making one `echo` call per call, {CONCURRENT} clients over HTTP "
-        f"| {figures['agent']:,.0f} | {figures['agent'] / figures['sdk']:.2f}x |"
-    )
-    print(
-        f"| `agent-host serve`: `demo.echo` re-exported (`[serve] toolings`), {CONCURRENT} clients over HTTP "
-        f"| {figures['proxied']:,.0f} | {figures['proxied'] / figures['sdk']:.2f}x |"
-    )
-    print()
+    run = Run("serve")
+    f = measure()
+    serving = Table(
+        ["serving", "calls/s", "ratio to the SDK calling the tool"],
+        [
+            [f"SDK: `echo` on the demo server over HTTP, {CONCURRENT} clients", f"{f['sdk']:,.0f}", "1.00x"],
+            [f"`agent-host serve`: an agent making one `echo` call per call, {CONCURRENT} clients over HTTP",
+             f"{f['agent']:,.0f}", f"{f['agent'] / f['sdk']:.2f}x"],
+            [f"`agent-host serve`: `demo.echo` re-exported (`[serve] toolings`), {CONCURRENT} clients over HTTP",
+             f"{f['proxied']:,.0f}", f"{f['proxied'] / f['sdk']:.2f}x"],
+        ],
+    )  # fmt: skip
     abusers = f"{IDLE_SOCKETS} idle sockets, {SLOW_HEADERS} slow headers, {SLOW_BODIES} slow bodies"
-    print(f"| `demo.echo` through `agent-host serve`, {CONCURRENT} clients | median latency | calls/s | ratio |")
-    print("| --- | --- | --- | --- |")
-    print(f"| alone | {figures['quiet'] * 1e3:.2f} ms | {figures['quiet_rate']:,.0f} | 1.00x |")
-    print(
-        f"| beside {abusers} (a byte per {TRICKLE:g} s; {figures['cut']:.0f} cut by the timeouts and reconnected) "
-        f"| {figures['abused'] * 1e3:.2f} ms | {figures['abused_rate']:,.0f} "
-        f"| {figures['abused'] / figures['quiet']:.2f}x |"
-    )
+    abuse = Table(
+        [f"`demo.echo` through `agent-host serve`, {CONCURRENT} clients", "median latency", "calls/s", "ratio"],
+        [
+            ["alone", f"{f['quiet'] * 1e3:.2f} ms", f"{f['quiet_rate']:,.0f}", "1.00x"],
+            [f"beside {abusers} (a byte per {TRICKLE:g} s; {f['cut']:.0f} cut by the timeouts and reconnected)",
+             f"{f['abused'] * 1e3:.2f} ms", f"{f['abused_rate']:,.0f}", f"{f['abused'] / f['quiet']:.2f}x"],
+        ],
+    )  # fmt: skip
+    record(run, [serving, abuse], f)
     return 0
 
 

@@ -44,8 +44,12 @@ class ApprovalRequest:
 
 @dataclass(frozen=True)
 class Decision:
+    """An approver's answer to one `ApprovalRequest`."""
+
     approved: bool
+    """Whether the call may go ahead."""
     reason: str
+    """Why; a refused call's `denied` message ends with it."""
 
 
 class Approver(Protocol):

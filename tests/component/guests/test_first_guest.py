@@ -34,8 +34,9 @@ def agent_host(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]
 
 
 def readme_first_guest() -> str:
-    """The first Python block of the README's "Writing a guest" section."""
-    section = (REPO / "README.md").read_text().split("\n## Writing a guest\n", 1)[1]
+    """The first Python block of the guest guide (docs/guests/python.md, "Writing a guest in Python"); the
+    README's first guest is the same (tests/unit/docs/test_pages.py)."""
+    section = (REPO / "docs" / "guests" / "python.md").read_text()
     found = re.search(r"```python\n(.*?)```", section, re.S)
     assert found is not None
     return found.group(1)

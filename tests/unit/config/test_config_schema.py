@@ -19,7 +19,7 @@ from agent_host.cli import main
 from agent_host.config import json_schema, parse_config, starter_config_text
 from agent_host.errors import ConfigError
 
-README = Path(__file__).parents[3] / "README.md"
+CONFIGURATION_PAGE = Path(__file__).parents[3] / "docs" / "operators" / "configuration.md"
 
 
 def errors_of(document: dict[str, Any]) -> list[str]:
@@ -35,10 +35,10 @@ def test_the_schema_is_a_valid_draft_07_schema_with_its_references_inside() -> N
     assert references and references <= set(schema["definitions"])
 
 
-def test_the_schema_accepts_the_starter_files_and_the_readme_example() -> None:
+def test_the_schema_accepts_the_starter_files_and_the_documented_example() -> None:
     assert errors_of(tomllib.loads(starter_config_text())) == []
     assert errors_of(tomllib.loads(starter_config_text([("demo", "guests/demo")]))) == []
-    example = re.search(r"## Configuration.*?```toml\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    example = re.search(r"# Configuration.*?```toml\n(.*?)```", CONFIGURATION_PAGE.read_text(encoding="utf-8"), re.S)
     assert example is not None
     assert errors_of(tomllib.loads(example.group(1))) == []
 

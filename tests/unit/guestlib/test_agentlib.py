@@ -486,7 +486,7 @@ API: Final = {
     "subscribe_resource_list",
     "subscribe_tool_list",
 }
-"""agentlib's public names: adding one is an API decision (the README's table lists each)."""
+"""agentlib's public names: adding one is an API decision (the guest guide's table lists each)."""
 
 DEPRECATED: Final = {
     "content_bytes",
@@ -507,5 +507,5 @@ def test_the_api_is_pinned_and_the_deprecated_names_are_importable_but_not_expor
     deprecated = importlib.import_module("agentlib.deprecated")
     assert set(deprecated.__all__) == DEPRECATED
     assert all(callable(getattr(agentlib, name)) for name in API | DEPRECATED)
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
-    assert all(f"`{name}" in readme for name in API - {"Err"}), "the README documents every name"
+    guide = (Path(__file__).resolve().parents[3] / "docs" / "guests" / "python.md").read_text()
+    assert all(f"`{name}" in guide for name in API - {"Err"}), "the guest guide documents every name"

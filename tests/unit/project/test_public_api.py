@@ -118,9 +118,11 @@ IMPORT = re.compile(r"from[ \t]+(agent_host[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[
 
 
 def readme_imports() -> list[tuple[str, str]]:
-    """(module, name) of every name the README imports from the package (`X as Y`: X)."""
+    """(module, name) of every name the README and the documentation pages import from the package
+    (`X as Y`: X)."""
     found = []
-    for module, names in IMPORT.findall((REPO / "README.md").read_text(encoding="utf-8")):
+    pages = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+    for module, names in IMPORT.findall("\n".join(page.read_text(encoding="utf-8") for page in pages)):
         for part in names.strip("()").split(","):
             name = part.split("#")[0].split(" as ")[0].strip()
             if name:

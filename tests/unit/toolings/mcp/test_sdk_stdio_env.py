@@ -36,7 +36,7 @@ def test_every_stdio_client_of_the_component_tests_passes_its_environment() -> N
     assert not found, f"StdioServerParameters without env= (the child loses AGENT_HOST_CACHE): {found}"
 
 
-def test_the_readmes_stdio_client_example_passes_its_environment() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    examples = re.findall(r"StdioServerParameters\([^)]*\)", readme)
+def test_the_serving_pages_stdio_client_example_passes_its_environment() -> None:
+    page = (REPO / "docs" / "serving.md").read_text(encoding="utf-8")
+    examples = re.findall(r"StdioServerParameters\([^)]*\)", page)
     assert examples and all("env=" in example for example in examples), examples
