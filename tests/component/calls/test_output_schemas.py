@@ -36,7 +36,7 @@ PYTHON = f'[tooling.t]\nkind = "python"\npath = ["{REPO}"]\ntools = ["tests.supp
 WRONG = "at $.n: 'one' is not of type 'integer' (rule: type)"
 
 
-@pytest.fixture(params=[*TRANSPORTS[:3], "mock", "python"])
+@pytest.fixture(scope="module", params=[*TRANSPORTS[:3], "mock", "python"])
 def tooling(request: pytest.FixtureRequest) -> Iterator[str]:
     """The config of tooling `t` whose tool `shaped` answers `good` first, then `wrong`."""
     if request.param == "mock":

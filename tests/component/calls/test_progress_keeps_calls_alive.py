@@ -28,7 +28,7 @@ STDIO = f'command = "${{AGENT_HOST_PYTHON}}"\nargs = ["-m", "tests.servers.askin
 BOUNDS = "timeout = 1.5\nmax_call_time = 4\n"
 
 
-@pytest.fixture(params=TRANSPORTS[:3])
+@pytest.fixture(scope="module", params=TRANSPORTS[:3])
 def server(request: pytest.FixtureRequest) -> Iterator[str]:
     """The transport keys of tooling `t` (tests/servers/asking.py)."""
     with served_keys("tests.servers.asking", request.param) as keys:

@@ -39,7 +39,7 @@ BAD_ARGUMENTS = {
 }
 
 
-@pytest.fixture(params=["stdio-2026", "http-2026"])
+@pytest.fixture(scope="module", params=["stdio-2026", "http-2026"])
 def observed(request: pytest.FixtureRequest) -> Iterator[str]:
     with served_keys("tests.servers.observed", request.param) as keys:
         yield keys

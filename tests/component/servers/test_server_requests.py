@@ -30,9 +30,10 @@ pytestmark = pytest.mark.component
 STDIO = f'command = "${{AGENT_HOST_PYTHON}}"\nargs = ["-m", "tests.servers.asking"]\ncwd = "{REPO}"\n'
 
 
-@pytest.fixture(params=TRANSPORTS)
+@pytest.fixture(scope="module", params=TRANSPORTS)
 def server(request: pytest.FixtureRequest) -> Iterator[str]:
-    """The transport keys of tooling `t` (tests/servers/asking.py) in one era."""
+    """The transport keys of tooling `t` (tests/servers/asking.py) in one era: one server for the
+    module (it keeps no state between calls; each test has its own host and connection)."""
     with served_keys("tests.servers.asking", request.param) as keys:
         yield keys
 
