@@ -189,14 +189,16 @@ def test_a_50_mb_argument_is_refused_before_it_leaves_the_host(sandbox: Sandbox)
     assert error["message"].endswith("agent-host.toml [host])")
 
 
-def test_a_hundred_thousand_calls_to_a_denied_tool_are_each_denied(sandbox: Sandbox) -> None:
+def test_a_flood_of_calls_to_a_denied_tool_are_each_denied(sandbox: Sandbox) -> None:
+    """Each of 25,000 denied calls is denied (no bound is worn down; the `steady` fixture checks the
+    host holds nothing after). The attack seen was 100,000: the same path, four times longer."""
     outcome = sandbox.beside_a_good_guest(
-        [GET, {"op": "flood", "h": "t", "tool": "set", "blocking": True, "n": 100_000},
+        [GET, {"op": "flood", "h": "t", "tool": "set", "blocking": True, "n": 25_000},
          {"op": "call_blocking", "h": "t", "tool": "set", "args": "{}"}]
     )  # fmt: skip
     assert outcome.status == "ok", outcome
     results = json.loads(outcome.text)
-    assert ok(results[1]) == {"denied": 100_000}
+    assert ok(results[1]) == {"denied": 25_000}
     message = err(results[2])["message"]
     assert "agent 'hostile' may not call tool 'set' of tooling 't'" in message
     assert 'tools.t = ["echo", "wait", "activity", "big"]' in message and "[agents.hostile]" in message
