@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.support import in_process
 from tests.support.component import OBSERVED_TOML, PROBE, REPO
 from tests.support.processes import descendants, wait_for_line
 
@@ -37,9 +38,8 @@ def agent_toml(name: str, *items: dict[str, Any], toolings: str = '["t"]') -> st
 
 
 def agent_host(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agent_host", *args], capture_output=True, text=True, cwd=cwd, timeout=300, check=False
-    )
+    """The command line in this process (the signal tests `start` a process of their own)."""
+    return in_process.run(*args, cwd=cwd)
 
 
 def start(*args: str) -> subprocess.Popen[str]:

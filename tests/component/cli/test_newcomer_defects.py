@@ -23,6 +23,7 @@ from typing import Final
 import pytest
 
 from agent_host.components.build import build_guest
+from tests.support import in_process
 from tests.support.component import REPO
 from tests.support.processes import descendants, wait_for_line
 
@@ -48,10 +49,8 @@ def line_of(text: str) -> int:
 
 
 def agent_host(*args: str, env: dict[str, str] | None = None, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agent_host", *args],
-        capture_output=True, text=True, cwd=cwd, timeout=300, check=False, env=env,
-    )  # fmt: skip
+    """The command line in this process (the signal tests start a process of their own)."""
+    return in_process.run(*args, cwd=cwd, env=env)
 
 
 def assert_no_panic(stderr: str) -> None:

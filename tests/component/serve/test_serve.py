@@ -455,9 +455,7 @@ def test_sigterm_gives_http_calls_in_flight_the_grace_period_then_cancels_them(
     assert code == 143
     response = answer[0]
     if finished:
-        assert isinstance(response, httpx2.Response) and response.json()["result"][2] == {"ok": True}, (
-            response
-        )
+        assert isinstance(response, httpx2.Response) and response.json()["result"][2] == {"ok": True}, response
     else:  # cancelled at the end of the grace period: its guest stopped, not left waiting ten minutes
         assert isinstance(response, httpx2.Response) and response.status_code == 503, response
         assert response.json()["error"]["code"] == "cancelled"
