@@ -90,9 +90,11 @@ def json_out(value: Any) -> None:
 
 def expect_json(wanted: bool) -> None:
     """Whether this command line asked for JSON (`--json`), so that however it ends, stdout holds
-    one document (see `json_missing`)."""
-    global _json_wanted
+    one document (see `json_missing`). Called at the start of each command line: a second `main()`
+    in one process starts with no document printed."""
+    global _json_wanted, _json_printed
     _json_wanted = wanted
+    _json_printed = False
 
 
 def json_missing() -> bool:

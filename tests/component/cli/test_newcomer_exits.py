@@ -20,6 +20,7 @@ from typing import Any, Final
 import pytest
 
 from agent_host.errors import ExitCode
+from tests.support import in_process
 from tests.support.component import PROBE, REPO
 from tests.support.processes import MUTE_SERVER, connecting, wait_for_line
 
@@ -60,7 +61,7 @@ BAD_CONFIG: Final = '[host]\nmemory = "lots"\n'
 def test_a_configuration_error_is_one_json_document_under_json(command: list[str], tmp_path: Path) -> None:
     config = tmp_path / "agent-host.toml"
     config.write_text(BAD_CONFIG)
-    done = agent_host("--config", str(config), *command)
+    done = in_process.run("--config", str(config), *command)  # what is printed needs no process
     assert done.returncode == ExitCode.USAGE_ERROR, done.stderr
     document = one_document(done.stdout)
     if command[:2] == ["config", "check"]:
@@ -78,7 +79,7 @@ def test_a_configuration_error_is_one_json_document_under_json(command: list[str
     ids=" ".join,
 )
 def test_a_usage_error_is_one_json_document_under_json(command: list[str]) -> None:
-    done = agent_host(*command)
+    done = in_process.run(*command)
     assert done.returncode == ExitCode.USAGE_ERROR, done.stderr
     document = one_document(done.stdout)
     assert document["error"]["code"] == "usage-error" and document["error"]["message"], document

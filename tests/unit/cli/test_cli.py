@@ -324,3 +324,15 @@ def test_module_help_says_it_takes_a_module_name(command: str, capsys: pytest.Ca
     text = " ".join(capsys.readouterr().out.split())
     assert "--module NAME" in text and "default: app.py" not in text
     assert "The module defining WitWorld, by its import name (app for app.py; default: app" in text
+
+
+def test_a_second_command_line_in_one_process_prints_its_own_json_document(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`main` called twice in one process (an embedding, the in-process tests): the second `--json`
+    command that failed printed no document, as if the first one's counted for it."""
+    bad = tmp_path / "agent-host.toml"
+    bad.write_text('[host]\nmemory = "lots"\n')
+    for _ in range(2):
+        assert main(["--config", str(bad), "tools", "--json"]) == 2
+        assert json.loads(capsys.readouterr().out)["error"]["code"] == "config-error"
