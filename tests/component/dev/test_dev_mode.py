@@ -21,6 +21,7 @@ from typing import Final
 
 import pytest
 
+from tests.support import in_process
 from tests.support.component import REPO
 from tests.support.processes import descendants
 
@@ -65,9 +66,8 @@ class WitWorld(wit_world.WitWorld):
 
 
 def agent_host(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agent_host", *args], capture_output=True, text=True, cwd=cwd, timeout=300, check=False
-    )
+    """The command line in this process (the watch-mode tests start a process of their own)."""
+    return in_process.run(*args, cwd=cwd)
 
 
 @pytest.fixture
