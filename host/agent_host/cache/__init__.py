@@ -26,6 +26,7 @@ from agent_host.cache.contents import scan as scan
 from agent_host.cache.locks import pin as pin
 from agent_host.cache.locks import pinned as pinned
 from agent_host.cache.locks import publish as publish
+from agent_host.cache.locks import turn as turn
 from agent_host.cache.locks import unpin as unpin
 
 __all__ = (
@@ -49,5 +50,6 @@ __all__ = (
     "record_source",
     "scan",
     "select",
+    "turn",
     "unpin",
 )

@@ -6,6 +6,9 @@ removes a file only under an exclusive lock taken without waiting (`lock_all`), 
 never removed, and a pinner that waited while the pruner held the lock sees the file gone (no link
 left, or another file at its path) and makes it anew. Locks belong to open file descriptions, so a
 process's own pins keep its own pruner off too. Descriptors are not inherited by child processes.
+
+`turn` makes one process at a time build or compile a given key (an exclusive lock on a file of
+`locks/`): the others wait, then find the result in the cache instead of making it again.
 """
 
 from __future__ import annotations
@@ -13,8 +16,15 @@ from __future__ import annotations
 import fcntl
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
+from typing import Final
+
+TURN_POLL: Final = 0.1
+"""Seconds between two tries of a `turn` another process holds."""
+
+_never = threading.Event()
 
 _pins: dict[Path, list[int]] = {}
 """Path -> [descriptor holding the shared lock, count]."""
@@ -113,3 +123,42 @@ def _open_shared(path: Path) -> int | None:
             return fd
         os.close(fd)
     return None
+
+
+@contextmanager
+def turn(
+    lock: Path,
+    wait: Callable[[float], bool] | None = None,
+    waiting: Callable[[], AbstractContextManager[object]] | None = None,
+) -> Iterator[bool]:
+    """Run the body holding the exclusive lock on `lock` (created, with its folder), so that one
+    process at a time makes what it guards; the body then looks in the cache first, for what the
+    process before it made. While another process holds it, `wait(TURN_POLL)` runs between tries
+    (a stop token's `wait`: True when stopped) inside `waiting()` (a progress line); a stop yields
+    False, nothing held. The file is removed at the end, so lock files do not pile up: a process
+    that opened it just before may then make the same thing a second time, never a wrong one (the
+    results are published atomically)."""
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        if not _try_exclusive(fd):
+            pause = wait or _never.wait
+            with (waiting or nullcontext)():
+                while not _try_exclusive(fd):
+                    if pause(TURN_POLL):
+                        yield False
+                        return
+        try:
+            yield True
+        finally:
+            lock.unlink(missing_ok=True)
+    finally:
+        os.close(fd)
+
+
+def _try_exclusive(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True

@@ -140,7 +140,8 @@ def build_guest(folder: Path, *, module: str | None = None, force: bool = False,
     pruned afterwards. Raises `BuildError` whose first line ends with the cause (componentize-py's
     last line: the guest's Python error with its file and line) followed by the tail of the output,
     and `Interrupted` when `stop` is set meanwhile (componentize-py is ended). Nothing is cached
-    for a failed build."""
+    for a failed build. One process at a time builds a given key (`cache.turn`): another one that
+    needs the same build waits for it (with a progress line) and takes it from the cache."""
     folder = folder.resolve()
     if not folder.is_dir():
         raise BuildError(f"{folder}: not a guest folder", hint="pass a folder holding app.py, or a .wasm file")
@@ -151,6 +152,22 @@ def build_guest(folder: Path, *, module: str | None = None, force: bool = False,
     if not force and target.is_file() and cache.pin(target):
         cache.mark_used(target)
         return target
+    what = f"building guest {folder.name} with componentize-py {COMPONENTIZE_PY_VERSION}"
+    lock = root / "locks" / f"build-{key}.lock"
+    waiting = f"waiting for another agent-host process {what[0].lower()}{what[1:]}"
+    with cache.turn(lock, stop.wait if stop is not None else None, lambda: progress(waiting)) as mine:
+        if not mine and stop is not None:
+            stop.check(what)
+        if not force and target.is_file() and cache.pin(target):  # built by the process we waited for
+            cache.mark_used(target)
+            return target
+        _build_into(folder, name, target, stop, what)
+    cache.auto_prune(root)
+    return target
+
+
+def _build_into(folder: Path, name: str, target: Path, stop: StopToken | None, what: str) -> None:
+    """Run componentize-py on `folder` (entry module `name`) and publish the result as `target`."""
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".wasm")
     os.close(fd)
@@ -178,7 +195,6 @@ def build_guest(folder: Path, *, module: str | None = None, force: bool = False,
         str(tmp),
     ]
     try:
-        what = f"building guest {folder.name} with componentize-py {COMPONENTIZE_PY_VERSION}"
         with progress(what):
             # RUST_BACKTRACE=0: the Python error, not Rust frames, ends componentize-py's output.
             env = {**os.environ, "RUST_BACKTRACE": "0", "VIRTUAL_ENV": str(_no_site_packages(entry_dir))}
@@ -194,8 +210,6 @@ def build_guest(folder: Path, *, module: str | None = None, force: bool = False,
         cache.unpin(tmp)
         tmp.unlink(missing_ok=True)
         shutil.rmtree(entry_dir, ignore_errors=True)
-    cache.auto_prune(root)
-    return target
 
 
 def _no_site_packages(folder: Path) -> Path:

@@ -219,9 +219,12 @@ class Runtime:
             artifact = scratch / artifact.name
         what = f"compiling {wasm.name} ({size:.1f} MB) for this machine (once; cached afterwards)"
         try:
-            with progress(what):
-                _compile_in_child(wasm, artifact, stop, what)
-            component = _load_artifact(self.engine, artifact, None) if scratch else self._load_pinned(artifact, wasm)
+            if scratch is not None:
+                with progress(what):
+                    _compile_in_child(wasm, artifact, stop, what)
+                component = _load_artifact(self.engine, artifact, None)
+            else:
+                component = self._compile_in_turn(wasm, artifact, key, stop, what)
         finally:
             if scratch is not None:
                 shutil.rmtree(scratch, ignore_errors=True)
@@ -230,6 +233,23 @@ class Runtime:
         if scratch is None:
             cache.auto_prune(self._cache_dir)
         return component
+
+    def _compile_in_turn(
+        self, wasm: Path, artifact: Path, key: str, stop: StopToken | None, what: str
+    ) -> Component | None:
+        """Compile `wasm` into the cache as `artifact`, one process at a time per key (`cache.turn`):
+        a process that waited for another's compile loads its artifact instead of compiling again."""
+        lock = self._cache_dir / "locks" / f"compile-{key}.lock"
+        waiting = f"waiting for another agent-host process {what}"
+        with cache.turn(lock, stop.wait if stop is not None else None, lambda: progress(waiting)) as mine:
+            if not mine and stop is not None:
+                stop.check(what)
+            done = self._load_pinned(artifact, wasm)
+            if done is not None:
+                return done
+            with progress(what):
+                _compile_in_child(wasm, artifact, stop, what)
+            return self._load_pinned(artifact, wasm)
 
     def _load_pinned(self, artifact: Path, wasm: Path | None) -> Component | None:
         """`_load_artifact`, with `artifact` pinned for the life of the runtime and its `.source`

@@ -53,3 +53,35 @@ def test_a_run_that_touches_no_mcp_tooling_imports_neither_mcp_nor_jsonschema() 
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "idle done" + "0 []\n"  # the answer (no newline when piped), then the check
+
+
+def test_two_processes_needing_the_same_new_build_make_it_once(tmp_path: Path) -> None:
+    """Before: two `agent-host` processes started at once (a `serve` and a `run`, the workers of a
+    test run) each built and compiled the same guest (~20 s of CPU each). Now the second waits for
+    the first's build and compile, saying so, and takes both from the cache."""
+    guest = tmp_path / "shared"
+    guest.mkdir()
+    (guest / "app.py").write_text((BLUNDERS / "app.py").read_text() + f"\n# {os.urandom(8).hex()}\n")
+    env = {**os.environ, "AGENT_HOST_CACHE": str(tmp_path / "cache")}
+    command = [sys.executable, "-m", "agent_host", "build", str(guest)]
+    first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
+    try:
+        assert first.stderr is not None
+        seen = ""
+        for line in first.stderr:  # the first holds the build's turn once it says it is building
+            seen += line
+            if "building guest shared" in line:
+                break
+        else:
+            raise AssertionError(f"the first build never started: {seen}")
+        second = subprocess.run(command, capture_output=True, text=True, cwd=REPO, env=env, timeout=600, check=False)
+        out, rest = first.communicate(timeout=600)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.communicate()
+    assert first.returncode == 0 and second.returncode == 0, (seen + rest, second.stderr)
+    assert second.stdout == out  # the same component
+    assert "waiting for another agent-host process building guest shared" in second.stderr, second.stderr
+    assert "compiling" not in second.stderr.replace("process compiling", ""), second.stderr
+    assert "building guest shared with" not in second.stderr.replace("process building guest shared with", "")
