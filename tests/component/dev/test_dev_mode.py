@@ -58,6 +58,7 @@ class WitWorld(wit_world.WitWorld):
             return json.dumps({**seen, "wrote": wrote, "env": sorted(os.environ)})
         if input == "slow":
             with tooling.get("demo") as demo:
+                os.write(2, b"slow: calling sleep\\n")
                 demo.call_tool_blocking("sleep", json.dumps({"seconds": 30, "steps": 3}))
         with tooling.get("demo") as demo:
             echoed = json.loads(demo.call_tool_blocking("echo", json.dumps({"text": input})).value)
@@ -205,11 +206,7 @@ def test_dev_reruns_on_save_keeps_the_connection_and_stops_on_ctrl_c(guest: Path
 def test_a_guest_still_running_when_the_source_changes_is_started_again(guest: Path) -> None:
     watch = Watch(guest, "--input", "slow")
     try:
-        deadline = time.monotonic() + WAIT
-        while not any("demo_server" in c for c in descendants(watch.process.pid).values()):
-            assert time.monotonic() < deadline, "the guest never connected to tooling demo"
-            time.sleep(0.1)
-        time.sleep(1.0)  # the guest is inside its 30 s `sleep` call now
+        watch.wait_err("slow: calling sleep")  # the guest is in (or entering) its 30 s `sleep` call now
         (guest / "app.py").write_text(GUEST.replace("VERSION", "v2").replace('"slow"', '"never"'))
         assert watch.next_answer("changed while running") == "v2 slow"
     finally:
