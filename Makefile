@@ -1,6 +1,7 @@
 # agent-host. On a fresh machine (Python 3.11+):
 #   make demo   set everything up, build the example agent and run it against the bundled MCP server
-#   make test   set everything up, lint, type-check and run every test
+#   make test   set everything up, lint, type-check and run every test, with coverage
+#   make test-fast   the unit tests alone (under a minute)
 # Guest builds and compiled components are cached in ~/.cache/agent-host (or $AGENT_HOST_CACHE).
 
 PYTHON ?= python3
@@ -8,7 +9,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup guests demo test lint bench clean
+.PHONY: setup guests demo test test-fast lint bench clean
 
 setup: $(STAMP)
 
@@ -39,9 +40,18 @@ lint: setup
 # tests look at every process of the machine: they run after, alone.
 TEST_WORKERS ?= 3
 
+# Coverage (pyproject [tool.coverage]: every Python child process too) of both runs, combined into
+# .coverage; the figure is printed once at the end and `make test` fails under `fail_under`.
+COVERAGE := --cov --cov-report= --cov-fail-under=0
+
 test: lint
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m 'not ray'
-	$(BIN)/python -m pytest -m ray
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m 'not ray' $(COVERAGE)
+	$(BIN)/python -m pytest -m ray $(COVERAGE) --cov-append
+	$(BIN)/coverage report
+
+# The unit tests alone, no coverage: under a minute.
+test-fast: setup
+	$(BIN)/python -m pytest tests/unit -n $(TEST_WORKERS) -m 'not component and not npm and not ray'
 
 bench: setup
 	$(BIN)/python -m tests.bench
@@ -50,4 +60,4 @@ bench: setup
 	$(BIN)/python -m tests.bench.ray
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache .coverage .coverage.*

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support import cli_process
 from tests.support.component import REPO
 
 pytestmark = pytest.mark.component
@@ -23,13 +23,10 @@ def test_the_first_run_after_a_build_compiles_nothing(tmp_path: Path) -> None:
     guest = tmp_path / "fresh"
     guest.mkdir()
     (guest / "app.py").write_text((BLUNDERS / "app.py").read_text() + f"\n# {os.urandom(8).hex()}\n")
-    env = {**os.environ, "AGENT_HOST_CACHE": str(tmp_path / "cache")}
+    env = {"AGENT_HOST_CACHE": str(tmp_path / "cache")}
 
     def agent_host(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "agent_host", *args], capture_output=True, text=True, cwd=REPO, env=env, timeout=300,
-            check=False,
-        )  # fmt: skip
+        return cli_process.run(*args, cwd=REPO, env=env)
 
     built = agent_host("build", str(guest))
     assert built.returncode == 0, built.stderr
@@ -48,8 +45,6 @@ def test_a_run_that_touches_no_mcp_tooling_imports_neither_mcp_nor_jsonschema() 
         "import sys; from agent_host.cli import main; code = main(['run', 'tests/guests/idle']);"
         "print(code, sorted(m for m in ('mcp', 'jsonschema', 'httpx2') if m in sys.modules))"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, timeout=300, check=False
-    )
+    done = cli_process.run(code=script, cwd=REPO)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "idle done" + "0 []\n"  # the answer (no newline when piped), then the check

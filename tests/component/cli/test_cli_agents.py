@@ -12,13 +12,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support import cli_process
 from tests.support.component import OBSERVED_TOML, PROBE, REPO
 from tests.support.processes import descendants, wait_for_line
 
@@ -37,15 +37,11 @@ def agent_toml(name: str, *items: dict[str, Any], toolings: str = '["t"]') -> st
 
 
 def agent_host(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agent_host", *args], capture_output=True, text=True, cwd=cwd, timeout=300, check=False
-    )
+    return cli_process.run(*args, cwd=cwd)
 
 
 def start(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "agent_host", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO
-    )
+    return cli_process.start(*args, cwd=REPO)
 
 
 def test_every_agent_runs_at_once_sharing_one_server_and_the_worst_outcome_wins(

@@ -9,27 +9,19 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support import cli_process
 from tests.support.component import PROBE, REPO
 
 pytestmark = pytest.mark.component
 
 
 def agent_host(*args: str, stdin: str | None = None, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agent_host", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=300,
-        check=False,
-    )
+    return cli_process.run(*args, input=stdin, cwd=cwd)
 
 
 def steps(*items: dict[str, Any]) -> str:

@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any, Final
 
 import pytest
 
 from agent_host.components.build import build_guest
+from tests.support import cli_process
 from tests.support.component import REPO
 
 pytestmark = pytest.mark.component
@@ -28,9 +28,7 @@ NO_DEMO: Final = '[tooling.other]\nkind = "mock"\n[host]\nallow = ["other"]\n'
 
 
 def agent_host(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agent_host", *args], capture_output=True, text=True, cwd=cwd, timeout=300, check=False
-    )
+    return cli_process.run(*args, cwd=cwd)
 
 
 def readme_first_guest() -> str:

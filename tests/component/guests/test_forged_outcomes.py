@@ -11,7 +11,6 @@ and an `Err` carries a host error code only when it is an error the host returne
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 from typing import Final
 
@@ -21,6 +20,7 @@ from agent_host.app.host import Host
 from agent_host.components.build import build_guest
 from agent_host.config import parse_config
 from agent_host.testing.runner import AgentHost
+from tests.support import cli_process
 from tests.support.component import REPO
 
 pytestmark = pytest.mark.component
@@ -34,9 +34,7 @@ def blunders_wasm() -> Path:
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agent_host", *args], capture_output=True, text=True, cwd=REPO, timeout=300, check=False
-    )
+    return cli_process.run(*args, cwd=REPO)
 
 
 def hog_config(tmp_path: Path, wasm: Path, given: str) -> Path:
