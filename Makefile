@@ -41,13 +41,14 @@ lint: setup
 TEST_WORKERS ?= 3
 
 # Coverage (pyproject [tool.coverage]: every Python child process too) of both runs, combined into
-# .coverage; the figure is printed once at the end and `make test` fails under `fail_under`.
+# .coverage; the total is printed once at the end, and `make test` fails under its `fail_under`.
 COVERAGE := --cov --cov-report= --cov-fail-under=0
 
 test: lint
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m 'not ray' $(COVERAGE)
 	$(BIN)/python -m pytest -m ray $(COVERAGE) --cov-append
-	$(BIN)/coverage report
+	@printf 'coverage of agent_host, lines, every process (per file: $(BIN)/coverage report): '
+	@$(BIN)/coverage report --format=total
 
 # The unit tests alone, no coverage: under a minute.
 test-fast: setup
