@@ -19,6 +19,7 @@ pytestmark = pytest.mark.component
 BLUNDERS = REPO / "tests" / "guests" / "blunders"
 
 
+@pytest.mark.timeout(180)  # builds and compiles into an empty cache of its own: 24 s alone, 80 s under load
 def test_the_first_run_after_a_build_compiles_nothing(tmp_path: Path) -> None:
     guest = tmp_path / "fresh"
     guest.mkdir()

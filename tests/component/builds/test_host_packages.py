@@ -36,6 +36,7 @@ class WitWorld(wit_world.WitWorld):
 """
 
 
+@pytest.mark.timeout(120)  # a build refused by componentize-py, then `run --dev`: 12 s alone, 47 s under load
 def test_a_host_package_is_refused_by_a_build_and_by_a_dev_run_with_the_same_hint(tmp_path: Path) -> None:
     guest = tmp_path / "needs-host-package"
     guest.mkdir()

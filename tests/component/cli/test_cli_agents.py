@@ -44,6 +44,7 @@ def start(*args: str) -> subprocess.Popen[str]:
     return cli_process.start(*args, cwd=REPO)
 
 
+@pytest.mark.timeout(120)  # every agent of a config at once: 11 s alone, 46 s under load
 def test_every_agent_runs_at_once_sharing_one_server_and_the_worst_outcome_wins(
     probe_wasm: Path, tmp_path: Path
 ) -> None:

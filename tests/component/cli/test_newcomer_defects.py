@@ -197,6 +197,7 @@ def test_sigterm_during_a_build_ends_componentize_py_and_exits_143(tmp_path: Pat
     assert not list((tmp_path / "cache").rglob("*.wasm"))
 
 
+@pytest.mark.timeout(180)  # builds guests (one fails) into the cache: 29-36 s alone, 80 s under load
 def test_a_fleet_goes_on_past_an_agent_whose_guest_does_not_build(blunders_wasm: Path, tmp_path: Path) -> None:
     broken = tmp_path / "broken"
     broken.mkdir()

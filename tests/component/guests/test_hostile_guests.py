@@ -183,6 +183,7 @@ def test_a_50_mb_argument_is_refused_before_it_leaves_the_host(sandbox: Sandbox)
     assert error["message"].endswith("agent-host.toml [host])")
 
 
+@pytest.mark.timeout(120)  # a hundred thousand denied host calls, CPU-bound: 22-33 s alone, 60 s under load
 def test_a_hundred_thousand_calls_to_a_denied_tool_are_each_denied(sandbox: Sandbox) -> None:
     outcome = sandbox.beside_a_good_guest(
         [GET, {"op": "flood", "h": "t", "tool": "set", "blocking": True, "n": 100_000},
