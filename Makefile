@@ -1,6 +1,7 @@
 # agent-host. On a fresh machine (Python 3.11+):
 #   make demo   set everything up, build the example agent and run it against the bundled MCP server
-#   make test   set everything up, lint, type-check and run every test
+#   make test   set everything up, lint, type-check and run every test, with coverage
+#   make test-fast   the unit tests alone (under a minute)
 #   make docs   serve the documentation site on http://127.0.0.1:8000 (mkdocs.yml; `make lint` builds it strictly)
 # Guest builds and compiled components are cached in ~/.cache/agent-host (or $AGENT_HOST_CACHE).
 
@@ -9,7 +10,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup guests demo test lint docs bench clean
+.PHONY: setup guests demo test test-fast lint docs bench clean
 
 setup: $(STAMP)
 
@@ -45,9 +46,19 @@ docs: setup
 # tests look at every process of the machine: they run after, alone.
 TEST_WORKERS ?= 3
 
+# Coverage (pyproject [tool.coverage]: every Python child process too) of both runs, combined into
+# .coverage; the total is printed once at the end, and `make test` fails under its `fail_under`.
+COVERAGE := --cov --cov-report= --cov-fail-under=0
+
 test: lint
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m 'not ray'
-	$(BIN)/python -m pytest -m ray
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m 'not ray' $(COVERAGE)
+	$(BIN)/python -m pytest -m ray $(COVERAGE) --cov-append
+	@printf 'coverage of agent_host, lines, every process (per file: $(BIN)/coverage report): '
+	@$(BIN)/coverage report --format=total
+
+# The unit tests alone, no coverage: under a minute.
+test-fast: setup
+	$(BIN)/python -m pytest tests/unit -n $(TEST_WORKERS) -m 'not component and not npm and not ray'
 
 bench: setup
 	$(BIN)/python -m tests.bench
@@ -57,4 +68,4 @@ bench: setup
 	$(BIN)/python -m tests.bench.page
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache .coverage .coverage.*

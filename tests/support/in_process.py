@@ -18,16 +18,10 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from agent_host._support.paths import cache_dir
 from agent_host.cli import main
+from tests.support import cli_process
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _environment(extra: Mapping[str, str] | None) -> dict[str, str]:
-    clean = {key: value for key, value in os.environ.items() if not key.lstrip("_").startswith("AGENT_HOST_")}
-    clean["AGENT_HOST_CACHE"] = str(cache_dir())
-    return {**clean, **(extra or {})}
 
 
 @contextmanager
@@ -53,6 +47,6 @@ def run(
     *args: str, cwd: Path = REPO, env: Mapping[str, str] | None = None, stdin: str = ""
 ) -> subprocess.CompletedProcess[str]:
     """`agent-host ARGS` in this process, in `cwd`, with `stdin`; its exit code and output."""
-    with _scene(cwd, _environment(env), stdin) as (out, err):
+    with _scene(cwd, cli_process.environment(env), stdin) as (out, err):
         code = main(list(args))
     return subprocess.CompletedProcess(["agent-host", *args], code, out.getvalue(), err.getvalue())

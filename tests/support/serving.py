@@ -1,12 +1,11 @@
 """Helpers of the `agent-host serve` tests: the command as a child process, over HTTP or raw stdio,
-or as the SDK's stdio client starts it (`sdk_stdio`: with this process's environment, which the SDK
-would otherwise replace by a minimal one, dropping AGENT_HOST_CACHE: the served guests would then be
+or as the SDK's stdio client starts it (`sdk_stdio`). Each child has the clean environment of
+`cli_process` (the SDK's default one would drop AGENT_HOST_CACHE: the served guests would then be
 built into the home cache)."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -15,6 +14,7 @@ from typing import Any
 
 from mcp.client.stdio import StdioServerParameters
 
+from tests.support import cli_process
 from tests.support.component import REPO
 
 
@@ -22,7 +22,7 @@ def sdk_stdio(*args: str) -> StdioServerParameters:
     """`agent-host serve --stdio ARGS` for the SDK's `Client`, run from the repository with this
     process's environment."""
     command = ["-m", "agent_host", "serve", "--stdio", *args]
-    return StdioServerParameters(command=sys.executable, args=command, cwd=str(REPO), env=dict(os.environ))
+    return StdioServerParameters(command=sys.executable, args=command, cwd=str(REPO), env=cli_process.environment())
 
 
 class RawStdio:
@@ -31,9 +31,8 @@ class RawStdio:
 
     def __init__(self, config: Path, *extra: str) -> None:
         chosen = extra or ("--agent", "idle")
-        command = [sys.executable, "-m", "agent_host", "serve", "--stdio", "--config", str(config), *chosen]
-        self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO
+        self.process = cli_process.start(
+            "serve", "--stdio", "--config", str(config), *chosen, stdin=subprocess.PIPE, cwd=REPO
         )
 
     def send(self, message: dict[str, Any]) -> None:
@@ -86,21 +85,9 @@ class HttpServe:
         env: dict[str, str] | None = None,
         preexec: Callable[[], None] | None = None,
     ) -> None:
-        command = [
-            sys.executable,
-            "-m",
-            "agent_host",
-            "serve",
-            "--http",
-            "127.0.0.1:0",
-            "--config",
-            str(config),
-            *extra,
-        ]
-        self.process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
-            env={**os.environ, **(env or {})}, preexec_fn=preexec,
-        )  # fmt: skip
+        self.process = cli_process.start(
+            "serve", "--http", "127.0.0.1:0", "--config", str(config), *extra, cwd=REPO, env=env, preexec_fn=preexec
+        )
         assert self.process.stderr is not None
         self.preamble: list[str] = []
         """What the server wrote on stderr before its URL."""

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support import cli_process
 from tests.support.component import REPO
 
 pytestmark = pytest.mark.component
@@ -19,17 +19,15 @@ pytestmark = pytest.mark.component
 BLUNDERS = REPO / "tests" / "guests" / "blunders"
 
 
+@pytest.mark.timeout(180)  # builds and compiles into an empty cache of its own: 24 s alone, 80 s under load
 def test_the_first_run_after_a_build_compiles_nothing(tmp_path: Path) -> None:
     guest = tmp_path / "fresh"
     guest.mkdir()
     (guest / "app.py").write_text((BLUNDERS / "app.py").read_text() + f"\n# {os.urandom(8).hex()}\n")
-    env = {**os.environ, "AGENT_HOST_CACHE": str(tmp_path / "cache")}
+    env = {"AGENT_HOST_CACHE": str(tmp_path / "cache")}
 
     def agent_host(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "agent_host", *args], capture_output=True, text=True, cwd=REPO, env=env, timeout=300,
-            check=False,
-        )  # fmt: skip
+        return cli_process.run(*args, cwd=REPO, env=env)
 
     built = agent_host("build", str(guest))
     assert built.returncode == 0, built.stderr
@@ -48,13 +46,12 @@ def test_a_run_that_touches_no_mcp_tooling_imports_neither_mcp_nor_jsonschema() 
         "import sys; from agent_host.cli import main; code = main(['run', 'tests/guests/idle']);"
         "print(code, sorted(m for m in ('mcp', 'jsonschema', 'httpx2') if m in sys.modules))"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, timeout=300, check=False
-    )
+    done = cli_process.run(code=script, cwd=REPO)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "idle done" + "0 []\n"  # the answer (no newline when piped), then the check
 
 
+@pytest.mark.timeout(180)  # a new build and compile into an empty cache of its own
 def test_two_processes_needing_the_same_new_build_make_it_once(tmp_path: Path) -> None:
     """Before: two `agent-host` processes started at once (a `serve` and a `run`, the workers of a
     test run) each built and compiled the same guest (~20 s of CPU each). Now the second waits for
@@ -62,9 +59,8 @@ def test_two_processes_needing_the_same_new_build_make_it_once(tmp_path: Path) -
     guest = tmp_path / "shared"
     guest.mkdir()
     (guest / "app.py").write_text((BLUNDERS / "app.py").read_text() + f"\n# {os.urandom(8).hex()}\n")
-    env = {**os.environ, "AGENT_HOST_CACHE": str(tmp_path / "cache")}
-    command = [sys.executable, "-m", "agent_host", "build", str(guest)]
-    first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
+    env = {"AGENT_HOST_CACHE": str(tmp_path / "cache")}
+    first = cli_process.start("build", str(guest), cwd=REPO, env=env)
     try:
         assert first.stderr is not None
         seen = ""
@@ -74,7 +70,7 @@ def test_two_processes_needing_the_same_new_build_make_it_once(tmp_path: Path) -
                 break
         else:
             raise AssertionError(f"the first build never started: {seen}")
-        second = subprocess.run(command, capture_output=True, text=True, cwd=REPO, env=env, timeout=600, check=False)
+        second = cli_process.run("build", str(guest), cwd=REPO, env=env)
         out, rest = first.communicate(timeout=600)
     finally:
         if first.poll() is None:

@@ -10,8 +10,6 @@ copied into the guest folder works in both and is in the key.
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Final
 
@@ -19,6 +17,7 @@ import pytest
 
 from agent_host.components.build import build_guest, build_key
 from agent_host.errors import BuildError
+from tests.support import cli_process
 from tests.support.component import REPO
 
 pytestmark = pytest.mark.component
@@ -37,6 +36,7 @@ class WitWorld(wit_world.WitWorld):
 """
 
 
+@pytest.mark.timeout(120)  # a build refused by componentize-py, then `run --dev`: 12 s alone, 47 s under load
 def test_a_host_package_is_refused_by_a_build_and_by_a_dev_run_with_the_same_hint(tmp_path: Path) -> None:
     guest = tmp_path / "needs-host-package"
     guest.mkdir()
@@ -46,10 +46,7 @@ def test_a_host_package_is_refused_by_a_build_and_by_a_dev_run_with_the_same_hin
     built = f"{raised.value.message}\n{raised.value.hint}"
     assert f"No module named '{HOST_ONLY}'" in built
     assert "never the host's installed packages" in built and "pip install --no-deps --target FOLDER" in built
-    dev = subprocess.run(
-        [sys.executable, "-m", "agent_host", "run", "--dev", str(guest), "--input", "x"],
-        capture_output=True, text=True, cwd=REPO, timeout=300, check=False,
-    )  # fmt: skip
+    dev = cli_process.run("run", "--dev", str(guest), "--input", "x", cwd=REPO)
     assert dev.returncode == 3, dev.stderr
     assert f"No module named '{HOST_ONLY}'" in dev.stderr
     assert "never the host's installed packages" in dev.stderr and "pip install --no-deps --target FOLDER" in dev.stderr
@@ -67,10 +64,7 @@ def test_a_vendored_package_is_in_the_key_and_works_built_and_in_dev_mode(tmp_pa
         init.write('\nMARK = "edited"\n')
     assert build_key(guest, "app") != before
     for how in (["run"], ["run", "--dev"]):
-        done = subprocess.run(
-            [sys.executable, "-m", "agent_host", *how, str(guest), "--input", "x"],
-            capture_output=True, text=True, cwd=REPO, timeout=300, check=False,
-        )  # fmt: skip
+        done = cli_process.run(*how, str(guest), "--input", "x", cwd=REPO)
         assert (done.returncode, done.stdout.strip()) == (0, f"{HOST_ONLY} edited"), done.stderr
 
 

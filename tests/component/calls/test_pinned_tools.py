@@ -192,6 +192,7 @@ def test_a_call_before_any_listing_records_the_pins_first(tmp_path: Path) -> Non
     assert "echo" in lock_table(tmp_path) and "activity" in lock_table(tmp_path)
 
 
+@pytest.mark.timeout(120)  # six `agent-host` processes in turn: 23 s alone, 43 s under load
 def test_the_command_line_lists_a_tool_changed_between_runs_as_changed_and_re_pins_it(tmp_path: Path) -> None:
     config = tmp_path / "agent-host.toml"
     free = "[tooling.free]\nkind = 'mock'\n[[tooling.free.tools]]\nname = 'x'\n"

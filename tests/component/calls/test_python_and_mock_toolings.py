@@ -18,7 +18,7 @@ import pytest
 from agent_host import Host, Outcome
 from agent_host.config import parse_config
 from agent_host.policy.approval import ApprovalRequest, CallbackApprover
-from tests.support import pytools
+from tests.support import cli_process, pytools
 from tests.support.component import OBSERVED_TOML, REPO, err, ok
 
 pytestmark = pytest.mark.component
@@ -120,15 +120,10 @@ def run(host: Host, probe_wasm: Path, agent: str, steps: list[dict[str, Any]]) -
 
 
 def test_the_tools_command_lists_python_tools_and_marks_builtins(tmp_path: Path) -> None:
-    import subprocess
-    import sys
 
     config = tmp_path / "agent-host.toml"
     config.write_text(PYTHON)
-    done = subprocess.run(
-        [sys.executable, "-m", "agent_host", "tools", "py", "--config", str(config), "--json"],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    done = cli_process.run("tools", "py", "--config", str(config), "--json", timeout=120)
     assert done.returncode == 0, done.stderr
     tools = {t["name"]: t for t in json.loads(done.stdout)["py"]["tools"]}
     assert tools["deploy"]["builtin"] is True and tools["word_count"]["builtin"] is False

@@ -12,14 +12,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support import in_process
+from tests.support import cli_process, in_process
 from tests.support.component import OBSERVED_TOML, PROBE, REPO
 from tests.support.processes import descendants, wait_for_line
 
@@ -43,11 +42,10 @@ def agent_host(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]
 
 
 def start(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "agent_host", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO
-    )
+    return cli_process.start(*args, cwd=REPO)
 
 
+@pytest.mark.timeout(120)  # every agent of a config at once: 11 s alone, 46 s under load
 def test_every_agent_runs_at_once_sharing_one_server_and_the_worst_outcome_wins(
     probe_wasm: Path, tmp_path: Path
 ) -> None:

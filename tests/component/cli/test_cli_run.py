@@ -113,6 +113,7 @@ def test_the_watcher_agent_reacts_to_changes_while_its_call_is_in_flight() -> No
     assert lines.index(changes[-1]) < len(lines) - 1  # reacted before the call finished
 
 
+@pytest.mark.timeout(120)  # four `agent-host` processes, each with the demo server: 14 s alone, 74 s under load
 def test_tools_and_call_use_the_embedded_default() -> None:
     listed = agent_host("tools", "--json")
     assert listed.returncode == 0, listed.stderr
@@ -126,6 +127,7 @@ def test_tools_and_call_use_the_embedded_default() -> None:
     assert unknown.returncode == 2 and "not-found" in unknown.stderr
 
 
+@pytest.mark.timeout(180)  # builds a new guest (cold in a fresh cache): 7-27 s alone, 128 s under load
 def test_a_guest_written_from_the_template_builds_and_runs(tmp_path: Path) -> None:
     """A guest that is not in the repo, written against wit/ alone, built with `agent-host build`
     (named scout, as in the first-guest tests: the same template text, so one build serves both)."""

@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any, Final
 
@@ -20,6 +19,7 @@ import pytest
 
 from agent_host.cli import main
 from agent_host.errors import ExitCode
+from tests.support import cli_process
 from tests.support.component import PROBE, REPO
 from tests.support.processes import MUTE_SERVER, connecting, wait_for_line
 
@@ -30,9 +30,7 @@ WAIT: Final = 60.0
 
 
 def start(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "agent_host", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO
-    )
+    return cli_process.start(*args, cwd=REPO)
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,6 @@ import os
 import pty
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +22,7 @@ from typing import Final
 import pytest
 
 from agent_host.components.build import build_guest
-from tests.support import in_process
+from tests.support import cli_process, in_process
 from tests.support.component import REPO
 from tests.support.processes import descendants, wait_for_line
 
@@ -106,10 +105,7 @@ def test_running_out_of_memory_names_the_limit_and_where_it_is_set(blunders_wasm
 def test_the_answer_ends_with_a_newline_on_a_terminal_only(blunders_wasm: Path) -> None:
     controller, side = pty.openpty()
     try:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "agent_host", "run", str(blunders_wasm), "--input", "x"],
-            stdout=side, stderr=subprocess.PIPE, cwd=REPO,
-        )  # fmt: skip
+        process = cli_process.start("run", str(blunders_wasm), "--input", "x", stdout=side, cwd=REPO, text=False)
         os.close(side)
         seen = b""
         while True:
@@ -140,7 +136,7 @@ def different_copy(wasm: Path, folder: Path) -> Path:
 @pytest.fixture
 def empty_cache(tmp_path: Path) -> Iterator[dict[str, str]]:
     cache = tmp_path / "cache"
-    yield {**os.environ, "AGENT_HOST_CACHE": str(cache)}
+    yield {"AGENT_HOST_CACHE": str(cache)}
 
 
 def working_children(process: subprocess.Popen[str], marker: str) -> set[int]:
@@ -177,10 +173,7 @@ def test_sigint_during_the_first_compile_stops_before_the_guest_starts(
         f"[agents.early]\ncomponent = '{different_copy(blunders_wasm, tmp_path)}'\n"
         "toolings = ['demo']\ninput = 'call'\n"
     )
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agent_host", "run", "--agent", "early", "--config", str(config)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=empty_cache,
-    )  # fmt: skip
+    process = cli_process.start("run", "--agent", "early", "--config", str(config), cwd=REPO, env=empty_cache)
     wait_for_line(process, "compiling fresh.wasm")
     err, took = stop_with(process, signal.SIGINT, "agent_host.runtime.compiler")
     assert process.returncode == 130, err
@@ -196,10 +189,7 @@ def test_sigterm_during_a_build_ends_componentize_py_and_exits_143(tmp_path: Pat
     guest = tmp_path / "fresh"
     guest.mkdir()
     (guest / "app.py").write_text((BLUNDERS / "app.py").read_text() + f"\n# {os.urandom(8).hex()}\n")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agent_host", "run", str(guest)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=empty_cache,
-    )  # fmt: skip
+    process = cli_process.start("run", str(guest), cwd=REPO, env=empty_cache)
     wait_for_line(process, "building guest fresh")
     err, took = stop_with(process, signal.SIGTERM, "componentize")
     assert process.returncode == 143, err
@@ -208,6 +198,7 @@ def test_sigterm_during_a_build_ends_componentize_py_and_exits_143(tmp_path: Pat
     assert not list((tmp_path / "cache").rglob("*.wasm"))
 
 
+@pytest.mark.timeout(180)  # builds guests (one fails) into the cache: 29-36 s alone, 80 s under load
 def test_a_fleet_goes_on_past_an_agent_whose_guest_does_not_build(blunders_wasm: Path, tmp_path: Path) -> None:
     broken = tmp_path / "broken"
     broken.mkdir()

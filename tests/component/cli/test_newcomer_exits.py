@@ -13,14 +13,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any, Final
 
 import pytest
 
 from agent_host.errors import ExitCode
-from tests.support import in_process
+from tests.support import cli_process, in_process
 from tests.support.component import PROBE, REPO
 from tests.support.processes import MUTE_SERVER, connecting, wait_for_line
 
@@ -31,10 +30,7 @@ WAIT: Final = 120.0
 
 
 def agent_host(*args: str, env: dict[str, str] | None = None, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agent_host", *args],
-        capture_output=True, text=True, cwd=cwd, timeout=WAIT, check=False, env=env,
-    )  # fmt: skip
+    return cli_process.run(*args, cwd=cwd, timeout=WAIT, env=env)
 
 
 def one_document(stdout: str) -> Any:
@@ -95,10 +91,7 @@ def test_run_json_of_a_guest_stopped_before_it_starts_is_its_outcome(tmp_path: P
         "import wit_world\n\nclass WitWorld(wit_world.WitWorld):\n    def run(self, input: str) -> str:\n"
         f"        return {os.urandom(8).hex()!r}\n"
     )
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agent_host", "run", str(guest), "--json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
-    )  # fmt: skip
+    process = cli_process.start("run", str(guest), "--json", cwd=REPO)
     try:
         wait_for_line(process, "building", WAIT)
         process.send_signal(signal.SIGTERM)
@@ -138,10 +131,7 @@ entry()
 
 @pytest.mark.parametrize("delay", [index * 0.02 for index in range(20)], ids=lambda d: f"{d:.2f}s")
 def test_a_ctrl_c_at_any_moment_of_start_up_is_a_quiet_stop(delay: float) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", EARLY_SIGINT, str(delay), "config", "check", "--connect"],
-        capture_output=True, text=True, cwd=REPO, timeout=WAIT, check=False,
-    )  # fmt: skip
+    done = cli_process.run(str(delay), "config", "check", "--connect", code=EARLY_SIGINT, cwd=REPO, timeout=WAIT)
     assert "Traceback" not in done.stderr, done.stderr
     assert done.returncode in (ExitCode.SUCCESS, ExitCode.INTERRUPTED), done.stderr
     if done.returncode == ExitCode.INTERRUPTED:
@@ -155,7 +145,7 @@ def isolated_tmp(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     """A temporary folder of its own for a child `agent-host` (TMPDIR), and the environment naming it."""
     folder = tmp_path / "tmp"
     folder.mkdir()
-    return folder, {**os.environ, "TMPDIR": str(folder)}
+    return folder, {"TMPDIR": str(folder)}
 
 
 @pytest.mark.parametrize("signals", [1, 2], ids=["one signal", "a second signal: exit at once"])
@@ -163,10 +153,7 @@ def test_a_stopped_command_leaves_no_temporary_folder(tmp_path: Path, signals: i
     folder, env = isolated_tmp(tmp_path)
     config = tmp_path / "agent-host.toml"
     config.write_text(f'[tooling.mute]\ncommand = "${{AGENT_HOST_PYTHON}}"\nargs = ["-c", "{MUTE_SERVER}"]\n')
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agent_host", "--config", str(config), "tools"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env,
-    )  # fmt: skip
+    process = cli_process.start("--config", str(config), "tools", cwd=tmp_path, env=env)
     try:
         connecting(process, WAIT)  # its log folder exists
         assert list(folder.glob("agent-host-*")), list(folder.iterdir())
@@ -187,10 +174,7 @@ def test_the_folder_of_a_killed_run_is_removed_by_the_next_command(probe_wasm: P
     """SIGKILL leaves nothing a process can do: the next agent-host command cleans up after it."""
     folder, env = isolated_tmp(tmp_path)
     steps = {"steps": [{"op": "print", "text": "sleeping"}, {"op": "sleep", "ms": HOUR_MS}]}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agent_host", "run", str(probe_wasm), "--input", json.dumps(steps)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env,
-    )  # fmt: skip
+    process = cli_process.start("run", str(probe_wasm), "--input", json.dumps(steps), cwd=tmp_path, env=env)
     try:
         wait_for_line(process, "sleeping", WAIT)
         left = list(folder.glob("agent-host-*"))
@@ -215,7 +199,7 @@ def test_a_missing_cwd_is_named_as_such_and_both_keys_are_quoted_as_written(tmp_
         '[tooling.plain]\ncommand = "${AGENT_HOST_PYTHON}"\nargs = ["-m", "agent_host.demo_server"]\ncwd = "gone"\n'
         '[tooling.absent]\ncommand = "${SERVER}"\nenv = { TOKEN = "${TOKEN}" }\n'
     )
-    env = {**os.environ, "SERVER_DIR": str(tmp_path / "no-such-dir"), "SERVER": "/opt/no-such-server",
+    env = {"SERVER_DIR": str(tmp_path / "no-such-dir"), "SERVER": "/opt/no-such-server",
            "TOKEN": "s3cr3t-t0ken-/opt/no-such-server"}  # fmt: skip
     done = agent_host("config", "check", str(config), "--connect", env=env, cwd=tmp_path)
     assert done.returncode == ExitCode.USAGE_ERROR, done.stderr

@@ -15,12 +15,12 @@ import os
 import re
 import signal
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any, Final
 
 import pytest
 
+from tests.support import cli_process
 from tests.support.component import OBSERVED_TOML, PROBE, REPO, Server
 from tests.support.processes import descendants, process_table, wait_for_line
 from tests.support.ray_cluster import left_after, parents_of, ray_processes, start_head
@@ -51,10 +51,7 @@ def call(handle: str, tool: str, **arguments: Any) -> dict[str, Any]:
 
 
 def agent_host(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agent_host", *args], capture_output=True, text=True, cwd=REPO, timeout=300, check=False,
-        env={**os.environ, **(env or {})},
-    )  # fmt: skip
+    return cli_process.run(*args, cwd=REPO, env=env)
 
 
 def outcomes(done: subprocess.CompletedProcess[str]) -> list[tuple[str, str, int, str]]:
@@ -160,11 +157,9 @@ def test_sigint_stops_every_agent_and_leaves_no_actor_and_no_server(
                      {"op": "loop"}, extra='toolings = ["t"]\n')  # the stop ends the wait; the loop traps
         + agent_toml("spinning", {"op": "loop"}, extra="")
     )  # fmt: skip
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agent_host", "run", "--config", str(config), "--executor", "ray",
-         "--ray-address", ray_head],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
-    )  # fmt: skip
+    process = cli_process.start(
+        "run", "--config", str(config), "--executor", "ray", "--ray-address", ray_head, cwd=REPO
+    )
     seen = wait_for_line(process, "waiting started")
     servers = parents_of("tests.servers.observed")
     assert len(servers) == 1 and next(iter(servers.values())).startswith("ray::AgentWorker")  # started on the worker
@@ -205,10 +200,7 @@ def test_a_second_sigint_exits_at_once_and_leaves_no_process_of_the_local_ray(pr
     before = set(ray_processes())
     config = tmp_path / "agent-host.toml"
     config.write_text(agent_toml("spinning", {"op": "print", "text": "spinning started"}, {"op": "loop"}, extra=""))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agent_host", "run", "--config", str(config), "--executor", "ray"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
-    )  # fmt: skip
+    process = cli_process.start("run", "--config", str(config), "--executor", "ray", cwd=REPO)
     seen = wait_for_line(process, "spinning started")
     process.send_signal(signal.SIGINT)
     seen += wait_for_line(process, "SIGINT: stopping everything")  # the first is being handled
@@ -240,10 +232,7 @@ def test_a_local_ray_listens_on_loopback_alone(probe_wasm: Path, tmp_path: Path)
     config.write_text(
         agent_toml("waiting", {"op": "print", "text": "waiting started"}, {"op": "recv", "timeout_ms": 60000}, extra="")
     )
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agent_host", "run", "--config", str(config), "--executor", "ray"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
-    )  # fmt: skip
+    process = cli_process.start("run", "--config", str(config), "--executor", "ray", cwd=REPO)
     try:
         seen = wait_for_line(process, "waiting started")
         ours = (set(ray_processes()) - before) | set(descendants(process.pid))

@@ -14,14 +14,13 @@ import os
 import selectors
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Final
 
 import pytest
 
-from tests.support import in_process
+from tests.support import cli_process, in_process
 from tests.support.component import REPO
 from tests.support.processes import descendants
 
@@ -141,10 +140,7 @@ class Watch:
     """`agent-host dev` as a child process; its output read unbuffered (select + os.read)."""
 
     def __init__(self, folder: Path, *args: str) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "agent_host", "dev", str(folder), *args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO,
-        )  # fmt: skip
+        self.process = cli_process.start("dev", str(folder), *args, cwd=REPO, text=False)
         assert self.process.stdout is not None and self.process.stderr is not None
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.process.stdout, selectors.EVENT_READ, "out")

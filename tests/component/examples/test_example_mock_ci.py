@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support import cli_process
 
 pytestmark = pytest.mark.component
 
@@ -41,7 +42,7 @@ input = "cats"
 
 
 def agent_host(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "agent_host", *args], capture_output=True, text=True, timeout=300)
+    return cli_process.run(*args)
 
 
 def test_the_finder_reports_the_best_hits(tmp_path: Path) -> None:

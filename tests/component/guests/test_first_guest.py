@@ -59,6 +59,7 @@ EXPECTED: Final[dict[str, Any]] = {
 }
 
 
+@pytest.mark.timeout(180)  # its fixture builds a new guest, then a run: 29 s alone, 101 s under load
 def test_the_first_guest_answers_against_the_bundled_server(first_guest: tuple[str, Path]) -> None:
     which, wasm = first_guest
     done = agent_host("run", str(wasm), "--input", "ping")

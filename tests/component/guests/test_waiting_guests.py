@@ -13,10 +13,7 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import signal
-import subprocess
-import sys
 import tempfile
 import threading
 from collections.abc import Callable
@@ -27,6 +24,7 @@ import pytest
 
 from agent_host import Host
 from agent_host.runtime.guest import GuestThread, Outcome
+from tests.support import cli_process
 
 pytestmark = pytest.mark.component
 
@@ -157,11 +155,8 @@ def test_sigterm_stops_a_sleeping_run_at_once_and_leaves_no_temp_folder(probe_wa
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     steps = {"steps": [{"op": "print", "text": "sleeping"}, {"op": "sleep", "ms": HOUR_MS}]}
-    env = {**os.environ, "TMPDIR": str(scratch)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agent_host", "run", str(probe_wasm), "--input", json.dumps(steps)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
-    )  # fmt: skip
+    env = {"TMPDIR": str(scratch)}
+    proc = cli_process.start("run", str(probe_wasm), "--input", json.dumps(steps), env=env, cwd=tmp_path)
     try:
         assert proc.stderr is not None
         for line in proc.stderr:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -29,6 +28,7 @@ from agent_host.config import parse_config
 from agent_host.serve import tool_api
 from agent_host.serve.catalog import Catalog, build_catalog
 from agent_host.serve.mcp_server import build_server
+from tests.support import cli_process
 from tests.support.component import PROBE, REPO
 from tests.support.processes import leaked
 from tests.support.serving import INITIALIZE, JSON_HEADERS, HttpServe, RawStdio, sdk_stdio
@@ -214,10 +214,9 @@ def test_serve_over_stdio_as_a_child_process_and_exit_when_the_client_leaves(tmp
 def test_serve_names_an_agent_it_cannot_serve(tmp_path: Path) -> None:
     config = tmp_path / "agent-host.toml"
     config.write_text(CONFIG)
-    done = subprocess.run(
-        [sys.executable, "-m", "agent_host", "serve", "--stdio", "--config", str(config), "--agent", "lonely"],
-        capture_output=True, text=True, timeout=120, check=False, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    done = cli_process.run(
+        "serve", "--stdio", "--config", str(config), "--agent", "lonely", timeout=120, stdin=subprocess.DEVNULL
+    )
     assert done.returncode == 2
     assert "agent 'lonely' cannot be served: its [agents] table has no `component`" in done.stderr
     assert "agents that can be served (an [agents.NAME] table with a `component`): idle, probe" in done.stderr
@@ -296,10 +295,7 @@ def test_with_tokens_every_request_but_healthz_needs_one(tmp_path: Path) -> None
 def test_a_bind_beyond_loopback_needs_a_token(tmp_path: Path) -> None:
     config = tmp_path / "agent-host.toml"
     config.write_text(CONFIG)
-    done = subprocess.run(
-        [sys.executable, "-m", "agent_host", "serve", "--http", "0.0.0.0:0", "--config", str(config)],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    done = cli_process.run("serve", "--http", "0.0.0.0:0", "--config", str(config), timeout=120)
     assert done.returncode == 2
     assert "--http 0.0.0.0:0: binding 0.0.0.0 (beyond this machine) needs a token" in done.stderr
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +23,7 @@ from agent_host import Host
 from agent_host.config import parse_config
 from agent_host.serve.catalog import build_catalog
 from agent_host.serve.mcp_server import build_server
+from tests.support import cli_process
 from tests.support.component import OBSERVED_TOML, REPO
 from tests.support.serving import INITIALIZE, RawStdio
 
@@ -43,10 +42,7 @@ def test_a_port_in_use_is_one_line_naming_the_address_and_exit_2(tmp_path: Path)
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         address = f"127.0.0.1:{taken.getsockname()[1]}"
-        done = subprocess.run(
-            [sys.executable, "-m", "agent_host", "serve", "--http", address, "--config", str(config)],
-            capture_output=True, text=True, timeout=SERVE_TIMEOUT, check=False, cwd=REPO,
-        )  # fmt: skip
+        done = cli_process.run("serve", "--http", address, "--config", str(config), timeout=SERVE_TIMEOUT, cwd=REPO)
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     errors = [line for line in done.stderr.splitlines() if "error" in line]

@@ -30,6 +30,7 @@ from agent_host import Host
 from agent_host.config import parse_config
 from agent_host.errors import ErrorCode, ToolingError
 from agent_host.model import FINAL_KINDS
+from tests.support import cli_process
 from tests.support.component import REPO, Server
 
 pytestmark = pytest.mark.component
@@ -58,11 +59,13 @@ def guarded() -> Iterator[Server]:
 
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    """The environment of the host and the CLI: tokens and config folders in tmp_path."""
-    monkeypatch.setenv("AGENT_HOST_TOKENS", str(tmp_path / "tokens"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("CC_SECRET", "s3cret-value")
-    return {**os.environ, "PYTHONPATH": str(REPO)}
+    """The variables of the host (set here) and of the CLI (laid over its clean environment): tokens
+    and config folders in tmp_path."""
+    extra = {"AGENT_HOST_TOKENS": str(tmp_path / "tokens"), "XDG_CONFIG_HOME": str(tmp_path / "config"),
+             "CC_SECRET": "s3cret-value"}  # fmt: skip
+    for key, value in extra.items():
+        monkeypatch.setenv(key, value)
+    return {**extra, "PYTHONPATH": str(REPO)}
 
 
 def config_text(url: str, era: str, tmp_path: Path) -> str:
@@ -82,16 +85,12 @@ def write_config(url: str, era: str, tmp_path: Path) -> Path:
 
 
 def cli(config: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "agent_host", "auth", *args, "--config", str(config)]
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=CLI_TIMEOUT, check=False)
+    return cli_process.run("auth", *args, "--config", str(config), env=env, timeout=CLI_TIMEOUT)
 
 
 def login(config: Path, env: dict[str, str], tooling: str = "t") -> str:
     """`agent-host auth login TOOLING`, approved by following its URL; its stderr."""
-    command = [sys.executable, "-m", "agent_host", "auth", "login", tooling, "--config", str(config)]
-    child = subprocess.Popen(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
-    )
+    child = cli_process.start("auth", "login", tooling, "--config", str(config), env=env, stdin=subprocess.PIPE)
     assert child.stderr is not None and child.stdin is not None
     seen: list[str] = []
     url = None
@@ -282,14 +281,9 @@ def test_auth_commands_name_what_is_wrong(guarded: Server, tmp_path: Path, env: 
     unknown = cli(config, env, "login", "nope")
     assert unknown.returncode == 2
     assert "tooling 'nope' is not defined" in unknown.stderr and "toolings with auth: m2m, t" in unknown.stderr
-    child = subprocess.run(
-        [sys.executable, "-m", "agent_host", "auth", "login", "t", "--config", str(config)],
-        input="http://127.0.0.1:33418/callback?error=access_denied\n",
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=CLI_TIMEOUT,
-        check=False,
-    )
+    child = cli_process.run(
+        "auth", "login", "t", "--config", str(config),
+        input="http://127.0.0.1:33418/callback?error=access_denied\n", env=env, timeout=CLI_TIMEOUT,
+    )  # fmt: skip
     assert child.returncode == 2
     assert "the authorization server refused the login: access_denied" in child.stderr

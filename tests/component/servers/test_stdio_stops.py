@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +21,7 @@ import pytest
 from agent_host import Host
 from agent_host.errors import ExitCode
 from tests.component.servers.test_server_processes import alive, gone
+from tests.support import cli_process
 from tests.support.component import PROBE, REPO
 
 pytestmark = pytest.mark.component
@@ -60,10 +59,7 @@ def test_a_run_stopped_by_a_signal_while_connecting_kills_the_server_at_once(tmp
         deaf_tooling(marker)
         + f"[agents.waiter]\ncomponent = '{PROBE}'\ntoolings = ['deaf']\ninput = '{json.dumps(GET_DEAF)}'\n"
     )
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agent_host", "run", "--agent", "waiter", "--config", str(config)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
-    )  # fmt: skip
+    process = cli_process.start("run", "--agent", "waiter", "--config", str(config), cwd=REPO)
     try:
         pid = server_pid(marker)
         process.send_signal(signal.SIGTERM)

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -24,6 +21,7 @@ from agent_host.cli import main
 from agent_host.cli.call import arguments_json, parse_value
 from agent_host.cli.tools import argument_names
 from agent_host.errors import Interrupted, UsageError
+from tests.support import cli_process
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -47,7 +45,7 @@ def test_help_version_new_config_and_wit_import_neither_wasmtime_nor_mcp(tmp_pat
         print(heavy)
         """
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, check=False)
+    done = cli_process.run(code=script, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
 
@@ -227,11 +225,9 @@ def test_shell_completion_offers_commands_and_configured_toolings(tmp_path: Path
     config.write_text('[tooling.files]\ncommand = "x"\n[tooling.fetch]\ncommand = "y"\n[agents.scout]\n')
 
     def complete(words: str) -> list[str]:
-        env = {**os.environ, "COMP_WORDS": words, "COMP_CWORD": str(len(words.split()) - 1),
+        env = {"COMP_WORDS": words, "COMP_CWORD": str(len(words.split()) - 1),
                "_AGENT_HOST_COMPLETE": "bash_complete"}  # fmt: skip
-        done = subprocess.run(
-            [sys.executable, "-m", "agent_host"], env=env, cwd=tmp_path, capture_output=True, text=True, check=False
-        )
+        done = cli_process.run(env=env, cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         return done.stdout.splitlines()
 
@@ -270,12 +266,9 @@ def test_the_console_script_exits_at_once_with_its_code_and_all_its_output() -> 
         "import atexit, sys; atexit.register(lambda: print('teardown ran'));"
         "sys.argv = ['agent-host', 'wit']; from agent_host.cli import entry; entry()"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    done = cli_process.run(code=script, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.rstrip().endswith("}") and "world agent" in done.stdout
     assert "teardown ran" not in done.stdout
-    failed = subprocess.run(
-        [sys.executable, "-c", script.replace("'wit'", "'run', 'no-such-guest'")], capture_output=True, text=True,
-        timeout=60,
-    )  # fmt: skip
+    failed = cli_process.run(code=script.replace("'wit'", "'run', 'no-such-guest'"), timeout=60)
     assert failed.returncode == 2 and "no such guest folder" in failed.stderr

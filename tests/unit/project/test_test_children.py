@@ -1,0 +1,45 @@
+"""The tests' door to `agent-host` child processes (tests/support/cli_process.py) gives every child a
+clean environment: the developer's `AGENT_HOST_*` never reach it, the run's cache and coverage's
+variables do.
+
+Provenance: issue 22, point 5 ("subprocesses ... through one helper that always passes a clean
+environment (no `AGENT_HOST_CONFIG` from the developer's shell, the test cache)").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_host._support.paths import cache_dir
+from tests.support import cli_process
+
+
+def test_a_developers_agent_host_config_does_not_reach_the_child(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("AGENT_HOST_CONFIG", "/nonexistent")
+    monkeypatch.setenv("AGENT_HOST_CACHE_MAX", "1")
+    checked = cli_process.run("config", "check", cwd=tmp_path, timeout=60)
+    # with /nonexistent the child would fail: "agent-host: error: /nonexistent: no such file"
+    assert (checked.returncode, checked.stdout) == (
+        0,
+        "the embedded default configuration: OK: toolings: demo; agents: none\n",
+    ), checked.stderr
+    seen = cli_process.run(
+        code="import os; print(sorted(k for k in os.environ if 'AGENT_HOST' in k), os.environ['AGENT_HOST_CACHE'])",
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert seen.stdout.split(maxsplit=1) == ["['AGENT_HOST_CACHE']", f"{cache_dir()}\n"], seen.stderr
+
+
+def test_coverage_and_other_variables_are_kept_and_a_tests_own_are_laid_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COVERAGE_PROCESS_CONFIG", "kept")
+    monkeypatch.setenv("_AGENT_HOST_COMPLETE", "bash_complete")
+    monkeypatch.setenv("AGENT_HOST_TOKENS", "/someone/else")
+    env = cli_process.environment({"AGENT_HOST_CACHE": "/elsewhere", "EXTRA": "1"})
+    assert env["COVERAGE_PROCESS_CONFIG"] == "kept" and env["PATH"]
+    assert "_AGENT_HOST_COMPLETE" not in env and "AGENT_HOST_TOKENS" not in env
+    assert (env["AGENT_HOST_CACHE"], env["EXTRA"]) == ("/elsewhere", "1")
