@@ -51,7 +51,7 @@ TEST_WORKERS ?= 3
 COVERAGE := --cov --cov-report= --cov-fail-under=0
 
 test: lint
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m 'not ray' $(COVERAGE)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m 'not ray' --durations=20 $(COVERAGE)
 	$(BIN)/python -m pytest -m ray $(COVERAGE) --cov-append
 	@printf 'coverage of agent_host, lines, every process (per file: $(BIN)/coverage report): '
 	@$(BIN)/coverage report --format=total
