@@ -79,6 +79,15 @@ class Stopper:
             yield entered
 
 
+def _at_once_in(group: BaseExceptionGroup[BaseException]) -> _AtOnce | None:
+    """The signal's exception in `group` (at any depth); what else the group holds came from the
+    teardown the signal started, and goes with it."""
+    found: BaseException | None = group.split(_AtOnce)[0]
+    while isinstance(found, BaseExceptionGroup):
+        found = found.exceptions[0]
+    return found if isinstance(found, _AtOnce) else None
+
+
 @contextmanager
 def signals(*, raise_at_once: bool = False) -> Iterator[Stopper]:
     """Handle SIGINT and SIGTERM as the module docstring says while the body runs."""
@@ -108,6 +117,11 @@ def signals(*, raise_at_once: bool = False) -> Iterator[Stopper]:
         yield stopper
     except _AtOnce as stop:
         raise Interrupted(stop.reason, signum=stop.signum) from None
+    except BaseExceptionGroup as group:  # raised inside a task: its task group wrapped it
+        inside = _at_once_in(group)
+        if inside is None:
+            raise
+        raise Interrupted(inside.reason, signum=inside.signum) from None
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
