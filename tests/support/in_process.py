@@ -20,8 +20,7 @@ from pathlib import Path
 
 from agent_host.cli import main
 from tests.support import cli_process
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.support.component import REPO
 
 
 @contextmanager

@@ -149,8 +149,7 @@ def build_guest(folder: Path, *, module: str | None = None, force: bool = False,
     key = build_key(folder, name)
     root = cache_dir()
     target = root / "builds" / f"{folder.name}-{key}.wasm"
-    if not force and target.is_file() and cache.pin(target):
-        cache.mark_used(target)
+    if not force and _cached(target):
         return target
     what = f"building guest {folder.name} with componentize-py {COMPONENTIZE_PY_VERSION}"
     lock = root / "locks" / f"build-{key}.lock"
@@ -158,12 +157,19 @@ def build_guest(folder: Path, *, module: str | None = None, force: bool = False,
     with cache.turn(lock, stop.wait if stop is not None else None, lambda: progress(waiting)) as mine:
         if not mine and stop is not None:
             stop.check(what)
-        if not force and target.is_file() and cache.pin(target):  # built by the process we waited for
-            cache.mark_used(target)
+        if not force and _cached(target):  # built by the process we waited for
             return target
         _build_into(folder, name, target, stop, what)
     cache.auto_prune(root)
     return target
+
+
+def _cached(target: Path) -> bool:
+    """Whether the build `target` is in the cache; then it is pinned and marked used."""
+    if target.is_file() and cache.pin(target):
+        cache.mark_used(target)
+        return True
+    return False
 
 
 def _build_into(folder: Path, name: str, target: Path, stop: StopToken | None, what: str) -> None:
