@@ -85,6 +85,11 @@ class ToolingError(AgentHostError):
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"
 
+    def detached(self) -> ToolingError:
+        """A copy to keep: the same value, without the traceback and chained exceptions, which hold
+        every frame below the raise (a guest's store and the arguments it passed among them)."""
+        return ToolingError(self.code, self.message, self.data)
+
     def __repr__(self) -> str:
         return f"ToolingError({self.code.value!r}, {self.message!r})"
 

@@ -113,14 +113,18 @@ class GuestSession:
     def last_error(self) -> ToolingError | None:
         """The last error a host import returned to the guest (named when the guest then traps).
         Setting it (every host import that returns an error does) also remembers the error for
-        `returned_error`."""
+        `returned_error`. What is kept is the error's value, without its traceback or chained
+        exceptions: those hold every frame below the raise, the guest's store and the arguments it
+        passed among them (a refused 50 MB argument stayed in the host after the run)."""
         return self._last_error
 
     @last_error.setter
     def last_error(self, error: ToolingError | None) -> None:
-        self._last_error = error
-        if error is not None:
-            self._remember(error)
+        if error is None:
+            self._last_error = None
+            return
+        self._last_error = error.detached()
+        self._remember(self._last_error)
 
     def _remember(self, error: ToolingError) -> None:
         key = str(error)

@@ -191,3 +191,29 @@ def test_every_operation_is_audited_refusals_included(world: World, session: Gue
         ("call-tool", "m", "hidden", "denied"),
         ("get", "other", None, "denied"),
     ]
+
+
+def test_a_kept_error_does_not_pin_the_frames_that_raised_it(session: GuestSession) -> None:
+    """Provenance: a guest's 50 MB argument stayed in the host after its run (RSS +47 MiB until the
+    next run): the session kept the refusal it returned, whose traceback held every frame below it,
+    the guest's store and the argument among them. What the session keeps is the error's value."""
+    import gc
+    import weakref
+
+    class Pinned:
+        pass
+
+    def host_import(argument: Pinned) -> None:
+        try:
+            raise ToolingError(ErrorCode.LIMIT_EXCEEDED, "too big") from ValueError("inner")
+        except ToolingError as exc:
+            session.last_error = exc
+
+    argument = Pinned()
+    alive = weakref.ref(argument)
+    host_import(argument)
+    del argument
+    gc.collect()
+    assert alive() is None, "the kept error holds the frame of the import and its arguments"
+    assert session.last_error == ToolingError(ErrorCode.LIMIT_EXCEEDED, "too big")
+    assert session.returned_error("limit-exceeded: too big") == ToolingError(ErrorCode.LIMIT_EXCEEDED, "too big")

@@ -120,7 +120,7 @@ class McpTooling(ConfiguredTooling):
                 self._failures += 1
                 delay = min(RECONNECT_FIRST * 2 ** (self._failures - 1), self._config.max_backoff)
                 self._retry_at = anyio.current_time() + delay
-                self._last_failure = exc
+                self._last_failure = exc.detached()
                 raise
             self._failures = 0
 
