@@ -12,13 +12,15 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_host.components.build import component_problem
 from agent_host.components.needs import toolings_asked
-from agent_host.errors import ErrorCode, ToolingError
+from agent_host.errors import ComponentError, ErrorCode, ToolingError
 
 if TYPE_CHECKING:
+    from agent_host._support.stopping import StopToken
     from agent_host.app.host import Host
     from agent_host.config import AgentConfig, Config
     from agent_host.model import ResourceSpec, ToolSpec
@@ -124,6 +126,32 @@ def config_problems(config: Config) -> list[str]:
             except ToolingError as exc:
                 problems.append(exc.message)
     return problems
+
+
+def import_problems(config: Config, stop: StopToken | None = None) -> list[str]:
+    """A problem for each agent whose component is a `.wasm` file that the host cannot run: not a
+    component, or importing what the host does not link (`runtime.linkable`: `wasi:http`, say). Each
+    such file is compiled for this machine first, as its first run would (once; cached after).
+    Guest folders are left out: `agent-host build` builds them with what the host links."""
+    from agent_host._support.paths import cache_dir
+    from agent_host.runtime.engine import Runtime
+
+    files = [(name, agent) for name, agent in sorted(config.agents.items()) if _is_file(agent.component)]
+    if not files:
+        return []
+    problems: list[str] = []
+    with Runtime(cache_dir()) as runtime:
+        for name, agent in files:
+            assert agent.component is not None
+            try:
+                runtime.load(agent.component, stop)
+            except ComponentError as exc:
+                problems.append(f"[agents.{name}] component: {exc} ({agent.origin})")
+    return problems
+
+
+def _is_file(component: Path | None) -> bool:
+    return component is not None and component.is_file()
 
 
 def unmet_needs(config: Config, name: str, agent: AgentConfig) -> list[str]:

@@ -81,7 +81,8 @@ def init(state: State, path: str | None, force: bool) -> int:
 @group.command(
     "check",
     epilog=EPILOG,
-    help="Validate a configuration file and report every problem at once: keys and values, components, python "
+    help="Validate a configuration file and report every problem at once: keys and values, components (a .wasm's "
+    "imports against what the host provides), python "
     "tool imports, the toolings each agent's guest asks for by name (--connect: the servers too).",
 )
 @click.argument("path", required=False, metavar="[PATH]", type=click.Path())
@@ -101,6 +102,10 @@ def check(state: State, path: str | None, connect: bool, as_json: bool) -> int:
             render.json_out(_result(str(file) if file else None, None, list(exc.problems), None))
         raise
     problems = inventory.config_problems(config)
+    from agent_host.cli.signals import signals
+
+    with signals(raise_at_once=True) as stopper:  # a .wasm component is compiled (once) to read its imports
+        problems += inventory.import_problems(config, stopper.token)
     connected: list[str] | None = None
     if connect and config.toolings:
         from agent_host.app.host import Host

@@ -1,6 +1,8 @@
-"""Building guest folders into components with componentize-py, cached by content.
+"""Building guest folders into components, cached by content: Python here, JavaScript in `js_build`.
 
-A guest folder holds the module defining `class WitWorld(wit_world.WitWorld)` (`guest_module`); the
+`guest_language` tells a folder's language: `app.py` (or a module given by name) is Python,
+`app.js` JavaScript (`agent_host.components.js_build`); `build_guest` builds either. A Python
+guest folder holds the module defining `class WitWorld(wit_world.WitWorld)` (`guest_module`); the
 folder and the guest library (`agentlib`) are on the guest's module path, never the host's installed
 packages (`NO_SITE_PACKAGES`), as in dev mode. The entry is a generated module (`ENTRY_MODULE`)
 wrapping the guest's `WitWorld` with `agentlib.entry.wrap`, so that an uncaught host error, a non-str
@@ -35,7 +37,9 @@ COMPONENTIZE_PY_VERSION: Final = importlib.metadata.version("componentize-py")
 BUILD_OUTPUT_TAIL: Final = 3000
 """Characters of componentize-py's output quoted in a build error."""
 
-_SKIP_DIRS: Final = {"__pycache__", "wit_world", "componentize_py_async_support", ".mypy_cache", ".ruff_cache"}
+_SKIP_DIRS: Final = {
+    "__pycache__", "wit_world", "componentize_py_async_support", ".mypy_cache", ".ruff_cache", "node_modules"
+}  # fmt: skip
 _SKIP_SUFFIXES: Final = (".wasm", ".cwasm")
 """Not keyed: build outputs. (A `.pyc` outside `__pycache__` is keyed: Python imports it without source.)"""
 _RUNNER: Final = "import sys; from componentize_py import script; sys.argv[0] = 'componentize-py'; sys.exit(script())"
@@ -92,8 +96,39 @@ def guest_traceback(output: str) -> str:
     return "\n".join(kept)
 
 
+PYTHON: Final = "python"
+JAVASCRIPT: Final = "javascript"
+
+
+def guest_language(folder: Path, module: str | None = None) -> str:
+    """`PYTHON` or `JAVASCRIPT`: the language of guest folder `folder` (with `module`, of that
+    module: `NAME.py` or `NAME/__init__.py` is Python, `NAME.js` JavaScript). Without `module`,
+    `app.js` alone makes a JavaScript guest; a folder with both `app.py` and `app.js` is refused."""
+    if module:
+        python = (folder / f"{module}.py").is_file() or (folder / module / "__init__.py").is_file()
+        return PYTHON if python or not (folder / f"{module.removesuffix('.js')}.js").is_file() else JAVASCRIPT
+    has_js, has_py = (folder / "app.js").is_file(), (folder / "app.py").is_file()
+    if has_js and has_py:
+        raise BuildError(
+            f"{folder}: holds both app.py and app.js, so it is not clear which guest to build",
+            hint="keep one of them, or pass --module NAME",
+        )
+    return JAVASCRIPT if has_js else PYTHON
+
+
+def guest_entry(folder: Path, module: str | None = None) -> tuple[str, str]:
+    """(language, module) of guest folder `folder`: the Python module defining `WitWorld`, or the
+    JavaScript file exporting `run`. Raises `BuildError` when `folder` is not a guest folder."""
+    language = guest_language(folder, module)
+    if language == JAVASCRIPT:
+        from agent_host.components.js_build import js_module
+
+        return language, js_module(folder, module)
+    return language, guest_module(folder, module)
+
+
 def guest_module(folder: Path, module: str | None = None) -> str:
-    """The module of `folder` that defines `WitWorld`."""
+    """The module of Python guest folder `folder` that defines `WitWorld`."""
     if module:
         if not (folder / f"{module}.py").is_file() and not (folder / module / "__init__.py").is_file():
             raise BuildError(f"{folder}: no module {module!r} ({module}.py or {module}/__init__.py)")
@@ -105,7 +140,7 @@ def guest_module(folder: Path, module: str | None = None) -> str:
         return candidates[0]
     raise BuildError(
         f"{folder}: cannot tell which module defines WitWorld (found {', '.join(candidates) or 'no .py files'})",
-        hint="name it app.py, or pass --module NAME",
+        hint="name it app.py (app.js for a JavaScript guest), or pass --module NAME",
     )
 
 
@@ -144,14 +179,22 @@ def build_guest(folder: Path, *, module: str | None = None, force: bool = False,
     needs the same build waits for it (with a progress line) and takes it from the cache."""
     folder = folder.resolve()
     if not folder.is_dir():
-        raise BuildError(f"{folder}: not a guest folder", hint="pass a folder holding app.py, or a .wasm file")
-    name = guest_module(folder, module)
-    key = build_key(folder, name)
+        hint = "pass a folder holding app.py or app.js, or a .wasm file"
+        raise BuildError(f"{folder}: not a guest folder", hint=hint)
+    language, name = guest_entry(folder, module)
+    if language == JAVASCRIPT:
+        from agent_host.components import js_build, js_toolchain
+
+        key = js_build.js_build_key(folder, name)
+        tool = f"componentize-js {js_toolchain.COMPONENTIZE_JS_VERSION}"
+    else:
+        key = build_key(folder, name)
+        tool = f"componentize-py {COMPONENTIZE_PY_VERSION}"
     root = cache_dir()
     target = root / "builds" / f"{folder.name}-{key}.wasm"
     if not force and _cached(target):
         return target
-    what = f"building guest {folder.name} with componentize-py {COMPONENTIZE_PY_VERSION}"
+    what = f"building guest {folder.name} with {tool}"
     lock = root / "locks" / f"build-{key}.lock"
     waiting = f"waiting for another agent-host process {what[0].lower()}{what[1:]}"
     with cache.turn(lock, stop.wait if stop is not None else None, lambda: progress(waiting)) as mine:
@@ -159,7 +202,10 @@ def build_guest(folder: Path, *, module: str | None = None, force: bool = False,
             stop.check(what)
         if not force and _cached(target):  # built by the process we waited for
             return target
-        _build_into(folder, name, target, stop, what)
+        if language == JAVASCRIPT:
+            js_build.build_js_into(folder, name, target, stop, what)
+        else:
+            _build_into(folder, name, target, stop, what)
     cache.auto_prune(root)
     return target
 
@@ -241,11 +287,12 @@ def copy_to(built: Path, output: Path) -> Path:
 
 
 def find_guests(root: Path) -> list[Path]:
-    """The guest folders in `root/guests`: each with a module defining (by its name) `WitWorld`."""
+    """The guest folders in `root/guests`: each with a Python module defining (by its name)
+    `WitWorld`, or an `app.js`."""
     found = []
     for folder in sorted((root / "guests").glob("*/")):
         try:
-            guest_module(folder)
+            guest_entry(folder)
         except BuildError:
             continue
         found.append(folder)
@@ -256,7 +303,7 @@ def component_problem(spec: Path) -> str | None:
     """Why `spec` cannot serve as a component (a guest folder or a `.wasm` file), or None."""
     if spec.is_dir():
         try:
-            guest_module(spec)
+            guest_entry(spec)
         except BuildError as exc:
             return exc.message
         return None

@@ -34,6 +34,7 @@ from agent_host._support.progress import progress
 from agent_host._support.stopping import StopToken, run_child
 from agent_host.cache import stamps
 from agent_host.errors import ComponentError
+from agent_host.runtime import linkable
 from agent_host.runtime.clock import ClockShim
 from agent_host.runtime.compiler import ENGINE_SETTINGS, INVALID_COMPONENT, engine_config, first_line, store_artifact
 from agent_host.runtime.imports import define_imports
@@ -127,8 +128,9 @@ class Runtime:
 
         A file already loaded and unchanged since (same size and modification time) is neither
         read nor hashed again: starting the same guest many times costs no I/O.
-        Raises `ComponentError` for a file that is not a runnable component, `Interrupted` when
-        `stop` is set while compiling.
+        Raises `ComponentError` for a file that is not a runnable component (also one importing
+        what the host does not link, named: `runtime.linkable`), `Interrupted` when `stop` is set
+        while compiling.
         """
         try:
             stat = wasm.stat()
@@ -153,8 +155,16 @@ class Runtime:
             component = self._loaded.get(key)
             if component is None:
                 component = self._load_or_compile(wasm, stat.st_size, key, stop)
+                self._require_linkable(component, str(wasm))
                 self._loaded[key] = component
             return component
+
+    def _require_linkable(self, component: Component, what: str) -> None:
+        """Raise `ComponentError` naming the imports of `component` the host does not link (`linkable`)."""
+        found = linkable.problem(component.type.imports(self.engine))
+        if found is not None:
+            message, hint = found
+            raise ComponentError(f"component {what} {message}", hint=hint)
 
     def load_shipped(self, shipped: Shipped, stop: StopToken | None = None) -> Component:
         """The component `shipped` describes: from this machine's cache; else the shipped artifact
@@ -168,6 +178,7 @@ class Runtime:
             if component is None and key == shipped.key:
                 component = self._store_shipped(key, shipped.compiled())
             if component is not None:
+                self._require_linkable(component, shipped.digest[:16])
                 self._loaded[key] = component
                 return component
         scratch = temporary.make("shipped-")

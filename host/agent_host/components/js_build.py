@@ -1,0 +1,139 @@
+"""Building JavaScript guest folders into components with componentize-js, cached by content.
+
+A JavaScript guest is a folder whose module (`app.js`, or `--module NAME` for `NAME.js`) is an ES
+module exporting `run(input)`; it may import the folder's other modules by relative path and the
+world's interfaces as `agent-host:guest/tooling@0.2.0` and so on. The build copies the folder
+(without `node_modules` and hidden entries) into a scratch folder beside a generated entry module
+(`ENTRY_FILE`, from `templates/js_entry.js.txt`) that calls the guest's `run` and turns what would
+trap into an `err` the host reports: a thrown `Error` as `Name: message (at FILE:LINE:COL)`, a host
+import's uncaught error as `code: message (raised at FILE:LINE:COL)`, a value that is not a string
+as such; a thrown string passes through. componentize-js runs with `DISABLED_FEATURES` (the host
+links no `wasi:http`). Builds are cached under the same layout as Python builds; `js_build_key`
+covers everything a build is made of, so an unchanged guest is never rebuilt (componentize-js
+output differs byte for byte between builds of the same source: keying by the sources, not the
+output, is what spares a recompile).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Final
+
+from agent_host import cache
+from agent_host._support import scratch
+from agent_host._support.paths import template, wit_dir
+from agent_host._support.progress import progress
+from agent_host._support.stopping import StopToken, run_child
+from agent_host.components.js_toolchain import COMPONENTIZE_JS_VERSION, JCO_VERSION, toolchain
+from agent_host.errors import BuildError
+
+WORLD: Final = "agent"
+ENTRY_FILE: Final = "_agent_host_entry.js"
+"""The module componentize-js builds: the guest's `run`, wrapped."""
+DISABLED_FEATURES: Final = ("http", "fetch-event")
+"""componentize-js features left out: with them the component imports `wasi:http`, which the host
+does not provide (guests reach the outside only through toolings)."""
+BUILD_OUTPUT_TAIL: Final = 3000
+"""Characters of componentize-js's output quoted in a build error."""
+SKIPPED: Final = frozenset({"node_modules", "__pycache__", "typings"})
+"""Folders of a guest folder that are not part of the guest (also hidden ones, and `.wasm` files)."""
+_TEMPLATE: Final = "js_entry.js.txt"
+_EVALUATION_FAILED: Final = "Exception while evaluating top-level script"
+"""What componentize-js prints before the error that loading the guest's modules raised."""
+
+
+def js_module(folder: Path, module: str | None = None) -> str:
+    """The file name of `folder`'s module exporting `run`: `app.js`, or `MODULE.js` for `module`.
+    Raises `BuildError` when it is not there."""
+    name = f"{module.removesuffix('.js')}.js" if module else "app.js"
+    if not (folder / name).is_file():
+        hint = "a JavaScript guest is a folder with app.js (or --module NAME)"
+        raise BuildError(f"{folder}: no module {name}", hint=hint)
+    if name == ENTRY_FILE:
+        raise BuildError(f"{folder}: {ENTRY_FILE} is the name of the entry agent-host generates; rename the module")
+    return name
+
+
+def entry_source(module: str) -> str:
+    """The generated entry module for a guest whose `run` is exported by `module` (a file name)."""
+    return template(_TEMPLATE).replace("__MODULE__", module).replace("__ENTRY__", ENTRY_FILE)
+
+
+def _guest_files(folder: Path) -> list[Path]:
+    found = []
+    for path in sorted(folder.rglob("*")):
+        parts = path.relative_to(folder).parts
+        if any(part.startswith(".") or part in SKIPPED for part in parts) or path.suffix in (".wasm", ".cwasm"):
+            continue
+        if path.is_file():
+            found.append(path)
+    return found
+
+
+def js_build_key(folder: Path, module: str) -> str:
+    """sha256 of the guest's files (path and bytes; `SKIPPED` and hidden entries left out), the WIT
+    package, the entry module, the build's features and the componentize-js and jco versions."""
+    digest = hashlib.sha256()
+    header = f"componentize-js {COMPONENTIZE_JS_VERSION}\0jco {JCO_VERSION}\0module {module}\0world {WORLD}\0"
+    digest.update(f"{header}disable {' '.join(DISABLED_FEATURES)}\0".encode())
+    digest.update(entry_source(module).encode())
+    inputs = (("guest", folder, _guest_files(folder)), ("wit", wit_dir(), sorted(wit_dir().rglob("*.wit"))))
+    for label, root, files in inputs:
+        for path in files:
+            digest.update(f"{label}/{path.relative_to(root).as_posix()}\0".encode())
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()[:24]
+
+
+def build_js_into(folder: Path, module: str, target: Path, stop: StopToken | None, what: str) -> None:
+    """Run componentize-js on a copy of `folder` with the entry module, and publish the result as
+    `target`. Raises `BuildError` whose first line is the cause (the error that loading the
+    guest's modules raised, with its file and line) followed by the tail of the output."""
+    tools = toolchain(stop)
+    work = scratch.make("js-build-")
+    try:
+        source = work / folder.name
+        for path in _guest_files(folder):
+            copy = source / path.relative_to(folder)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, copy)
+        source.mkdir(exist_ok=True)
+        (source / ENTRY_FILE).write_text(entry_source(module), encoding="utf-8")
+        output_file = work / "out.wasm"
+        command = [str(tools.node), str(tools.componentize_js), ENTRY_FILE, "--wit", str(wit_dir())]
+        command += ["--world-name", WORLD, "--disable", *DISABLED_FEATURES, "--out", str(output_file)]
+        with progress(what):
+            returncode, output = run_child(command, stop, what, cwd=source)
+        if returncode != 0 or not output_file.is_file():
+            cause, tail = failure_cause(output, returncode), output.strip()[-BUILD_OUTPUT_TAIL:]
+            raise BuildError(f"building {folder} failed: {cause}\n{tail}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".wasm")
+        os.close(fd)
+        tmp = Path(tmp_name)
+        cache.pin(tmp)  # no prune takes the temp file
+        try:
+            shutil.copyfile(output_file, tmp)
+            cache.record_source(target, folder)
+            cache.publish(tmp, target)
+        finally:
+            cache.unpin(tmp)
+            tmp.unlink(missing_ok=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def failure_cause(output: str, returncode: int) -> str:
+    """The line of componentize-js's output that says why the build failed: the error loading the
+    guest's modules raised (`app.js:2:15 SyntaxError: ...`), else the last `Error:` line."""
+    lines = [line.rstrip() for line in output.splitlines()]
+    if _EVALUATION_FAILED in lines:
+        after = lines[lines.index(_EVALUATION_FAILED) + 1 :]
+        if after and after[0].strip():
+            return after[0].strip()
+    errors = [line for line in lines if line.startswith("Error: ")]
+    return errors[-1] if errors else f"componentize-js exit {returncode}"
