@@ -1,4 +1,8 @@
-"""Dev mode: run a guest folder from its source, with one prebuilt runner component.
+"""Dev mode: run a guest folder from its source, with one prebuilt runner component (Python).
+
+A JavaScript guest has no runner (nothing here evaluates JavaScript source at run time): a dev run
+builds it from its current source (`dev_component`: componentize-js, then a compile, ~15 s for a
+small guest; unchanged sources come from the cache) and runs it as built.
 
 The runner (`host/agent_host/components/templates/dev_runner.py.txt`) is built and compiled once per WIT package, guest
 library and componentize-py version, and cached like any guest; a source change never rebuilds it.
@@ -20,7 +24,7 @@ from typing import TYPE_CHECKING, Final
 
 from agent_host._support.paths import cache_dir, template
 from agent_host._support.stopping import StopToken
-from agent_host.components.build import build_guest, guest_module
+from agent_host.components.build import JAVASCRIPT, build_guest, guest_entry
 from agent_host.config import DirGrant
 from agent_host.errors import BuildError, UsageError
 from agent_host.policy.grants import AgentPolicy
@@ -67,19 +71,38 @@ def runner_component(stop: StopToken | None = None) -> Path:
 
 
 def check_source(folder: Path, module: str | None = None) -> str:
-    """The module of guest folder `folder` that defines `WitWorld`. Raises `BuildError` when
-    `folder` is not a guest folder (a `.wasm` cannot run in dev mode)."""
+    """The module of guest folder `folder` that defines `WitWorld` (Python) or exports `run`
+    (JavaScript). Raises `BuildError` when `folder` is not a guest folder (a `.wasm` cannot run in
+    dev mode)."""
     if not folder.is_dir():
         raise BuildError(
             f"{folder}: not a guest folder", hint="--dev runs a guest folder (with app.py) from its source, not a .wasm"
         )
-    return guest_module(folder.resolve(), module)
+    return guest_entry(folder.resolve(), module)[1]
+
+
+def is_javascript(folder: Path, module: str | None = None) -> bool:
+    """Whether guest folder `folder` is a JavaScript guest (dev mode rebuilds it, see the module)."""
+    return folder.is_dir() and guest_entry(folder.resolve(), module)[0] == JAVASCRIPT
+
+
+def dev_component(folder: Path, module: str | None = None, stop: StopToken | None = None) -> Path:
+    """What a dev run of guest folder `folder` runs: the runner for a Python guest (its source is
+    read at run time), the guest built from its current source for a JavaScript one. Raises
+    `BuildError` (not a guest folder; a JavaScript guest that does not build) or `Interrupted`."""
+    check_source(folder, module)
+    if is_javascript(folder, module):
+        return build_guest(folder, module=module, stop=stop)
+    return runner_component(stop)
 
 
 def dev_policy(policy: AgentPolicy, folder: Path, module: str | None = None) -> AgentPolicy:
     """`policy` plus the guest's source: `folder` read-only at `SOURCE`, and its module named in
-    `MODULE_VARIABLE`. Raises `BuildError` when `folder` is not a guest folder."""
+    `MODULE_VARIABLE`; `policy` unchanged for a JavaScript guest (it runs as built). Raises
+    `BuildError` when `folder` is not a guest folder."""
     name = check_source(folder, module)
+    if is_javascript(folder, module):
+        return policy
     folder = folder.resolve()
     if any(grant.guest == SOURCE for grant in policy.dirs):
         raise BuildError(f"{SOURCE} is reserved for the guest's source in dev mode; use another path in `dirs`")

@@ -87,8 +87,7 @@ def prepare(
             if agent.component is None:
                 raise UsageError(f"has no `component` ({agent.origin})")
             if dev:
-                devmode.check_source(agent.component)
-                component = devmode.runner_component(stop)
+                component = devmode.dev_component(agent.component, stop=stop)
                 runs.append(AgentRun(agent.name, agent, input_text, component, source=agent.component))
             else:
                 runs.append(AgentRun(agent.name, agent, input_text, resolve_component(agent.component, stop=stop)))

@@ -1,15 +1,18 @@
 """`agent-host dev GUEST`: run a guest folder from its source, and again on every save.
 
-Dev mode (`agent_host.app.devmode`): no build or compile per edit. Each run prints the answer on stdout (a
-newline after it), its duration or how it failed on stderr, then waits for a change; a run still
-going when the source changes is stopped and started again with the new code. The host, and so
-every tooling connection, stays up across runs. SIGINT/SIGTERM end the watch (exit 130/143).
+Dev mode (`agent_host.app.devmode`): no build or compile per edit of a Python guest; a JavaScript
+guest is built again from each save (a broken one is reported and the next save waited for). Each
+run prints the answer on stdout (a newline after it), its duration or how it failed on stderr,
+then waits for a change; a run still going when the source changes is stopped and started again
+with the new code. The host, and so every tooling connection, stays up across runs. SIGINT/SIGTERM
+end the watch (exit 130/143).
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -24,14 +27,20 @@ from agent_host.cli.options import (
     module_option,
 )
 from agent_host.cli.run import read_input
+from agent_host.errors import BuildError
+
+if TYPE_CHECKING:
+    from agent_host._support.stopping import StopToken
+    from agent_host.app import devmode
 
 
 @click.command(
     "dev",
     epilog=EPILOG,
     short_help="Run a guest folder from its source, again on every save.",
-    help="Run GUEST (a guest folder; default: --agent's component) from its source with the prebuilt dev runner, "
-    "then again each time a file of the folder changes, keeping the tooling connections open. Ctrl-C ends it.",
+    help="Run GUEST (a guest folder; default: --agent's component) from its source with the prebuilt dev runner "
+    "(a JavaScript guest: built from each save), then again each time a file of the folder changes, keeping the "
+    "tooling connections open. Ctrl-C ends it.",
 )
 @click.argument("guest", required=False, metavar="[GUEST]", type=click.Path(exists=True, file_okay=False))
 @input_option
@@ -69,15 +78,26 @@ def command(
     else:
         raise UsageError("give a GUEST folder, or --agent NAME whose [agents.NAME] has a `component` folder")
     devmode.check_source(folder, module)
+    rebuilt = devmode.is_javascript(folder, module)  # no runner: each change is built (see app.devmode)
     input_text = read_input(input_spec, settings)
     name = settings.name if settings is not None else folder.resolve().name
     last = 0
     with signals() as stopper:
-        wasm = devmode.runner_component(stopper.token)
+        wasm = None if rebuilt else devmode.dev_component(folder, module, stopper.token)
         with Host(config, keep_logs=state.debug, stop=stopper.token) as host, devmode.SourceWatch(folder) as watch:
             stopper.host = host
             policy = devmode.dev_policy(host.policy(name, settings, allow), folder, module)
             while not stopper.token.stopped:
+                if rebuilt:  # from the cache when the sources are unchanged
+                    try:
+                        wasm = devmode.dev_component(folder, module, stopper.token)
+                    except BuildError as exc:  # a broken save: say why and wait for the next one
+                        render.report(str(exc))
+                        last = exc.exit_code
+                        if once or not _watch_again(folder, watch, stopper.token):
+                            break
+                        continue
+                assert wasm is not None
                 outcome = devmode.run_until_changed(host, wasm, input_text, name, policy, watch)
                 if outcome is None:
                     render.note(f"{folder}: changed while running: starting again")
@@ -86,10 +106,15 @@ def command(
                 _show(name, outcome.status, outcome.text, outcome.duration)
                 if once or stopper.token.stopped:  # a signal ended the run: no more watching
                     break
-                render.note(f"watching {folder} (Ctrl-C to stop)")
-                if not watch.wait(stopper.token):
+                if not _watch_again(folder, watch, stopper.token):
                     break
     return stopper.exit_code if stopper.exit_code is not None else last
+
+
+def _watch_again(folder: Path, watch: devmode.SourceWatch, stop: StopToken) -> bool:
+    """Say so and wait for the next change of `folder`: False when a stop came first."""
+    render.note(f"watching {folder} (Ctrl-C to stop)")
+    return watch.wait(stop)
 
 
 def _show(name: str, status: str, text: str, duration: float) -> None:

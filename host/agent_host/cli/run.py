@@ -224,8 +224,7 @@ def _run_one(
     with signals() as stopper:
         try:
             if guest.dev:
-                devmode.check_source(guest.spec, guest.module)
-                wasm = devmode.runner_component(stopper.token)
+                wasm = devmode.dev_component(guest.spec, guest.module, stopper.token)
             else:
                 wasm = resolve_component(guest.spec, module=guest.module, stop=stopper.token)
             if where.ray:

@@ -108,9 +108,10 @@ def build_js_into(folder: Path, module: str, target: Path, stop: StopToken | Non
         command += ["--world-name", WORLD, "--disable", *DISABLED_FEATURES, "--out", str(output_file)]
         with progress(what):
             returncode, output = run_child(command, stop, what, cwd=source)
-        if returncode != 0 or not output_file.is_file():
-            cause, tail = failure_cause(output, returncode), output.strip()[-BUILD_OUTPUT_TAIL:]
-            raise BuildError(f"building {folder} failed: {cause}\n{tail}")
+            if returncode != 0 or not output_file.is_file():
+                raise BuildError(
+                    f"building {folder} failed: {failure_cause(output, returncode)}\n{failure_text(output)}"
+                )
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".wasm")
         os.close(fd)
@@ -137,3 +138,12 @@ def failure_cause(output: str, returncode: int) -> str:
             return after[0].strip()
     errors = [line for line in lines if line.startswith("Error: ")]
     return errors[-1] if errors else f"componentize-js exit {returncode}"
+
+
+def failure_text(output: str) -> str:
+    """What componentize-js said about the failure, without node's frames of componentize-js itself
+    (`    at ...` lines, the source line of its `throw`): the `Error:` line and what follows it."""
+    lines = output.strip().splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("Error: ")), 0)
+    kept = [line for line in lines[start:] if not line.startswith("    at ") and not line.startswith("Node.js v")]
+    return "\n".join(kept).strip()[-BUILD_OUTPUT_TAIL:]

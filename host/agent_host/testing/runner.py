@@ -124,7 +124,7 @@ class AgentHost:
             try:
                 if dev and path.is_dir():
                     policy = devmode.dev_policy(policy, path, module)
-                    wasm = devmode.runner_component()
+                    wasm = devmode.dev_component(path, module)
                 else:
                     wasm = resolve_component(path, module=module)
                 outcome = host.run(wasm, input, agent=name, policy=policy, output=sink)
