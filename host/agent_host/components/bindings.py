@@ -73,8 +73,9 @@ def bindings_key() -> str:
     return digest.hexdigest()[:24]
 
 
-def state(folder: Path) -> State:
-    """The `State` of `folder`; runs nothing (cheap enough for `agent-host new`)."""
+def state(folder: Path, key: str | None = None) -> State:
+    """The `State` of `folder` against `key` (default: `bindings_key()`; the TypeScript bindings
+    pass theirs); runs nothing (cheap enough for `agent-host new`)."""
     if not folder.exists():
         return State.MISSING
     if not (folder / STAMP).is_file():
@@ -83,7 +84,8 @@ def state(folder: Path) -> State:
         stamp = json.loads((folder / STAMP).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return State.STALE
-    return State.CURRENT if isinstance(stamp, dict) and stamp.get("key") == bindings_key() else State.STALE
+    current = key if key is not None else bindings_key()
+    return State.CURRENT if isinstance(stamp, dict) and stamp.get("key") == current else State.STALE
 
 
 def write_bindings(folder: Path, *, stop: StopToken | None = None) -> Path:
@@ -93,13 +95,7 @@ def write_bindings(folder: Path, *, stop: StopToken | None = None) -> Path:
     is), `BuildError` with componentize-py's output when it fails, `Interrupted` when `stop` is
     set meanwhile; in each case `folder` is unchanged and no temporary folder is left."""
     folder = folder.absolute()
-    if folder.exists() and not folder.is_dir():
-        raise UsageError(f"{folder} is a file, not a folder", hint="pass a folder for the bindings")
-    if state(folder) is State.FOREIGN:
-        raise UsageError(
-            f"{folder} exists and was not written by agent-host bindings (no {STAMP}); it is left as it is",
-            hint="choose another folder, or remove this one",
-        )
+    refuse_foreign(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))
     try:
@@ -107,10 +103,21 @@ def write_bindings(folder: Path, *, stop: StopToken | None = None) -> Path:
         with progress(what):
             generated = _generate(work / "generated", stop, what)
             fresh = _assemble(generated, work / folder.name)
-            _swap(fresh, folder, work / "old")
+            swap_in(fresh, folder, work / "old")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return folder
+
+
+def refuse_foreign(folder: Path) -> None:
+    """Raise `UsageError` when `folder` is a file, or a folder not written by agent-host bindings."""
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{folder} is a file, not a folder", hint="pass a folder for the bindings")
+    if state(folder) is State.FOREIGN:
+        raise UsageError(
+            f"{folder} exists and was not written by agent-host bindings (no {STAMP}); it is left as it is",
+            hint="choose another folder, or remove this one",
+        )
 
 
 def _generate(output: Path, stop: StopToken | None, what: str) -> Path:
@@ -156,7 +163,7 @@ def _assemble(generated: Path, fresh: Path) -> Path:
     return fresh
 
 
-def _swap(fresh: Path, folder: Path, old: Path) -> None:
+def swap_in(fresh: Path, folder: Path, old: Path) -> None:
     """Move `fresh` to `folder`; an existing `folder` is moved to `old` first (same file system,
     so both are renames) and put back if the second rename fails."""
     had_old = folder.exists()
