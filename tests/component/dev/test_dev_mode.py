@@ -10,9 +10,6 @@ line, no Rust panic text; a syntax error at once; a missing module named with wh
 from __future__ import annotations
 
 import json
-import os
-import selectors
-import signal
 import subprocess
 import time
 from pathlib import Path
@@ -20,8 +17,9 @@ from typing import Final
 
 import pytest
 
-from tests.support import cli_process, in_process
+from tests.support import in_process
 from tests.support.component import REPO
+from tests.support.dev_watch import Watch
 from tests.support.processes import descendants
 
 pytestmark = pytest.mark.component
@@ -134,52 +132,6 @@ def test_a_module_that_is_not_there_is_named_with_what_to_do(guest: Path) -> Non
     assert done.returncode == 3
     assert "No module named 'no_such_package_here'" in done.stderr
     assert "copy a pure-Python package into the guest folder" in done.stderr
-
-
-class Watch:
-    """`agent-host dev` as a child process; its output read unbuffered (select + os.read)."""
-
-    def __init__(self, folder: Path, *args: str) -> None:
-        self.process = cli_process.start("dev", str(folder), *args, cwd=REPO, text=False)
-        assert self.process.stdout is not None and self.process.stderr is not None
-        self.selector = selectors.DefaultSelector()
-        self.selector.register(self.process.stdout, selectors.EVENT_READ, "out")
-        self.selector.register(self.process.stderr, selectors.EVENT_READ, "err")
-        self.out = ""
-        self.err = ""
-        self._answers = 0
-
-    def _pump(self, until: float) -> None:
-        for key, _ in self.selector.select(max(0.0, until - time.monotonic())):
-            chunk = os.read(key.fd, 65536).decode(errors="replace")
-            if key.data == "out":
-                self.out += chunk
-            else:
-                self.err += chunk
-
-    def next_answer(self, waiting_for: str = "") -> str:
-        """The next complete line on stdout, once `waiting_for` appeared on stderr."""
-        deadline = time.monotonic() + WAIT
-        while time.monotonic() < deadline:
-            lines = self.out.split("\n")[:-1]
-            if len(lines) > self._answers and waiting_for in self.err:
-                self._answers += 1
-                return lines[self._answers - 1]
-            self._pump(deadline)
-        raise AssertionError(f"no answer within {WAIT} s; stderr so far:\n{self.err}")
-
-    def wait_err(self, text: str) -> None:
-        deadline = time.monotonic() + WAIT
-        while text not in self.err and time.monotonic() < deadline:
-            self._pump(deadline)
-        assert text in self.err, self.err
-
-    def stop(self) -> int:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-        _, rest = self.process.communicate(timeout=WAIT)
-        self.err += rest.decode(errors="replace")
-        return self.process.returncode
 
 
 def test_dev_reruns_on_save_keeps_the_connection_and_stops_on_ctrl_c(guest: Path) -> None:

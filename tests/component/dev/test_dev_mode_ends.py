@@ -13,7 +13,8 @@ from typing import Final
 
 import pytest
 
-from tests.component.dev.test_dev_mode import GUEST, WAIT, Watch
+from tests.component.dev.test_dev_mode import GUEST, WAIT
+from tests.support.dev_watch import Watch
 
 pytestmark = pytest.mark.component
 

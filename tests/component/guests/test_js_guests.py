@@ -1,0 +1,280 @@
+"""JavaScript guests, first class: a folder with `app.js` is built with componentize-js (pinned,
+installed into the cache on first use), run, served, tested with the plugin and developed with
+`dev`, and its failures are reported like a Python guest's.
+
+The JS twin of the probe and blunders guests is tests/guests/jsprobe (its input picks what it does).
+Skipped, with the reason, where node or npm is missing.
+
+Provenance: issue 23 (points 1-5 and 7).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Final
+
+import anyio
+import pytest
+from mcp import Client
+
+from agent_host import AgentHost, Host, default_config
+from agent_host.components import js_build, js_toolchain
+from agent_host.components.build import build_guest
+from agent_host.config import parse_config
+from agent_host.errors import BuildError, ComponentError, ExitCode
+from agent_host.serve.catalog import build_catalog
+from agent_host.serve.mcp_server import build_server
+from tests.support import in_process
+from tests.support.component import REPO, granted
+from tests.support.dev_watch import Watch
+from tests.support.processes import leaked
+
+pytestmark = [pytest.mark.component, pytest.mark.npm]
+
+JSPROBE: Final = REPO / "tests" / "guests" / "jsprobe"
+WAIT: Final = 120.0
+"""Seconds a dev-mode child may take for an answer (a JavaScript rebuild and compile is ~15 s)."""
+
+
+def line_of(text: str, file: str = "app.js") -> int:
+    """The line of tests/guests/jsprobe/FILE holding `text` (1-based)."""
+    lines = (JSPROBE / file).read_text().splitlines()
+    return next(number for number, line in enumerate(lines, 1) if text in line)
+
+
+@pytest.fixture(scope="module")
+def toolchain() -> js_toolchain.Toolchain:
+    try:
+        return js_toolchain.toolchain()
+    except BuildError as exc:
+        pytest.skip(f"JavaScript guests need node and npm: {exc.message}")
+
+
+@pytest.fixture(scope="module")
+def jsprobe(toolchain: js_toolchain.Toolchain) -> Path:
+    return build_guest(JSPROBE)
+
+
+@pytest.fixture(scope="module")
+def host() -> Iterator[Host]:
+    config = parse_config(
+        '[agents.hog]\nmemory = "64MiB"\ncpu_time = 2.0\n'
+        + '[tooling.demo]\ncommand = "${AGENT_HOST_PYTHON}"\nargs = ["-m", "agent_host.demo_server"]\n',
+        REPO / "agent-host.toml",
+    )
+    with Host(config) as host:
+        host.session("warm-up", allow=["demo"]).get("demo")  # its server predates each test (the leak check's baseline)
+        yield host
+    assert not leaked(), "closing the host left processes behind"
+
+
+def run(host: Host, wasm: Path, text: str, agent: str = "jsprobe") -> Any:
+    policy = host.policy(agent, host.config.agents.get(agent), ["demo"]) if agent == "hog" else granted(host, agent)
+    return host.run(wasm, text, agent=agent, policy=policy)
+
+
+def test_a_js_guest_lists_and_calls_the_tools_of_a_stdio_server(host: Host, jsprobe: Path) -> None:
+    tools = run(host, jsprobe, "tools")
+    assert (tools.status, tools.text) == ("ok", "echo,add,word_count,fail,sleep,set_note")
+    echoed = run(host, jsprobe, "echo hello there")
+    assert (echoed.status, echoed.text) == ("ok", "hello there")
+    readme = run(host, jsprobe, "read demo://readme")
+    assert readme.status == "ok" and "agent-host tools demo" in readme.text
+
+
+def test_an_async_call_delivers_its_progress_then_its_result_under_its_id(host: Host, jsprobe: Path) -> None:
+    outcome = run(host, jsprobe, "async")
+    assert (outcome.status, outcome.text) == ("ok", "progress,progress,tool-result")
+
+
+def test_a_handle_dropped_with_symbol_dispose_cancels_its_open_call(host: Host, jsprobe: Path) -> None:
+    outcome = run(host, jsprobe, "dispose")
+    assert (outcome.status, outcome.text) == ("ok", "demo again; after dispose: nothing")
+
+
+def test_a_caught_host_error_carries_the_wit_error_as_payload(host: Host, jsprobe: Path) -> None:
+    outcome = run(host, jsprobe, "caught")
+    expected = "not-found|no tooling named 'nosuch' is configured; configured: demo"
+    assert (outcome.status, outcome.text) == ("ok", expected)
+
+
+def test_failures_read_like_a_python_guests_with_the_guests_own_lines(host: Host, jsprobe: Path) -> None:
+    """An escaped Error and an escaped host error become `err` texts naming the guest's line (the
+    host believes the code of the one it returned), a thrown string passes through, a value that is
+    not a string is named; each exits 1 on the command line, as a Python guest's `Err` does."""
+    thrown = run(host, jsprobe, "throw")
+    assert (thrown.status, thrown.exit_code) == ("error", ExitCode.GUEST_ERROR)
+    assert thrown.text == f"Error: boom (at app.js:{line_of('new Error')}:{thrown.text.rsplit(':', 1)[1]}"
+    assert thrown.error_code is None
+    escaped = run(host, jsprobe, "nosuch")
+    assert escaped.status == "error" and escaped.error_code == "not-found"
+    prefix = "not-found: no tooling named 'nosuch' is configured; configured: demo (raised at app.js:"
+    nosuch = line_of('mode === "nosuch"')
+    assert escaped.text.startswith(f"{prefix}{nosuch}:"), escaped.text
+    assert run(host, jsprobe, "err").text == "declined"
+    assert run(host, jsprobe, "number").text == "run() must return a string, got number (app.js)"
+    promised = run(host, jsprobe, "promise").text
+    assert promised.startswith("run() must return a string, got a Promise (run must not be async"), promised
+
+
+def test_the_memory_and_cpu_limits_give_the_same_reports_and_exit_codes_as_for_python(
+    host: Host, jsprobe: Path
+) -> None:
+    """StarlingMonkey reports running out of memory as the guest's own error: the host decides from
+    the growth it refused, not from the guest's words."""
+    hog = run(host, jsprobe, "oom", agent="hog")
+    assert (hog.status, hog.exit_code, hog.tripped) == ("trap", ExitCode.TRAP, "memory"), hog
+    assert hog.text.startswith("memory limit: the guest ran out of memory at 64 MiB; the limit is memory in"), hog
+    spin = run(host, jsprobe, "spin", agent="hog")
+    assert (spin.status, spin.exit_code, spin.tripped) == ("trap", ExitCode.TRAP, "cpu_time"), spin
+    assert spin.text.startswith("CPU time limit: run used more than 2 s of CPU"), spin.text
+    assert run(host, jsprobe, "now").text == "clocks move"  # the guest's clocks are the host's
+
+
+def test_the_build_is_keyed_by_the_sources_so_an_unchanged_guest_is_never_rebuilt(
+    jsprobe: Path, tmp_path: Path
+) -> None:
+    """componentize-js's output differs between two builds of the same source; the key does not."""
+    before = jsprobe.stat().st_mtime_ns
+    (JSPROBE / "app.js").touch()
+    assert build_guest(JSPROBE) == jsprobe and jsprobe.stat().st_mtime_ns == before
+    copy = tmp_path / "jsprobe"
+    shutil.copytree(JSPROBE, copy)
+    key = js_build.js_build_key(copy, "app.js")
+    (copy / "node_modules").mkdir()
+    (copy / "node_modules" / "left-pad.js").write_text("export default 1;\n")
+    (copy / ".editor").write_text("state")
+    assert js_build.js_build_key(copy, "app.js") == key, "node_modules and hidden files are not the guest"
+    (copy / "words.js").write_text((copy / "words.js").read_text() + "// changed\n")
+    assert js_build.js_build_key(copy, "app.js") != key
+
+
+def test_a_syntax_error_names_the_file_line_and_column_without_nodes_frames(
+    toolchain: js_toolchain.Toolchain, tmp_path: Path
+) -> None:
+    guest = tmp_path / "broken"
+    guest.mkdir()
+    (guest / "app.js").write_text(
+        'import { twice } from "./lib.js";\nexport function run(input) {\n  return twice(input);\n}\n'
+    )
+    (guest / "lib.js").write_text("export function twice(text) {\n  return text +;\n}\n")
+    done = in_process.run("build", str(guest))
+    assert done.returncode == ExitCode.USAGE_ERROR, done.stderr
+    assert f"error: building {guest} failed: lib.js:2:16 SyntaxError: expected expression, got ';'" in done.stderr
+    assert "    at " not in done.stderr and "Node.js v" not in done.stderr, done.stderr
+
+
+def test_new_lang_js_writes_a_guest_that_type_checks_runs_and_answers(
+    toolchain: js_toolchain.Toolchain, tmp_path: Path
+) -> None:
+    """`agent-host new NAME --lang js`, `bindings --lang ts`, jco's declarations checked with tsc
+    (installed with jco), then `agent-host run` of the new guest against the bundled server."""
+    made = in_process.run("new", "scout", "--lang", "js", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    assert "write the bindings: agent-host bindings --lang ts" in made.stderr
+    assert sorted(p.name for p in (tmp_path / "guests" / "scout").iterdir()) == ["app.js", "jsconfig.json"]
+    bindings = in_process.run("bindings", "--lang", "ts", cwd=tmp_path)
+    assert bindings.returncode == 0, bindings.stderr
+    declared = (tmp_path / "typings-ts" / "interfaces" / "agent-host-guest-tooling.d.ts").read_text()
+    assert "declare module 'agent-host:guest/tooling@0.2.0'" in declared and "callToolBlocking(" in declared
+    tsc = toolchain.prefix / "node_modules" / ".bin" / "tsc"
+    check = [str(tsc), "-p", "guests/scout/jsconfig.json"]
+    checked = subprocess.run(check, cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert checked.returncode == 0, checked.stdout
+    app = tmp_path / "guests" / "scout" / "app.js"
+    app.write_text(app.read_text().replace("demo.listTools()", "demo.listTool()"))
+    broken = subprocess.run(check, cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert "Property 'listTool' does not exist on type 'Tooling'" in broken.stdout
+    app.write_text(app.read_text().replace("demo.listTool()", "demo.listTools()"))
+    answered = in_process.run("run", "guests/scout", "--input", "hi", cwd=tmp_path)
+    assert answered.returncode == 0, answered.stderr
+    tools = ["echo", "add", "word_count", "fail", "sleep", "set_note"]
+    assert json.loads(answered.stdout) == {"tools": tools, "echo": "hi"}
+
+
+def test_the_command_line_reports_a_js_failure_and_exits_1(jsprobe: Path) -> None:
+    done = in_process.run("run", str(JSPROBE), "--input", "throw")
+    assert done.returncode == ExitCode.GUEST_ERROR
+    assert f"agent-host: agent jsprobe failed: Error: boom (at app.js:{line_of('new Error')}:" in done.stderr
+
+
+def test_serve_offers_a_js_agent_as_a_tool(jsprobe: Path, tmp_path: Path) -> None:
+    config = parse_config(
+        f'[agents.js]\ncomponent = "{JSPROBE}"\ndescription = "The JS twin of the probe."\n', tmp_path / "a.toml"
+    )
+
+    async def main() -> Any:
+        with Host(config) as host:
+            catalog = build_catalog(host, config)
+            async with catalog.running(), Client(build_server(catalog)) as client:
+                return await client.call_tool("js", {"input": "err"}), await client.call_tool("js", {"input": "x"})
+
+    failed, fine = anyio.run(main)
+    assert (failed.is_error, failed.content[0].text) == (True, "tool-failed: agent js failed: declined")
+    assert (fine.is_error, fine.content[0].text) == (False, "fine: x")
+
+
+def test_the_pytest_fixture_runs_a_js_guest_built_and_in_dev_mode(agent_host: AgentHost, jsprobe: Path) -> None:
+    for dev in (False, True):
+        result = agent_host.run(JSPROBE, input="echo from the fixture", toolings={"demo": _DEMO}, dev=dev)
+        assert (result.exit_code, result.output) == (0, "from the fixture"), result.stderr
+    failed = agent_host.run(JSPROBE, input="throw", toolings={"demo": _DEMO})
+    assert failed.exit_code == 1 and failed.error is not None
+    assert (failed.error.status, failed.error.code) == ("error", None)
+    assert failed.error.message.startswith("Error: boom (at app.js:"), failed.error
+
+
+_DEMO: Final = {"command": "${AGENT_HOST_PYTHON}", "args": ["-m", "agent_host.demo_server"]}
+
+
+def test_a_component_importing_wasi_http_is_named_with_the_flag_that_avoids_it(
+    toolchain: js_toolchain.Toolchain, tmp_path: Path
+) -> None:
+    """Built by hand with componentize-js's defaults, a component imports `wasi:http`: the host
+    names the imports and the flag at load and in `config check`, instead of wasmtime's "resource
+    implementation is missing" at instantiation."""
+    source = tmp_path / "web"
+    source.mkdir()
+    (source / "app.js").write_text("export function run(input) { return input; }\n")
+    wasm = tmp_path / "web.wasm"
+    made = subprocess.run(
+        [str(toolchain.node), str(toolchain.componentize_js), "app.js", "--wit", str(REPO / "wit"), "--world-name",
+         "agent", "--out", str(wasm)],
+        cwd=source, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    with Host(default_config()) as host, pytest.raises(ComponentError) as refused:
+        host.run(wasm, "", agent="web", policy=granted(host, "web"))
+    assert "imports wasi:http/types@0.2.10, wasi:http/outgoing-handler@0.2.10, which agent-host does not provide" in (
+        refused.value.message
+    )
+    assert refused.value.hint is not None and "--disable http fetch-event" in refused.value.hint
+    (tmp_path / "agent-host.toml").write_text(f'[agents.web]\ncomponent = "{wasm}"\n')
+    checked = in_process.run("config", "check", cwd=tmp_path)
+    assert checked.returncode == ExitCode.USAGE_ERROR
+    assert "problem: [agents.web] component: component" in checked.stderr and "wasi:http/types" in checked.stderr
+
+
+def test_dev_rebuilds_a_js_guest_on_save_and_reports_a_broken_save_until_it_is_fixed(
+    toolchain: js_toolchain.Toolchain, tmp_path: Path
+) -> None:
+    guest = tmp_path / "jsdev"
+    shutil.copytree(JSPROBE, guest)
+    watch = Watch(guest, "--input", "fine")
+    try:
+        assert watch.next_answer() == "fine: fine"
+        app = guest / "app.js"
+        original = app.read_text()
+        app.write_text(original.replace("return `fine: ${input}`", "return `v2: ${input}`"))
+        assert watch.next_answer("building guest jsdev") == "v2: fine"
+        app.write_text(original.replace("return `fine: ${input}`", "return `fine: ` +;"))
+        watch.wait_err("SyntaxError: expected expression")
+        app.write_text(original)
+        assert watch.next_answer("SyntaxError") == "fine: fine"
+    finally:
+        code = watch.stop()
+    assert code == 130, watch.err
