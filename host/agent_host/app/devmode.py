@@ -1,8 +1,6 @@
 """Dev mode: run a guest folder from its source, with one prebuilt runner component (Python).
 
-A JavaScript guest has no runner (nothing here evaluates JavaScript source at run time): a dev run
-builds it from its current source (`dev_component`: componentize-js, then a compile, ~15 s for a
-small guest; unchanged sources come from the cache) and runs it as built.
+A JavaScript guest has no runner: a dev run builds it from its current source (`dev_component`).
 
 The runner (`host/agent_host/components/templates/dev_runner.py.txt`) is built and compiled once per WIT package, guest
 library and componentize-py version, and cached like any guest; a source change never rebuilds it.

@@ -133,12 +133,12 @@ def import_problems(config: Config, stop: StopToken | None = None) -> list[str]:
     component, or importing what the host does not link (`runtime.linkable`: `wasi:http`, say). Each
     such file is compiled for this machine first, as its first run would (once; cached after).
     Guest folders are left out: `agent-host build` builds them with what the host links."""
-    from agent_host._support.paths import cache_dir
-    from agent_host.runtime.engine import Runtime
-
     files = [(name, agent) for name, agent in sorted(config.agents.items()) if _is_file(agent.component)]
     if not files:
         return []
+    from agent_host._support.paths import cache_dir
+    from agent_host.runtime.engine import Runtime  # only a config with .wasm components pays for wasmtime
+
     problems: list[str] = []
     with Runtime(cache_dir()) as runtime:
         for name, agent in files:

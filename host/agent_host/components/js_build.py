@@ -1,17 +1,13 @@
 """Building JavaScript guest folders into components with componentize-js, cached by content.
 
-A JavaScript guest is a folder whose module (`app.js`, or `--module NAME` for `NAME.js`) is an ES
-module exporting `run(input)`; it may import the folder's other modules by relative path and the
-world's interfaces as `agent-host:guest/tooling@0.2.0` and so on. The build copies the folder
-(without `node_modules` and hidden entries) into a scratch folder beside a generated entry module
-(`ENTRY_FILE`, from `templates/js_entry.js.txt`) that calls the guest's `run` and turns what would
-trap into an `err` the host reports: a thrown `Error` as `Name: message (at FILE:LINE:COL)`, a host
-import's uncaught error as `code: message (raised at FILE:LINE:COL)`, a value that is not a string
-as such; a thrown string passes through. componentize-js runs with `DISABLED_FEATURES` (the host
-links no `wasi:http`). Builds are cached under the same layout as Python builds; `js_build_key`
-covers everything a build is made of, so an unchanged guest is never rebuilt (componentize-js
-output differs byte for byte between builds of the same source: keying by the sources, not the
-output, is what spares a recompile).
+A JavaScript guest is a folder whose module (`app.js`, or `NAME.js`) is an ES module exporting
+`run(input)`. The build copies the folder (no `node_modules`, nothing hidden) beside a generated
+entry (`ENTRY_FILE`, `templates/js_entry.js.txt`) that turns what would trap into an `err`: a thrown
+`Error` as `Name: message (at FILE:LINE:COL)`, a host import's uncaught error as `code: message
+(raised at FILE:LINE:COL)`, a value that is not a string as such; a thrown string passes through.
+componentize-js runs with `DISABLED_FEATURES` (no `wasi:http`). Builds are cached as Python builds
+are, by `js_build_key`: keyed by the sources, since componentize-js's output differs byte for byte
+between two builds of the same source.
 """
 
 from __future__ import annotations
