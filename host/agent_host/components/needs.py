@@ -1,16 +1,19 @@
-"""What a guest's Python source asks for: the toolings it names in `tooling.get("NAME")`.
+"""What a guest's source asks for: the toolings it names in `tooling.get("NAME")` (Python) or in
+`get("NAME")` of a module importing `agent-host:guest/tooling` (JavaScript).
 
-Read with `ast` from the guest folder's `.py` files (hidden folders and caches left out), never
-run. Only a name written as a string literal is seen; a name computed at run time is not, so the
-result is what the guest certainly asks for, not all it may. A file that does not parse is
-skipped (building the guest reports it). Used by `config init` (an agent is written only when its
-file can give it what it asks for) and `config check` (an agent that cannot get one is a problem).
+Read with `ast` from the guest folder's `.py` files, and by `JS_GET` from its `.js` files (hidden
+folders, caches and `node_modules` left out), never run. Only a name written as a string literal
+is seen, not one computed at run time: the result is what the guest certainly asks for, not all it
+may. A file that does not parse is skipped (building the guest reports it). Used by `config init`
+(an agent is written only when its file can give it what it asks for) and `config check` (an
+agent that cannot get one is a problem).
 """
 
 from __future__ import annotations
 
 import ast
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -19,6 +22,11 @@ MAX_SOURCE_BYTES: Final = 1024 * 1024
 """A larger `.py` file of a guest folder is not read (it is data, not the agent's code)."""
 
 _SKIPPED: Final = frozenset({"__pycache__", "node_modules", "site-packages"})
+
+JS_TOOLING_IMPORT: Final = re.compile(r"""\bimport\s*\{([^}]*)\}\s*from\s*["']agent-host:guest/tooling@[^"']*["']""")
+"""A JavaScript module's named import of the tooling interface (`import { get } from ...`)."""
+JS_GET: Final = r"""\b{name}\(\s*(["'])([^"'\\]+)\1\s*\)"""
+"""A call of the imported `get` (possibly renamed: `{name}`) with a string literal."""
 
 
 @dataclass(frozen=True)
@@ -39,15 +47,29 @@ def _sources(folder: Path) -> list[Path]:
     found = []
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIPPED and not d.startswith("."))
-        found += [Path(dirpath) / name for name in sorted(filenames) if name.endswith(".py")]
+        found += [Path(dirpath) / name for name in sorted(filenames) if name.endswith((".py", ".js"))]
     return found
+
+
+def _asked_in_js(path: Path, text: str) -> list[Asked]:
+    names = []
+    for imported in JS_TOOLING_IMPORT.finditer(text):
+        for part in imported.group(1).split(","):
+            original, _, alias = part.strip().partition(" as ")
+            if original.strip() == "get":
+                names.append((alias or original).strip())
+    calls = [call for name in names for call in re.finditer(JS_GET.format(name=re.escape(name)), text)]
+    return [Asked(call.group(2), path, text.count("\n", 0, call.start()) + 1) for call in calls]
 
 
 def _asked_in(path: Path) -> list[Asked]:
     try:
         if path.stat().st_size > MAX_SOURCE_BYTES:
             return []
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".js":
+            return _asked_in_js(path, text)
+        tree = ast.parse(text, filename=str(path))
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
         return []
     asked = []
@@ -69,7 +91,7 @@ def _asked_in(path: Path) -> list[Asked]:
 
 def toolings_asked(folder: Path) -> list[Asked]:
     """The toolings the Python sources of guest folder `folder` ask for, each once (where it is
-    first asked for, by file and line), in name order; [] for a file (a `.wasm`) or a JS guest."""
+    first asked for, by file and line), in name order; [] for a file (a `.wasm`)."""
     if not folder.is_dir():
         return []
     first: dict[str, Asked] = {}

@@ -96,3 +96,26 @@ def test_missing_node_or_npm_is_named_with_how_to_get_them(monkeypatch: pytest.M
         js_toolchain.toolchain()
     assert missing.value.message == "node and npm not found on PATH: a JavaScript guest cannot be built"
     assert missing.value.hint == js_toolchain.NODE_HINT
+
+
+def test_the_toolings_a_js_guest_asks_for_are_read_from_its_imports_of_get(tmp_path: Path) -> None:
+    from agent_host.components.needs import toolings_asked
+
+    folder = folder_with(tmp_path)
+    (folder / "app.js").write_text(
+        'import { log } from "agent-host:guest/log@0.2.0";\n'
+        'import { get as tooling } from "agent-host:guest/tooling@0.2.0";\n'
+        "export function run(input) {\n"
+        '  const files = tooling("files");\n'
+        "  return tooling('search').name() + get(\"not-the-import\") + tooling(input);\n"
+        "}\n"
+    )
+    (folder / "node_modules").mkdir()
+    (folder / "node_modules" / "x.js").write_text(
+        'import { get } from "agent-host:guest/tooling@0.2.0";\nget("dep");\n'
+    )
+    (folder / "other.js").write_text('function get(name) {}\nget("local");\n')  # no import of the interface
+    assert [(a.tooling, a.file.name, a.line) for a in toolings_asked(folder)] == [
+        ("files", "app.js", 4),
+        ("search", "app.js", 5),
+    ]
