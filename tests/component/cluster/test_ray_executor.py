@@ -260,3 +260,29 @@ def test_a_ray_head_the_tests_start_leaves_no_process_when_stopped() -> None:
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert left == set()
+
+
+def test_a_javascript_guest_on_ray_answers_and_fails_as_locally(ray_head: str, tmp_path: Path) -> None:
+    """Provenance: issue 23, point 1 (a JS guest folder wherever a guest folder is accepted, Ray too)."""
+    from agent_host.components import js_toolchain
+    from agent_host.errors import BuildError
+
+    try:
+        js_toolchain.node_and_npm()
+    except BuildError as exc:
+        pytest.skip(f"JavaScript guests need node and npm: {exc.message}")
+    jsprobe = REPO / "tests" / "guests" / "jsprobe"
+    config = tmp_path / "agent-host.toml"
+    config.write_text(
+        f"[agents.js]\ncomponent = '{jsprobe}'\ninput = 'echo over ray'\ntoolings = ['demo']\n"
+        f"[agents.js-fails]\ncomponent = '{jsprobe}'\ninput = 'throw'\n"
+        '[tooling.demo]\ncommand = "${AGENT_HOST_PYTHON}"\nargs = ["-m", "agent_host.demo_server"]\n'
+    )
+    run = ("run", "--config", str(config), "--json")
+    local = agent_host(*run)
+    on_ray = agent_host(*run, "--executor", "ray", "--ray-address", ray_head)
+    assert local.returncode == on_ray.returncode == 1, on_ray.stderr
+    assert outcomes(on_ray) == outcomes(local)
+    found = {agent: (status, output) for agent, status, _, output in outcomes(on_ray)}
+    assert found["js"] == ("ok", "over ray")
+    assert found["js-fails"][0] == "error" and found["js-fails"][1].startswith("Error: boom (at app.js:")
