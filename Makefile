@@ -62,6 +62,7 @@ test-fast: setup
 
 bench: setup
 	$(BIN)/python -m tests.bench
+	$(BIN)/python -m tests.bench.js
 	$(BIN)/python -m tests.bench.edit_run
 	$(BIN)/python -m tests.bench.serve
 	$(BIN)/python -m tests.bench.ray

@@ -6,7 +6,8 @@
 // - "caught": a host import's error caught, its payload returned; "err": a thrown string (err);
 // - "number": run returns a number; "promise": run is async;
 // - "oom": allocates until memory runs out; "spin": an endless loop;
-// - "log": a message into the host's log; "now": performance.now() and Date.now() move.
+// - "log": a message into the host's log; "now": performance.now() and Date.now() move;
+// - "timed TOOLING N": seconds per call-tool-blocking of echo; "timed-name TOOLING N": per name().
 // Written against wit/ alone.
 import { recv } from "agent-host:guest/inbox@0.2.0";
 import { log } from "agent-host:guest/log@0.2.0";
@@ -67,6 +68,16 @@ export function run(input) {
     const start = performance.now();
     while (performance.now() - start < 5);
     return Date.now() > 1.7e12 ? "clocks move" : "frozen clock";
+  }
+  if (mode === "timed" || mode === "timed-name") {
+    const [tooling, count] = rest;
+    const handle = get(tooling);
+    const echo = JSON.stringify({ text: "hello" });
+    const once = mode === "timed" ? () => handle.callToolBlocking("echo", echo) : () => handle.name();
+    for (let i = 0; i < 10; i++) once();
+    const start = performance.now();
+    for (let i = 0; i < Number(count); i++) once();
+    return String((performance.now() - start) / 1000 / Number(count));
   }
   return `fine: ${input}`;
 }
