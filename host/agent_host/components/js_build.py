@@ -60,13 +60,16 @@ def entry_source(module: str) -> str:
 
 
 def _guest_files(folder: Path) -> list[Path]:
+    """The guest's files, in a stable order: `os.walk` (a symlinked folder is not followed, so no
+    loop and nothing outside), without `SKIPPED` folders, hidden entries and built components."""
     found = []
-    for path in sorted(folder.rglob("*")):
-        parts = path.relative_to(folder).parts
-        if any(part.startswith(".") or part in SKIPPED for part in parts) or path.suffix in (".wasm", ".cwasm"):
-            continue
-        if path.is_file():
-            found.append(path)
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED and not d.startswith("."))
+        found += [
+            Path(dirpath) / name
+            for name in sorted(filenames)
+            if not name.startswith(".") and not name.endswith((".wasm", ".cwasm"))
+        ]
     return found
 
 

@@ -181,6 +181,12 @@ def test_new_lang_js_writes_a_guest_that_type_checks_runs_and_answers(
     assert bindings.returncode == 0, bindings.stderr
     declared = (tmp_path / "typings-ts" / "interfaces" / "agent-host-guest-tooling.d.ts").read_text()
     assert "declare module 'agent-host:guest/tooling@0.2.0'" in declared and "callToolBlocking(" in declared
+    assert in_process.run("bindings", "--lang", "ts", cwd=tmp_path).returncode == 0  # its own copy: replaced
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "index.d.ts").write_text("// not agent-host's\n")
+    foreign = in_process.run("bindings", "--lang", "ts", "mine", cwd=tmp_path)
+    assert foreign.returncode == ExitCode.USAGE_ERROR and "was not written by agent-host bindings" in foreign.stderr
+    assert (tmp_path / "mine" / "index.d.ts").read_text() == "// not agent-host's\n"
     tsc = toolchain.prefix / "node_modules" / ".bin" / "tsc"
     check = [str(tsc), "-p", "guests/scout/jsconfig.json"]
     checked = subprocess.run(check, cwd=tmp_path, capture_output=True, text=True, check=False)
