@@ -1,0 +1,109 @@
+"""JavaScript guests, as their authors meet them: a syntax error at build time, `agent-host new
+--lang js` with `bindings --lang ts` checked by tsc, and the `dev` loop rebuilding on each save.
+
+Skipped, with the reason, where node or npm is missing. The runs themselves are in test_js_guests.py.
+
+Provenance: issue 23 (points 2, 3 and 5).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Final
+
+import pytest
+
+from agent_host.components import js_toolchain
+from agent_host.errors import BuildError, ExitCode
+from tests.support import in_process
+from tests.support.component import REPO
+from tests.support.dev_watch import Watch
+
+pytestmark = [pytest.mark.component, pytest.mark.npm, pytest.mark.timeout(300)]
+"""Longer than the suite's 60 s: each test builds (componentize-js) and compiles, a fresh run installs the
+toolchain first."""
+
+JSPROBE: Final = REPO / "tests" / "guests" / "jsprobe"
+WAIT: Final = 180.0
+"""Seconds a dev-mode child may take for an answer (a JavaScript rebuild and compile, on a loaded machine)."""
+
+
+@pytest.fixture(scope="module")
+def toolchain() -> js_toolchain.Toolchain:
+    try:
+        return js_toolchain.toolchain()
+    except BuildError as exc:
+        pytest.skip(f"JavaScript guests need node and npm: {exc.message}")
+
+
+def test_a_syntax_error_names_the_file_line_and_column_without_nodes_frames(
+    toolchain: js_toolchain.Toolchain, tmp_path: Path
+) -> None:
+    guest = tmp_path / "broken"
+    guest.mkdir()
+    (guest / "app.js").write_text(
+        'import { twice } from "./lib.js";\nexport function run(input) {\n  return twice(input);\n}\n'
+    )
+    (guest / "lib.js").write_text("export function twice(text) {\n  return text +;\n}\n")
+    done = in_process.run("build", str(guest))
+    assert done.returncode == ExitCode.USAGE_ERROR, done.stderr
+    assert f"error: building {guest} failed: lib.js:2:16 SyntaxError: expected expression, got ';'" in done.stderr
+    assert "    at " not in done.stderr and "Node.js v" not in done.stderr, done.stderr
+
+
+def test_new_lang_js_writes_a_guest_that_type_checks_runs_and_answers(
+    toolchain: js_toolchain.Toolchain, tmp_path: Path
+) -> None:
+    """`agent-host new NAME --lang js`, `bindings --lang ts`, jco's declarations checked with tsc
+    (installed with jco), then `agent-host run` of the new guest against the bundled server."""
+    made = in_process.run("new", "scout", "--lang", "js", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    assert "write the bindings: agent-host bindings --lang ts" in made.stderr
+    assert sorted(p.name for p in (tmp_path / "guests" / "scout").iterdir()) == ["app.js", "jsconfig.json"]
+    bindings = in_process.run("bindings", "--lang", "ts", cwd=tmp_path)
+    assert bindings.returncode == 0, bindings.stderr
+    declared = (tmp_path / "typings-ts" / "interfaces" / "agent-host-guest-tooling.d.ts").read_text()
+    assert "declare module 'agent-host:guest/tooling@0.2.0'" in declared and "callToolBlocking(" in declared
+    assert in_process.run("bindings", "--lang", "ts", cwd=tmp_path).returncode == 0  # its own copy: replaced
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "index.d.ts").write_text("// not agent-host's\n")
+    foreign = in_process.run("bindings", "--lang", "ts", "mine", cwd=tmp_path)
+    assert foreign.returncode == ExitCode.USAGE_ERROR and "was not written by agent-host bindings" in foreign.stderr
+    assert (tmp_path / "mine" / "index.d.ts").read_text() == "// not agent-host's\n"
+    tsc = toolchain.prefix / "node_modules" / ".bin" / "tsc"
+    check = [str(tsc), "-p", "guests/scout/jsconfig.json"]
+    checked = subprocess.run(check, cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert checked.returncode == 0, checked.stdout
+    app = tmp_path / "guests" / "scout" / "app.js"
+    app.write_text(app.read_text().replace("demo.listTools()", "demo.listTool()"))
+    broken = subprocess.run(check, cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert "Property 'listTool' does not exist on type 'Tooling'" in broken.stdout
+    app.write_text(app.read_text().replace("demo.listTool()", "demo.listTools()"))
+    answered = in_process.run("run", "guests/scout", "--input", "hi", cwd=tmp_path)
+    assert answered.returncode == 0, answered.stderr
+    tools = ["echo", "add", "word_count", "fail", "sleep", "set_note"]
+    assert json.loads(answered.stdout) == {"tools": tools, "echo": "hi"}
+
+
+def test_dev_rebuilds_a_js_guest_on_save_and_reports_a_broken_save_until_it_is_fixed(
+    toolchain: js_toolchain.Toolchain, tmp_path: Path
+) -> None:
+    guest = tmp_path / "jsprobe"  # the name and sources of tests/guests/jsprobe: its build is the cached one
+    shutil.copytree(JSPROBE, guest)
+    watch = Watch(guest, "--input", "fine", wait=WAIT)
+    try:
+        assert watch.next_answer() == "fine: fine"
+        app = guest / "app.js"
+        original = app.read_text()
+        app.write_text(original.replace("return `fine: ${input}`", "return `v2: ${input}`"))
+        assert watch.next_answer("building guest jsprobe") == "v2: fine"
+        app.write_text(original.replace("return `fine: ${input}`", "return `fine: ` +;"))
+        watch.wait_err("SyntaxError: expected expression")
+        app.write_text(original)
+        assert watch.next_answer("SyntaxError") == "fine: fine"
+    finally:
+        code = watch.stop()
+    assert code == 130, watch.err
