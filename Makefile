@@ -24,8 +24,6 @@ guests: setup
 	$(BIN)/agent-host build guests/demo
 	$(BIN)/agent-host build tests/guests/probe
 	$(BIN)/agent-host build tests/guests/blunders
-	$(BIN)/agent-host build tests/guests/listener
-	$(BIN)/agent-host build tests/guests/idle
 
 demo: setup
 	$(BIN)/agent-host run guests/demo

@@ -25,7 +25,8 @@ from agent_host.components.build import build_guest
 from agent_host.runtime.engine import Runtime
 
 ROUNDS: Final = 7
-IDLE: Final = Path(__file__).resolve().parents[1] / "guests" / "idle"
+IDLE: Final = Path(__file__).resolve().parents[1] / "guests" / "probe"
+"""The probe guest; an input that is not JSON runs its idle part (wait in the inbox, then answer)."""
 
 
 def process(*args: str, rounds: int = ROUNDS) -> float:
@@ -51,7 +52,7 @@ def measure() -> dict[str, float]:
         "run_cached": process(*agent_host, "run", str(IDLE)),
     }
     with tempfile.TemporaryDirectory(prefix="agent-host-bench-") as scratch:
-        fresh = Path(scratch) / "idle"
+        fresh = Path(scratch) / "probe"
         shutil.copytree(IDLE, fresh)
         with (fresh / "app.py").open("a", encoding="utf-8") as app:
             app.write(f"\n# edited for the bench at {time.time()}\n")  # nothing of it is cached

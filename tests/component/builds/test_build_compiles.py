@@ -22,7 +22,7 @@ def test_a_run_that_touches_no_mcp_tooling_imports_neither_mcp_nor_jsonschema() 
     """Issue 11 ("`agent-host run` of a cached guest that touches no MCP tooling ≤ 0.4 s"): importing
     the MCP SDK costs ~0.5 s and jsonschema ~0.06 s; neither is needed when no tool is called."""
     script = (
-        "import sys; from agent_host.cli import main; code = main(['run', 'tests/guests/idle']);"
+        "import sys; from agent_host.cli import main; code = main(['run', 'tests/guests/probe']);"
         "print(code, sorted(m for m in ('mcp', 'jsonschema', 'httpx2') if m in sys.modules))"
     )
     done = cli_process.run(code=script, cwd=REPO)

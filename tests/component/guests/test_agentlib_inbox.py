@@ -21,7 +21,7 @@ from agent_host.components.build import build_guest
 from tests.support.component import OBSERVED_TOML, REPO, granted
 
 pytestmark = pytest.mark.component
-LISTENER: Final = REPO / "tests" / "guests" / "listener"
+LISTENER: Final = REPO / "tests" / "guests" / "probe"  # its listener part (listener.py)
 
 
 @pytest.fixture(scope="module")

@@ -31,7 +31,7 @@ from tests.support.output_lines import Lines
 
 pytestmark = pytest.mark.component
 
-HOARDER: Final = REPO / "tests" / "guests" / "hoarder"
+HOARDER: Final = REPO / "tests" / "guests" / "probe"  # its hoarder part (hoarder.py)
 LIMIT: Final = 64
 MANY: Final = 3000
 """Descriptors the hostile run asks for: far more than `LIMIT`, less than this machine's `ulimit -n`."""

@@ -35,7 +35,7 @@ from tests.support.serving import INITIALIZE, JSON_HEADERS, HttpServe, RawStdio,
 
 pytestmark = pytest.mark.component
 
-IDLE = REPO / "tests" / "guests" / "idle"
+IDLE = REPO / "tests" / "guests" / "probe"  # its idle part: input = milliseconds to wait
 CONFIG = f"""
 [tooling.mock]
 kind = "mock"

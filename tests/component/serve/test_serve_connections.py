@@ -38,7 +38,7 @@ from tests.support.serving import HttpServe
 
 pytestmark = pytest.mark.component
 
-IDLE = REPO / "tests" / "guests" / "idle"
+IDLE = REPO / "tests" / "guests" / "probe"  # its idle part: input = milliseconds to wait
 WAIT = 20.0
 """Seconds any read from the server may take before the test fails (the bounds tested are < 1 s)."""
 SHORT = 0.5

@@ -29,7 +29,7 @@ from tests.support.serving import INITIALIZE, RawStdio
 
 pytestmark = pytest.mark.component
 
-IDLE = REPO / "tests" / "guests" / "idle"
+IDLE = REPO / "tests" / "guests" / "probe"  # its idle part: input = milliseconds to wait
 CONFIG = f'[agents.idle]\ncomponent = "{IDLE}"\n'
 SERVE_TIMEOUT = 120
 """Seconds a `serve` child may take to fail or end (it builds the guest first)."""

@@ -1,4 +1,5 @@
-"""A test guest of agentlib's inbox helpers: `events()`, `start()`, subscriptions and `match`.
+"""The probe's listener (it was the `listener` test guest): agentlib's inbox helpers, `events()`,
+`start()`, subscriptions and `match`.
 
 Input: {"scenario": "demo"} (tooling `demo`, the bundled server) or {"scenario": "lists"} (tooling
 `t`, tests/servers/observed.py). Output: a JSON object of what the guest saw, for the test to check.
@@ -8,7 +9,6 @@ Every envelope is taken apart with `match` on the generated classes, with keywor
 
 import json
 
-import wit_world
 from agentlib import (
     ToolingError,
     ToolResult,
@@ -137,7 +137,6 @@ def orphan() -> dict:
     return {"close": note.close(), "is_open": slow.is_open(), "cancel": slow.cancel()}
 
 
-class WitWorld(wit_world.WitWorld):
-    def run(self, input: str) -> str:
-        scenario = json.loads(input)["scenario"]
-        return json.dumps({"demo": demo, "lists": lists, "orphan": orphan}[scenario]())
+def run(input: str) -> str:
+    scenario = json.loads(input)["scenario"]
+    return json.dumps({"demo": demo, "lists": lists, "orphan": orphan}[scenario]())
