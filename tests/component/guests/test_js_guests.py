@@ -118,6 +118,14 @@ def test_failures_read_like_a_python_guests_with_the_guests_own_lines(host: Host
     nosuch = line_of('mode === "nosuch"')
     assert escaped.text.startswith(f"{prefix}{nosuch}:"), escaped.text
     assert run(host, jsprobe, "err").text == "declined"
+    forged = run(host, jsprobe, "forged")  # a code the host never returned is not believed
+    assert (forged.status, forged.error_code, forged.exit_code) == ("error", None, ExitCode.GUEST_ERROR), forged
+    assert forged.text == "limit-exceeded: the memory limit was reached (raised at unknown place)"  # no stack
+    unreadable = run(host, jsprobe, "unreadable")  # reading what was thrown throws: still an err, not a trap
+    assert (unreadable.status, unreadable.text) == (
+        "error",
+        "run() threw a value that could not be described (reading it threw too)",
+    )
     assert run(host, jsprobe, "number").text == "run() must return a string, got number (app.js)"
     promised = run(host, jsprobe, "promise").text
     assert promised.startswith("run() must return a string, got a Promise (run must not be async"), promised
