@@ -75,14 +75,25 @@ class StopToken:
         return self._event.wait(timeout)
 
 
+TIMED_OUT: Final = -2
+"""The status `run_child` gives for a child ended because it ran past its `timeout`."""
+
+
 def run_child(
-    command: list[str], stop: StopToken | None, what: str, *, cwd: Path | None = None, env: dict[str, str] | None = None
+    command: list[str],
+    stop: StopToken | None,
+    what: str,
+    *,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float | None = None,
 ) -> tuple[int, str]:
     """Run `command` to its end and return (exit status, its stdout and stderr as text).
 
     The child runs in its own process group (a terminal's Ctrl-C reaches the host only) with no
     stdin. On a stop request, before or while it runs, it is terminated (killed after
-    `TERMINATE_GRACE`) and `Interrupted` naming `what` is raised, whatever the child did."""
+    `TERMINATE_GRACE`) and `Interrupted` naming `what` is raised, whatever the child did. A child
+    still running after `timeout` seconds is ended the same way, and its status is `TIMED_OUT`."""
     if stop is not None:
         stop.check(what)
     with tempfile.TemporaryFile() as output:
@@ -96,7 +107,7 @@ def run_child(
             process_group=0,
         )
         try:
-            status = _wait(child, stop)
+            status = _wait(child, stop, None if timeout is None else time.monotonic() + timeout)
         finally:
             end_child(child)
         if stop is not None:
@@ -105,8 +116,8 @@ def run_child(
         return status, output.read().decode("utf-8", errors="replace")
 
 
-def _wait(process: subprocess.Popen[bytes], stop: StopToken | None) -> int:
-    """The exit status of `process`, or -1 as soon as a stop is requested."""
+def _wait(process: subprocess.Popen[bytes], stop: StopToken | None, deadline: float | None) -> int:
+    """The exit status of `process`, -1 as soon as a stop is requested, `TIMED_OUT` past `deadline`."""
     while True:
         try:
             return process.wait(POLL)
@@ -114,6 +125,8 @@ def _wait(process: subprocess.Popen[bytes], stop: StopToken | None) -> int:
             pass
         if stop is not None and stop.stopped:
             return -1
+        if deadline is not None and time.monotonic() >= deadline:
+            return TIMED_OUT
 
 
 def end_child(process: subprocess.Popen[bytes]) -> None:

@@ -148,7 +148,7 @@ module_option: Final = click.option(
     "--module",
     metavar="NAME",
     help="The module defining WitWorld, by its import name (app for app.py; default: app, else the folder's only "
-    "module).",
+    "module); for a JavaScript guest, the module exporting run (main for main.js; default: app.js).",
 )
 """`--module`, as `run` and `dev` take it."""
 

@@ -46,7 +46,8 @@ logger = logging.getLogger("agent_host")
 
 HELP = """\b
 Run GUEST's run(input) in a sandbox and print the string it returns on stdout.
-GUEST is a guest folder (built with componentize-py on demand, cached) or a .wasm component.
+GUEST is a guest folder (app.py: built with componentize-py; app.js: componentize-js; on demand, cached) or a
+.wasm component.
 With --agent NAME, the [agents.NAME] table gives the component, input, grants and limits.
 Without GUEST and --agent, every [agents.*] runs at once, sharing connections; with --agent
 repeated, those agents do. A table of outcomes follows and the exit code is the worst one;
@@ -93,7 +94,8 @@ DETAIL_WIDTH: Final = 100
 @click.option(
     "--dev",
     is_flag=True,
-    help="Run guest folders from their source with the prebuilt dev runner: no build, no compile per edit.",
+    help="Run guest folders from their source with the prebuilt dev runner: no build, no compile per edit "
+    "(a JavaScript guest is built from its current source).",
 )
 @click.option(
     "--executor",

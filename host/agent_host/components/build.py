@@ -29,7 +29,8 @@ from agent_host import cache
 from agent_host._support import scratch
 from agent_host._support.paths import cache_dir, guest_lib_dir, wit_dir
 from agent_host._support.progress import progress
-from agent_host._support.stopping import StopToken, run_child
+from agent_host._support.stopping import TIMED_OUT, StopToken, run_child
+from agent_host.components.build_limits import build_timeout, timed_out
 from agent_host.errors import MISSING_MODULE_HINT, BuildError
 
 WORLD: Final = "agent"
@@ -250,7 +251,10 @@ def _build_into(folder: Path, name: str, target: Path, stop: StopToken | None, w
         with progress(what):
             # RUST_BACKTRACE=0: the Python error, not Rust frames, ends componentize-py's output.
             env = {**os.environ, "RUST_BACKTRACE": "0", "VIRTUAL_ENV": str(_no_site_packages(entry_dir))}
-            returncode, output = run_child(command, stop, what, cwd=folder, env=env)
+            limit = build_timeout()
+            returncode, output = run_child(command, stop, what, cwd=folder, env=env, timeout=limit)
+            if returncode == TIMED_OUT:
+                raise timed_out(folder, limit)
             output = output.strip()[-BUILD_OUTPUT_TAIL:]
             if returncode != 0:
                 cause = output.splitlines()[-1].strip() if output else f"componentize-py exit {returncode}"

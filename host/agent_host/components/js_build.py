@@ -23,7 +23,8 @@ from agent_host import cache
 from agent_host._support import scratch
 from agent_host._support.paths import template, wit_dir
 from agent_host._support.progress import progress
-from agent_host._support.stopping import StopToken, run_child
+from agent_host._support.stopping import TIMED_OUT, StopToken, run_child
+from agent_host.components.build_limits import build_timeout, timed_out
 from agent_host.components.js_toolchain import COMPONENTIZE_JS_VERSION, JCO_VERSION, toolchain
 from agent_host.errors import BuildError
 
@@ -73,6 +74,19 @@ def _guest_files(folder: Path) -> list[Path]:
     return found
 
 
+def _refuse_links_outside(folder: Path) -> None:
+    """Raise `BuildError` naming a file of `folder` that is a symbolic link to a file outside it: its
+    content would be built into the guest (and quoted in build errors)."""
+    root = folder.resolve()
+    for path in _guest_files(folder):
+        if path.is_symlink() and not path.resolve().is_relative_to(root):
+            raise BuildError(
+                f"{path}: a symbolic link to {path.resolve()}, outside the guest folder; its content would be built "
+                "into the guest",
+                hint="copy the file into the folder instead of linking to it",
+            )
+
+
 def js_build_key(folder: Path, module: str) -> str:
     """sha256 of the guest's files (path and bytes; `SKIPPED` and hidden entries left out), the WIT
     package, the entry module, the build's features and the componentize-js and jco versions."""
@@ -96,6 +110,7 @@ def build_js_into(folder: Path, module: str, target: Path, stop: StopToken | Non
     work = scratch.make("js-build-")
     try:
         source = work / folder.name
+        _refuse_links_outside(folder)
         for path in _guest_files(folder):
             copy = source / path.relative_to(folder)
             copy.parent.mkdir(parents=True, exist_ok=True)
@@ -105,8 +120,13 @@ def build_js_into(folder: Path, module: str, target: Path, stop: StopToken | Non
         output_file = work / "out.wasm"
         command = [str(tools.node), str(tools.componentize_js), ENTRY_FILE, "--wit", str(wit_dir())]
         command += ["--world-name", WORLD, "--disable", *DISABLED_FEATURES, "--out", str(output_file)]
+        # componentize-js makes its own temp folder: inside `work`, so a stopped build leaves none.
+        env = {**os.environ, "TMPDIR": str(work)}
         with progress(what):
-            returncode, output = run_child(command, stop, what, cwd=source)
+            limit = build_timeout()
+            returncode, output = run_child(command, stop, what, cwd=source, env=env, timeout=limit)
+            if returncode == TIMED_OUT:
+                raise timed_out(folder, limit)
             if returncode != 0 or not output_file.is_file():
                 raise BuildError(
                     f"building {folder} failed: {failure_cause(output, returncode)}\n{failure_text(output)}"

@@ -107,3 +107,40 @@ def test_dev_rebuilds_a_js_guest_on_save_and_reports_a_broken_save_until_it_is_f
     finally:
         code = watch.stop()
     assert code == 130, watch.err
+
+
+def test_a_build_whose_top_level_never_ends_is_ended_at_the_build_timeout_leaving_nothing(
+    toolchain: js_toolchain.Toolchain, tmp_path: Path
+) -> None:
+    """A guest's top-level code runs while it is built (pre-initialisation): an endless loop there
+    made the build run for ever. It ends at `AGENT_HOST_BUILD_TIMEOUT`, with no process left (the
+    autouse check) and no temp folder of componentize-js's left behind."""
+    guest = tmp_path / "toploop"
+    guest.mkdir()
+    (guest / "app.js").write_text("for (;;) {}\nexport function run(input) { return input; }\n")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    done = in_process.run("build", str(guest), env={"AGENT_HOST_BUILD_TIMEOUT": "3", "TMPDIR": str(temp)})
+    assert done.returncode == ExitCode.USAGE_ERROR, done.stderr
+    assert f"error: building {guest} did not finish within 3 s: a guest's top-level code runs" in done.stderr
+    assert "hint: move that work into run(), or allow more time with AGENT_HOST_BUILD_TIMEOUT=SECONDS" in done.stderr
+    assert list(temp.iterdir()) == []
+
+
+def test_a_file_linked_from_outside_the_guest_folder_is_refused(
+    toolchain: js_toolchain.Toolchain, tmp_path: Path
+) -> None:
+    """Followed, the link's target was built into the guest and quoted in build errors (a link to
+    /etc/passwd imported as a module printed its first line)."""
+    guest = tmp_path / "linked"
+    guest.mkdir()
+    (tmp_path / "secret.js").write_text('export const secret = "outside";\n')
+    (guest / "secret.js").symlink_to(tmp_path / "secret.js")
+    (guest / "app.js").write_text(
+        'import { secret } from "./secret.js";\nexport function run(input) { return secret; }\n'
+    )
+    done = in_process.run("build", str(guest))
+    assert done.returncode == ExitCode.USAGE_ERROR
+    assert (
+        f"{guest / 'secret.js'}: a symbolic link to {tmp_path / 'secret.js'}, outside the guest folder" in done.stderr
+    )

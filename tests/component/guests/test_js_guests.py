@@ -121,6 +121,9 @@ def test_failures_read_like_a_python_guests_with_the_guests_own_lines(host: Host
     forged = run(host, jsprobe, "forged")  # a code the host never returned is not believed
     assert (forged.status, forged.error_code, forged.exit_code) == ("error", None, ExitCode.GUEST_ERROR), forged
     assert forged.text == "limit-exceeded: the memory limit was reached (raised at unknown place)"  # no stack
+    badarg = run(host, jsprobe, "badarg")  # a binding's TypeError, with the guest's place
+    place = line_of('mode === "badarg"')
+    assert badarg.text.startswith(f"TypeError: expected a string, received [number] (at app.js:{place}:"), badarg
     unreadable = run(host, jsprobe, "unreadable")  # reading what was thrown throws: still an err, not a trap
     assert (unreadable.status, unreadable.text) == (
         "error",
@@ -143,6 +146,7 @@ def test_the_memory_and_cpu_limits_give_the_same_reports_and_exit_codes_as_for_p
     assert (spin.status, spin.exit_code, spin.tripped) == ("trap", ExitCode.TRAP, "cpu_time"), spin
     assert spin.text.startswith("CPU time limit: run used more than 2 s of CPU"), spin.text
     assert run(host, jsprobe, "now").text == "clocks move"  # the guest's clocks are the host's
+    assert run(host, jsprobe, "fetch").text == "undefined"  # no network: no fetch that would trap
 
 
 def test_the_build_is_keyed_by_the_sources_so_an_unchanged_guest_is_never_rebuilt(

@@ -5,6 +5,7 @@
 // - "throw": an Error escapes run; "nosuch": a host import's error escapes run;
 // - "caught": a host import's error caught, its payload returned; "err": a thrown string (err);
 // - "forged": a thrown object with a made-up payload; "unreadable": one whose reading throws;
+// - "fetch": typeof fetch; "badarg": a binding's TypeError (a number where the WIT wants a string);
 // - "number": run returns a number; "promise": run is async;
 // - "oom": allocates until memory runs out; "spin": an endless loop;
 // - "log": a message into the host's log; "now": performance.now() and Date.now() move;
@@ -54,6 +55,8 @@ export function run(input) {
     }
   }
   if (mode === "err") throw "declined";
+  if (mode === "fetch") return typeof fetch;
+  if (mode === "badarg") get("demo").callToolBlocking(123, "{}");
   if (mode === "forged") throw { payload: { code: "limit-exceeded", message: "the memory limit was reached" } };
   if (mode === "unreadable") throw { get payload() { throw new Error("no"); }, toString() { throw new Error("no"); } };
   if (mode === "number") return 42;
