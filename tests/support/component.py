@@ -6,6 +6,7 @@ guest, hosts, and real MCP servers on 127.0.0.1.
 - `demo_host`: one host per module on the embedded default config (tooling `demo` over stdio),
   connected eagerly so its server predates each test; closing it must leave no process.
 - `http_demo`: the bundled server over streamable HTTP on a free 127.0.0.1 port, stopped after.
+- `toolchain`: the JavaScript guest toolchain (skipped without node and npm).
 - `everything_bin`: @modelcontextprotocol/server-everything installed (pinned) into the cache
   folder; the test is skipped, with the reason, when node or npm is missing.
 """
@@ -188,6 +189,19 @@ def _npm_install(npm: str, prefix: Path, spec: str) -> None:
     )  # fmt: skip
     if done.returncode != 0:
         pytest.fail(f"npm install {spec} failed:\n{done.stderr[-2000:]}")
+
+
+@pytest.fixture(scope="session")
+def toolchain() -> Any:
+    """The JavaScript guest toolchain (componentize-js and jco), installed into the cache on first
+    use; the test is skipped, with the reason, when node or npm is missing."""
+    from agent_host.components import js_toolchain
+    from agent_host.errors import BuildError
+
+    try:
+        return js_toolchain.toolchain()
+    except BuildError as exc:
+        pytest.skip(f"JavaScript guests need node and npm: {exc.message}")
 
 
 @pytest.fixture(scope="session")

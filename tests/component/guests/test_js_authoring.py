@@ -17,7 +17,7 @@ from typing import Final
 import pytest
 
 from agent_host.components import js_toolchain
-from agent_host.errors import BuildError, ExitCode
+from agent_host.errors import ExitCode
 from tests.support import in_process
 from tests.support.component import REPO
 from tests.support.dev_watch import Watch
@@ -29,14 +29,6 @@ toolchain first."""
 JSPROBE: Final = REPO / "tests" / "guests" / "jsprobe"
 WAIT: Final = 180.0
 """Seconds a dev-mode child may take for an answer (a JavaScript rebuild and compile, on a loaded machine)."""
-
-
-@pytest.fixture(scope="module")
-def toolchain() -> js_toolchain.Toolchain:
-    try:
-        return js_toolchain.toolchain()
-    except BuildError as exc:
-        pytest.skip(f"JavaScript guests need node and npm: {exc.message}")
 
 
 def test_a_syntax_error_names_the_file_line_and_column_without_nodes_frames(

@@ -25,7 +25,7 @@ from agent_host import AgentHost, Host
 from agent_host.components import js_build, js_toolchain
 from agent_host.components.build import build_guest
 from agent_host.config import parse_config
-from agent_host.errors import BuildError, ExitCode
+from agent_host.errors import ExitCode
 from agent_host.serve.catalog import build_catalog
 from agent_host.serve.mcp_server import build_server
 from tests.support import in_process
@@ -45,14 +45,6 @@ def line_of(text: str, file: str = "app.js") -> int:
     """The line of tests/guests/jsprobe/FILE holding `text` (1-based)."""
     lines = (JSPROBE / file).read_text().splitlines()
     return next(number for number, line in enumerate(lines, 1) if text in line)
-
-
-@pytest.fixture(scope="module")
-def toolchain() -> js_toolchain.Toolchain:
-    try:
-        return js_toolchain.toolchain()
-    except BuildError as exc:
-        pytest.skip(f"JavaScript guests need node and npm: {exc.message}")
 
 
 @pytest.fixture(scope="module")
