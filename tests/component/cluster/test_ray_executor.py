@@ -281,7 +281,7 @@ def test_a_javascript_guest_on_ray_answers_and_fails_as_locally(ray_head: str, t
     run = ("run", "--config", str(config), "--json")
     local = agent_host(*run)
     on_ray = agent_host(*run, "--executor", "ray", "--ray-address", ray_head)
-    assert local.returncode == on_ray.returncode == 1, on_ray.stderr
+    assert local.returncode == on_ray.returncode == 1, (on_ray.stdout, on_ray.stderr)
     assert outcomes(on_ray) == outcomes(local)
     found = {agent: (status, output) for agent, status, _, output in outcomes(on_ray)}
     assert found["js"] == ("ok", "over ray")
