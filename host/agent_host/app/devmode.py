@@ -72,23 +72,27 @@ def check_source(folder: Path, module: str | None = None) -> str:
     """The module of guest folder `folder` that defines `WitWorld` (Python) or exports `run`
     (JavaScript). Raises `BuildError` when `folder` is not a guest folder (a `.wasm` cannot run in
     dev mode)."""
+    return _entry(folder, module)[1]
+
+
+def _entry(folder: Path, module: str | None) -> tuple[str, str]:
     if not folder.is_dir():
         raise BuildError(
             f"{folder}: not a guest folder", hint="--dev runs a guest folder (with app.py) from its source, not a .wasm"
         )
-    return guest_entry(folder.resolve(), module)[1]
+    return guest_entry(folder.resolve(), module)
 
 
 def is_javascript(folder: Path, module: str | None = None) -> bool:
-    """Whether guest folder `folder` is a JavaScript guest (dev mode rebuilds it, see the module)."""
-    return folder.is_dir() and guest_entry(folder.resolve(), module)[0] == JAVASCRIPT
+    """Whether guest folder `folder` is a JavaScript guest (dev mode rebuilds it, see the module).
+    Raises `BuildError` as `check_source` does."""
+    return _entry(folder, module)[0] == JAVASCRIPT
 
 
 def dev_component(folder: Path, module: str | None = None, stop: StopToken | None = None) -> Path:
     """What a dev run of guest folder `folder` runs: the runner for a Python guest (its source is
     read at run time), the guest built from its current source for a JavaScript one. Raises
     `BuildError` (not a guest folder; a JavaScript guest that does not build) or `Interrupted`."""
-    check_source(folder, module)
     if is_javascript(folder, module):
         return build_guest(folder, module=module, stop=stop)
     return runner_component(stop)
@@ -98,8 +102,8 @@ def dev_policy(policy: AgentPolicy, folder: Path, module: str | None = None) -> 
     """`policy` plus the guest's source: `folder` read-only at `SOURCE`, and its module named in
     `MODULE_VARIABLE`; `policy` unchanged for a JavaScript guest (it runs as built). Raises
     `BuildError` when `folder` is not a guest folder."""
-    name = check_source(folder, module)
-    if is_javascript(folder, module):
+    language, name = _entry(folder, module)
+    if language == JAVASCRIPT:
         return policy
     folder = folder.resolve()
     if any(grant.guest == SOURCE for grant in policy.dirs):

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_host.components.build import component_problem
@@ -133,7 +132,11 @@ def import_problems(config: Config, stop: StopToken | None = None) -> list[str]:
     component, or importing what the host does not link (`runtime.linkable`: `wasi:http`, say). Each
     such file is compiled for this machine first, as its first run would (once; cached after).
     Guest folders are left out: `agent-host build` builds them with what the host links."""
-    files = [(name, agent) for name, agent in sorted(config.agents.items()) if _is_file(agent.component)]
+    files = [
+        (name, agent.component, agent.origin)
+        for name, agent in sorted(config.agents.items())
+        if agent.component is not None and agent.component.is_file()
+    ]
     if not files:
         return []
     from agent_host._support.paths import cache_dir
@@ -141,17 +144,12 @@ def import_problems(config: Config, stop: StopToken | None = None) -> list[str]:
 
     problems: list[str] = []
     with Runtime(cache_dir()) as runtime:
-        for name, agent in files:
-            assert agent.component is not None
+        for name, wasm, origin in files:
             try:
-                runtime.load(agent.component, stop)
+                runtime.load(wasm, stop)
             except ComponentError as exc:
-                problems.append(f"[agents.{name}] component: {exc} ({agent.origin})")
+                problems.append(f"[agents.{name}] component: {exc} ({origin})")
     return problems
-
-
-def _is_file(component: Path | None) -> bool:
-    return component is not None and component.is_file()
 
 
 def unmet_needs(config: Config, name: str, agent: AgentConfig) -> list[str]:

@@ -26,7 +26,7 @@ from agent_host._support.progress import progress
 from agent_host._support.stopping import StopToken, run_child
 from agent_host._version import __version__
 from agent_host.components.build import _RUNNER as COMPONENTIZE_PY  # the host's one way to run componentize-py
-from agent_host.components.build import COMPONENTIZE_PY_VERSION, WORLD
+from agent_host.components.build import COMPONENTIZE_PY_VERSION, WORLD, digest_files
 from agent_host.errors import BuildError, UsageError
 
 DEFAULT_FOLDER: Final = Path("typings")
@@ -67,9 +67,7 @@ def bindings_key() -> str:
     componentize-py version and `FORMAT`."""
     digest = hashlib.sha256(f"componentize-py {COMPONENTIZE_PY_VERSION}\0world {WORLD}\0format {FORMAT}\0".encode())
     for label, root in (("wit", wit_dir()), ("lib", guest_lib_dir())):
-        for path in _files(root):
-            digest.update(f"{label}/{path.relative_to(root).as_posix()}\0".encode())
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
+        digest_files(digest, label, root, _files(root))
     return digest.hexdigest()[:24]
 
 

@@ -21,7 +21,8 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
@@ -145,9 +146,12 @@ def guest_module(folder: Path, module: str | None = None) -> str:
     )
 
 
-def _source_files(root: Path) -> Iterator[Path]:
+def source_files(root: Path, skip_dirs: Collection[str] = _SKIP_DIRS) -> Iterator[Path]:
+    """The files under `root` that a build is made of, in a stable order: `os.walk` (a symlinked
+    folder is not followed: no loop, nothing outside), without `skip_dirs`, hidden entries and built
+    components."""
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+        dirnames[:] = sorted(d for d in dirnames if d not in skip_dirs and not d.startswith("."))
         for filename in sorted(filenames):
             if not filename.endswith(_SKIP_SUFFIXES) and not filename.startswith("."):
                 yield Path(dirpath) / filename
@@ -162,10 +166,16 @@ def build_key(folder: Path, module: str) -> str:
     digest.update(f"site-packages {NO_SITE_PACKAGES}\0".encode())  # builds that could bundle the host's differ
     digest.update(entry_source(module).encode())
     for label, root in (("guest", folder), ("wit", wit_dir()), ("lib", guest_lib_dir())):
-        for path in _source_files(root):
-            digest.update(f"{label}/{path.relative_to(root).as_posix()}\0".encode())
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
+        digest_files(digest, label, root, source_files(root))
     return digest.hexdigest()[:24]
+
+
+def digest_files(digest: hashlib._Hash, label: str, root: Path, files: Iterable[Path]) -> None:
+    """Add each of `files` (under `root`) to `digest`: its path relative to `root`, under `label`,
+    and the sha256 of its bytes. The one way the build and bindings keys take in files."""
+    for path in files:
+        digest.update(f"{label}/{path.relative_to(root).as_posix()}\0".encode())
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
 
 
 def build_guest(folder: Path, *, module: str | None = None, force: bool = False, stop: StopToken | None = None) -> Path:
@@ -219,13 +229,33 @@ def _cached(target: Path) -> bool:
     return False
 
 
-def _build_into(folder: Path, name: str, target: Path, stop: StopToken | None, what: str) -> None:
-    """Run componentize-py on `folder` (entry module `name`) and publish the result as `target`."""
+@contextmanager
+def publishing(target: Path, folder: Path) -> Iterator[Path]:
+    """A temp file beside `target` for a build of `folder` to write, pinned (no prune takes it).
+    When the block ends without an error it is published as `target`, its `.source` naming
+    `folder`; in every case nothing of it is left."""
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".wasm")
     os.close(fd)
     tmp = Path(tmp_name)
-    cache.pin(tmp)  # a build in progress: no prune takes its temp file
+    cache.pin(tmp)
+    try:
+        yield tmp
+        cache.record_source(target, folder)
+        cache.publish(tmp, target)
+    finally:
+        cache.unpin(tmp)
+        tmp.unlink(missing_ok=True)
+
+
+def _build_into(folder: Path, name: str, target: Path, stop: StopToken | None, what: str) -> None:
+    """Run componentize-py on `folder` (entry module `name`) and publish the result as `target`."""
+    with publishing(target, folder) as tmp:
+        _componentize(folder, name, tmp, stop, what)
+
+
+def _componentize(folder: Path, name: str, output_file: Path, stop: StopToken | None, what: str) -> None:
+    """componentize-py of `folder` (entry module `name`) into `output_file`."""
     entry_dir = scratch.make("entry-")
     (entry_dir / f"{ENTRY_MODULE}.py").write_text(entry_source(name), encoding="utf-8")
     command = [
@@ -245,7 +275,7 @@ def _build_into(folder: Path, name: str, target: Path, stop: StopToken | None, w
         "-p",
         str(entry_dir),
         "-o",
-        str(tmp),
+        str(output_file),
     ]
     try:
         with progress(what):
@@ -260,11 +290,7 @@ def _build_into(folder: Path, name: str, target: Path, stop: StopToken | None, w
                 cause = output.splitlines()[-1].strip() if output else f"componentize-py exit {returncode}"
                 hint = BUILD_HINTS.get(cause.partition(":")[0])
                 raise BuildError(f"building {folder} failed: {cause}\n{guest_traceback(output)}", hint=hint)
-        cache.record_source(target, folder)
-        cache.publish(tmp, target)
     finally:
-        cache.unpin(tmp)
-        tmp.unlink(missing_ok=True)
         shutil.rmtree(entry_dir, ignore_errors=True)
 
 

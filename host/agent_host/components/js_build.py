@@ -15,20 +15,18 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Final
 
-from agent_host import cache
 from agent_host._support import scratch
 from agent_host._support.paths import template, wit_dir
 from agent_host._support.progress import progress
 from agent_host._support.stopping import TIMED_OUT, StopToken, run_child
+from agent_host.components.build import WORLD, digest_files, publishing, source_files
 from agent_host.components.build_limits import build_timeout, timed_out
 from agent_host.components.js_toolchain import COMPONENTIZE_JS_VERSION, JCO_VERSION, toolchain
 from agent_host.errors import BuildError
 
-WORLD: Final = "agent"
 ENTRY_FILE: Final = "_agent_host_entry.js"
 """The module componentize-js builds: the guest's `run`, wrapped."""
 DISABLED_FEATURES: Final = ("http", "fetch-event")
@@ -61,30 +59,7 @@ def entry_source(module: str) -> str:
 
 
 def _guest_files(folder: Path) -> list[Path]:
-    """The guest's files, in a stable order: `os.walk` (a symlinked folder is not followed, so no
-    loop and nothing outside), without `SKIPPED` folders, hidden entries and built components."""
-    found = []
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED and not d.startswith("."))
-        found += [
-            Path(dirpath) / name
-            for name in sorted(filenames)
-            if not name.startswith(".") and not name.endswith((".wasm", ".cwasm"))
-        ]
-    return found
-
-
-def _refuse_links_outside(folder: Path) -> None:
-    """Raise `BuildError` naming a file of `folder` that is a symbolic link to a file outside it: its
-    content would be built into the guest (and quoted in build errors)."""
-    root = folder.resolve()
-    for path in _guest_files(folder):
-        if path.is_symlink() and not path.resolve().is_relative_to(root):
-            raise BuildError(
-                f"{path}: a symbolic link to {path.resolve()}, outside the guest folder; its content would be built "
-                "into the guest",
-                hint="copy the file into the folder instead of linking to it",
-            )
+    return list(source_files(folder, SKIPPED))
 
 
 def js_build_key(folder: Path, module: str) -> str:
@@ -94,11 +69,8 @@ def js_build_key(folder: Path, module: str) -> str:
     header = f"componentize-js {COMPONENTIZE_JS_VERSION}\0jco {JCO_VERSION}\0module {module}\0world {WORLD}\0"
     digest.update(f"{header}disable {' '.join(DISABLED_FEATURES)}\0".encode())
     digest.update(entry_source(module).encode())
-    inputs = (("guest", folder, _guest_files(folder)), ("wit", wit_dir(), sorted(wit_dir().rglob("*.wit"))))
-    for label, root, files in inputs:
-        for path in files:
-            digest.update(f"{label}/{path.relative_to(root).as_posix()}\0".encode())
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    digest_files(digest, "guest", folder, _guest_files(folder))
+    digest_files(digest, "wit", wit_dir(), sorted(wit_dir().rglob("*.wit")))
     return digest.hexdigest()[:24]
 
 
@@ -110,41 +82,42 @@ def build_js_into(folder: Path, module: str, target: Path, stop: StopToken | Non
     work = scratch.make("js-build-")
     try:
         source = work / folder.name
-        _refuse_links_outside(folder)
-        for path in _guest_files(folder):
-            copy = source / path.relative_to(folder)
-            copy.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, copy)
-        source.mkdir(exist_ok=True)
+        _copy_guest(folder, source)
         (source / ENTRY_FILE).write_text(entry_source(module), encoding="utf-8")
-        output_file = work / "out.wasm"
-        command = [str(tools.node), str(tools.componentize_js), ENTRY_FILE, "--wit", str(wit_dir())]
-        command += ["--world-name", WORLD, "--disable", *DISABLED_FEATURES, "--out", str(output_file)]
-        # componentize-js makes its own temp folder: inside `work`, so a stopped build leaves none.
-        env = {**os.environ, "TMPDIR": str(work)}
-        with progress(what):
-            limit = build_timeout()
-            returncode, output = run_child(command, stop, what, cwd=source, env=env, timeout=limit)
-            if returncode == TIMED_OUT:
-                raise timed_out(folder, limit)
-            if returncode != 0 or not output_file.is_file():
-                raise BuildError(
-                    f"building {folder} failed: {failure_cause(output, returncode)}\n{failure_text(output)}"
-                )
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".wasm")
-        os.close(fd)
-        tmp = Path(tmp_name)
-        cache.pin(tmp)  # no prune takes the temp file
-        try:
-            shutil.copyfile(output_file, tmp)
-            cache.record_source(target, folder)
-            cache.publish(tmp, target)
-        finally:
-            cache.unpin(tmp)
-            tmp.unlink(missing_ok=True)
+        with publishing(target, folder) as output_file:
+            command = [str(tools.node), str(tools.componentize_js), ENTRY_FILE, "--wit", str(wit_dir())]
+            command += ["--world-name", WORLD, "--disable", *DISABLED_FEATURES, "--out", str(output_file)]
+            # componentize-js makes its own temp folder: inside `work`, so a stopped build leaves none.
+            env = {**os.environ, "TMPDIR": str(work)}
+            with progress(what):
+                limit = build_timeout()
+                returncode, output = run_child(command, stop, what, cwd=source, env=env, timeout=limit)
+                if returncode == TIMED_OUT:
+                    raise timed_out(folder, limit)
+                if returncode != 0 or output_file.stat().st_size == 0:
+                    raise BuildError(
+                        f"building {folder} failed: {failure_cause(output, returncode)}\n{failure_text(output)}"
+                    )
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _copy_guest(folder: Path, source: Path) -> None:
+    """Copy the guest's files into `source`. Raises `BuildError` naming a file that is a symbolic
+    link to a file outside `folder`: its content would be built into the guest (and quoted in
+    build errors)."""
+    root = folder.resolve()
+    source.mkdir(parents=True)
+    for path in _guest_files(folder):
+        if path.is_symlink() and not path.resolve().is_relative_to(root):
+            raise BuildError(
+                f"{path}: a symbolic link to {path.resolve()}, outside the guest folder; its content would be built "
+                "into the guest",
+                hint="copy the file into the folder instead of linking to it",
+            )
+        copy = source / path.relative_to(folder)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, copy)
 
 
 def failure_cause(output: str, returncode: int) -> str:

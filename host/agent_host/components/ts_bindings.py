@@ -23,6 +23,7 @@ from agent_host._support.progress import progress
 from agent_host._support.stopping import StopToken, run_child
 from agent_host._version import __version__
 from agent_host.components.bindings import STAMP, refuse_foreign, swap_in
+from agent_host.components.build import WORLD, digest_files
 from agent_host.components.js_toolchain import JCO_VERSION, toolchain
 from agent_host.errors import BuildError
 
@@ -40,10 +41,8 @@ _SCRIPT: Final = "ts_types.mjs.txt"
 
 def ts_bindings_key() -> str:
     """sha256 of what the declarations are made from: the WIT package, jco's version and `FORMAT`."""
-    digest = hashlib.sha256(f"jco {JCO_VERSION}\0world agent\0format {FORMAT}\0ts\0".encode())
-    for path in sorted(wit_dir().rglob("*.wit")):
-        digest.update(f"wit/{path.relative_to(wit_dir()).as_posix()}\0".encode())
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    digest = hashlib.sha256(f"jco {JCO_VERSION}\0world {WORLD}\0format {FORMAT}\0ts\0".encode())
+    digest_files(digest, "wit", wit_dir(), sorted(wit_dir().rglob("*.wit")))
     return digest.hexdigest()[:24]
 
 
@@ -69,7 +68,7 @@ def write_ts_bindings(folder: Path, *, stop: StopToken | None = None) -> Path:
             if returncode != 0 or not (fresh / WORLD_FILE).is_file():
                 tail = output.strip()[-3000:]
                 raise BuildError(f"writing TypeScript declarations failed (exit {returncode}):\n{tail}")
-        stamp = {"written_by": f"agent-host {__version__} bindings --lang ts", "jco": JCO_VERSION, "world": "agent"}
+        stamp = {"written_by": f"agent-host {__version__} bindings --lang ts", "jco": JCO_VERSION, "world": WORLD}
         (fresh / STAMP).write_text(json.dumps({**stamp, "key": ts_bindings_key()}, indent=2) + "\n", encoding="utf-8")
         swap_in(fresh, folder, work / "old")
     finally:
