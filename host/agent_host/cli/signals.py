@@ -32,9 +32,11 @@ class Stoppable(Protocol):
     def stop_all(self, reason: str, signum: int | None = None) -> None: ...
 
 
-class _AtOnce(BaseException):
+class _AtOnce(KeyboardInterrupt):
     """A signal ending the main thread's wait (see the module docstring); `signals` re-raises it
-    as `Interrupted`."""
+    as `Interrupted`. A `KeyboardInterrupt` because asyncio lets only that and `SystemExit` leave a
+    callback or a task: any other exception raised where the signal lands (the callback reading the
+    loop's wake-up pipe, which the signal itself wrote to) is logged there and the stop is lost."""
 
     def __init__(self, reason: str, signum: int) -> None:
         super().__init__(reason)

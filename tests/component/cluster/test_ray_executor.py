@@ -196,18 +196,22 @@ def test_an_agent_that_no_machine_can_hold_is_refused_before_anything_starts(
     assert "the largest has 2" in done.stderr and "lower ray_cpus to 2 or less" in done.stderr
 
 
-def test_a_second_sigint_exits_at_once_and_leaves_no_process_of_the_local_ray(probe_wasm: Path, tmp_path: Path) -> None:
+def test_a_second_signal_exits_at_once_and_leaves_no_process_of_the_local_ray(probe_wasm: Path, tmp_path: Path) -> None:
     before = set(ray_processes())
     config = tmp_path / "agent-host.toml"
     config.write_text(agent_toml("spinning", {"op": "print", "text": "spinning started"}, {"op": "loop"}, extra=""))
     process = cli_process.start("run", "--config", str(config), "--executor", "ray", cwd=REPO)
     seen = wait_for_line(process, "spinning started")
+    # Two signals back to back, of two kinds (the kernel merges a pending signal with another of its
+    # kind): whichever is handled first starts the stop, and the other arrives while it runs. Waiting
+    # for the first's line before sending the second raced the stop, which can end first (exit 130
+    # with no "again" line, seen in a run of the Ray tests).
     process.send_signal(signal.SIGINT)
-    seen += wait_for_line(process, "SIGINT: stopping everything")  # the first is being handled
-    process.send_signal(signal.SIGINT)
+    process.send_signal(signal.SIGTERM)
     _, err = process.communicate(timeout=30)
-    assert process.returncode == 130, seen + err
-    assert "SIGINT again: exiting at once" in err
+    again = re.search(r"agent-host: (SIGINT|SIGTERM) again: exiting at once", err)
+    assert again is not None, seen + err
+    assert process.returncode == 128 + signal.Signals[again.group(1)], seen + err
     assert left_after(10.0, ignore=before) == {}
 
 
@@ -281,7 +285,7 @@ def test_a_javascript_guest_on_ray_answers_and_fails_as_locally(ray_head: str, t
     run = ("run", "--config", str(config), "--json")
     local = agent_host(*run)
     on_ray = agent_host(*run, "--executor", "ray", "--ray-address", ray_head)
-    assert local.returncode == on_ray.returncode == 1, (on_ray.stdout, on_ray.stderr)
+    assert local.returncode == on_ray.returncode == 1, f"{on_ray.stdout}\n{on_ray.stderr}"  # whole, not cut
     assert outcomes(on_ray) == outcomes(local)
     found = {agent: (status, output) for agent, status, _, output in outcomes(on_ray)}
     assert found["js"] == ("ok", "over ray")
