@@ -20,12 +20,15 @@ from typing import ClassVar, Final
 class ExitCode(enum.IntEnum):
     """Exit codes of the `agent-host` command: 0 success; 1 the guest's `run` (or a `call`ed tool)
     returned an error; 2 usage, configuration or build error; 3 the guest trapped or hit a limit;
-    128 + N stopped by signal N, as shells report it (130 SIGINT, 143 SIGTERM)."""
+    4 a replayed run diverged from its cassette; 128 + N stopped by signal N, as shells report it
+    (130 SIGINT, 143 SIGTERM)."""
 
     SUCCESS = 0
     GUEST_ERROR = 1
     USAGE_ERROR = 2
     TRAP = 3
+    DIVERGED = 4
+    """A replayed run asked for something its cassette does not have next (`run --replay`)."""
     INTERRUPTED = 130
     """SIGINT (Ctrl-C), and any stop request that came with no signal."""
 

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, TypeVar
 
 from agent_host._support import scratch
 from agent_host._support.paths import cache_dir
@@ -34,10 +34,14 @@ from agent_host.runtime.guest import GuestThread, Outcome, start_guest
 from agent_host.session import GuestSession, LogSink
 from agent_host.session.audit_log import AuditLog
 from agent_host.session.bridge import Bridge
+from agent_host.session.cassette import Playback, Recording, Tapes
 from agent_host.session.inbox import Inbox
+from agent_host.session.taped import RecordingSession, ReplayingSession
 from agent_host.toolings import ToolingSet
 
 logger = logging.getLogger(__name__)
+
+_S = TypeVar("_S", bound=GuestSession)
 
 JOIN_POLL = 0.2
 """Seconds between checks while waiting for guests (keeps the main thread responsive to signals)."""
@@ -59,9 +63,12 @@ class Host:
         approver: Approver | None = None,
         stop: StopToken | None = None,
         audit: AuditLog | None = None,
+        tapes: Tapes | None = None,
     ) -> None:
         """`audit`, when given, receives the audit records instead of the file `[host] audit_log`
-        names (a Ray worker forwards them to the driver)."""
+        names (a Ray worker forwards them to the driver). `tapes`, when given, is a cassette every
+        guest `start`ed records into (`Recording`) or replays from (`Playback`, no tooling is then
+        used: `session.taped`)."""
         self.config = config
         self.approver: Approver = approver if approver is not None else DenyAll()
         self.validator = ArgumentValidator()
@@ -69,6 +76,7 @@ class Host:
         self.stop = stop if stop is not None else StopToken()
         """Set by `stop_all` (or by whoever passed it in): nothing new starts once it is set."""
         self._keep_logs = keep_logs
+        self.tapes = tapes
         # The pins and the audit log come first: they are the steps here that can fail on bad configuration.
         self.pins = Pins.of(config)
         """The pinned tool definitions of the `pin_tools` toolings (in `agent-host.lock` beside the config)."""
@@ -129,10 +137,13 @@ class Host:
             policy = self.agent_policy(agent, allow)
         elif allow:
             raise UsageError("Host.session: pass either policy or allow, not both (allow is part of a policy)")
+        return self._new_session(GuestSession, agent, policy, on_log)
+
+    def _new_session(self, kind: type[_S], agent: str, policy: AgentPolicy, on_log: LogSink | None = None) -> _S:
         limits = self.config.host
         key = f"max_pending_bytes in {limits.origin}" if self.config.source is not None else "[host] max_pending_bytes"
         inbox = Inbox(limits.inbox_size, limits.max_open_calls, limits.max_subscriptions, limits.max_pending_bytes, key)
-        return GuestSession(
+        return kind(
             agent,
             self.bridge,
             self.toolings,
@@ -173,12 +184,26 @@ class Host:
         policy = policy if policy is not None else self.agent_policy(agent)
         with self._lock:
             self.stop.check(what)
-            session = self.session(agent, policy, on_log)
+            session = self._run_session(agent, policy, on_log, input_text)
             guest = start_guest(self.runtime, component, session, input_text, policy, output)
             self._running = [g for g in self._running if g.running] + [guest]
         if self.stop.stopped:  # the request came while it was starting: it makes no call
             guest.stop(self.stop.reason or "stopped")
         return guest
+
+    def _run_session(self, agent: str, policy: AgentPolicy, on_log: LogSink | None, input_text: str) -> GuestSession:
+        """The session of a guest `start` runs: recording or replaying when the host has `tapes`
+        (`CassetteError` when the cassette has no tape of `agent`)."""
+        if isinstance(self.tapes, Recording):
+            recording = self._new_session(RecordingSession, agent, policy, on_log)
+            recording.recorder = self.tapes.recorder(agent, input_text)
+            return recording
+        if isinstance(self.tapes, Playback):
+            player = self.tapes.player(agent)
+            replaying = self._new_session(ReplayingSession, agent, policy, on_log)
+            replaying.player = player
+            return replaying
+        return self._new_session(GuestSession, agent, policy, on_log)
 
     def run(
         self,

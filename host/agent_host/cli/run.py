@@ -35,13 +35,14 @@ from agent_host.cli.options import (
     input_option,
     module_option,
 )
-from agent_host.errors import HostError, UsageError
+from agent_host.errors import ExitCode, HostError, UsageError
 
 if TYPE_CHECKING:
     from agent_host.app.runs import AgentRun, Finished
     from agent_host.cli.signals import Stopper
     from agent_host.config import AgentConfig, Config
     from agent_host.runtime.guest import Outcome
+    from agent_host.session.cassette import Tapes
 logger = logging.getLogger("agent_host")
 
 HELP = """\b
@@ -108,6 +109,20 @@ DETAIL_WIDTH: Final = 100
     metavar="ADDR",
     help="With --executor ray: `auto` (the cluster `ray start` made here) or HOST:PORT; absent: a local Ray.",
 )
+@click.option(
+    "--record",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write a cassette to FILE: every tooling and inbox function the guests called, with its answer, "
+    "keyed by agent (one file for several agents).",
+)
+@click.option(
+    "--replay",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Answer every tooling and inbox function from the cassette FILE, with the recorded input: no server is "
+    "started, no wait is made; a guest asking for anything else ends `diverged` (exit 4).",
+)
 @common_options
 @click.pass_obj
 def command(
@@ -122,14 +137,17 @@ def command(
     dev: bool,
     executor: str | None,
     ray_address: str | None,
+    record: Path | None,
+    replay: Path | None,
 ) -> int:
     from agent_host.app import runs
 
     config = state.load_config()
     where = _Where.of(config, executor, ray_address, approve, dev)
+    cassette = _Cassette.of(config, record, replay, input_spec, where)
     names = list(dict.fromkeys(agents))
     if guest is None and len(names) != 1:
-        return _run_many(state, config, names, input_spec, allow, as_json, approve, dev, where)
+        return _run_many(state, config, names, input_spec, allow, as_json, approve, dev, where, cassette)
     if len(names) > 1:
         raise UsageError(
             f"GUEST {guest} with {len(names)} --agent options: with a GUEST, name at most one agent",
@@ -144,7 +162,61 @@ def command(
         raise UsageError(f"[agents.{names[0]}] has no `component`; give a GUEST (folder or .wasm)")
     input_text = read_input(input_spec, agent)
     name = agent.name if agent is not None else spec.stem if spec.suffix == ".wasm" else spec.resolve().name
-    return _run_one(state, config, _Guest(spec, name, agent, input_text, module, dev), allow, as_json, approve, where)
+    input_text = cassette.input(name, input_text)
+    guest_run = _Guest(spec, name, agent, input_text, module, dev)
+    return _run_one(state, config, guest_run, allow, as_json, approve, where, cassette)
+
+
+@dataclass(frozen=True)
+class _Cassette:
+    """`--record` or `--replay` (`agent_host.session.cassette`): what the host records into or replays
+    from, and the file; `tapes` None for neither."""
+
+    path: Path | None = None
+    tapes: Tapes | None = None
+
+    @classmethod
+    def of(
+        cls, config: Config, record: Path | None, replay: Path | None, input_spec: str | None, where: _Where
+    ) -> _Cassette:
+        """From the options; `UsageError` for a combination that cannot work, `CassetteError` for a
+        cassette that cannot be replayed."""
+        from agent_host.session import cassette
+
+        if record is not None and replay is not None:
+            raise UsageError("--record and --replay: choose one", hint="record once, then replay the file")
+        chosen = record if record is not None else replay
+        if chosen is None:
+            return cls()
+        option = "--record" if record is not None else "--replay"
+        if where.ray:
+            raise UsageError(f"{option} runs agents on this machine", hint="drop --executor ray")
+        if replay is None:
+            return cls(record, cassette.Recording(config.secrets))
+        if input_spec is not None:
+            raise UsageError("--input with --replay: a replayed guest gets the recorded input", hint="drop --input")
+        return cls(replay, cassette.Playback(cassette.load(replay), replay, config.secrets))
+
+    def input(self, agent: str, given: str) -> str:
+        """The input of `agent`: the recorded one on replay (when recorded), else `given`."""
+        from agent_host.session.cassette import Playback
+
+        if isinstance(self.tapes, Playback) and agent in self.tapes.cassette.agents:
+            return self.tapes.cassette.agents[agent].input
+        return given
+
+    def save(self, exit_code: int) -> int:
+        """Write the recording (when recording); the exit code, 2 at least when it cannot be written."""
+        from agent_host.session.cassette import CassetteError, Recording, save
+
+        if not isinstance(self.tapes, Recording) or self.path is None:
+            return exit_code
+        try:
+            save(self.tapes.cassette, self.path)
+        except CassetteError as exc:
+            render.error(str(exc))
+            return exit_code if exit_code > ExitCode.USAGE_ERROR else ExitCode.USAGE_ERROR
+        return exit_code
 
 
 @dataclass(frozen=True)
@@ -215,7 +287,14 @@ class _Guest:
 
 
 def _run_one(
-    state: State, config: Config, guest: _Guest, allow: Sequence[str], as_json: bool, approve: str, where: _Where
+    state: State,
+    config: Config,
+    guest: _Guest,
+    allow: Sequence[str],
+    as_json: bool,
+    approve: str,
+    where: _Where,
+    cassette: _Cassette,
 ) -> int:
     from agent_host.app import devmode, runs
     from agent_host.cli.signals import signals
@@ -236,7 +315,7 @@ def _run_one(
                     raise done.failure
                 outcome = done.outcome
             else:
-                outcome = _run_here(state, config, guest, wasm, allow, approve, stopper)
+                outcome = _run_here(state, config, guest, wasm, allow, approve, stopper, cassette.tapes)
         except HostError as exc:
             if not as_json:
                 raise
@@ -254,18 +333,27 @@ def _run_one(
         render.report(f"agent {name} failed: {printable(outcome.text)}")
     elif outcome.status in ("trap", "crashed", STOPPED):
         render.report(f"agent {name} was stopped: {printable(outcome.text)}")
+    elif outcome.status == "diverged":
+        render.report(printable(outcome.text))
     logger.debug("agent %s: %s in %.2f s", name, outcome.status, outcome.duration)
-    return stopper.exit_code if stopper.exit_code is not None else outcome.exit_code
+    return cassette.save(stopper.exit_code if stopper.exit_code is not None else outcome.exit_code)
 
 
 def _run_here(
-    state: State, config: Config, guest: _Guest, wasm: Path, allow: Sequence[str], approve: str, stopper: Stopper
+    state: State,
+    config: Config,
+    guest: _Guest,
+    wasm: Path,
+    allow: Sequence[str],
+    approve: str,
+    stopper: Stopper,
+    tapes: Tapes | None,
 ) -> Outcome:
     """Run one guest on a host in this process."""
     from agent_host.app import devmode
     from agent_host.app.host import Host
 
-    with Host(config, keep_logs=state.debug, approver=approver(approve), stop=stopper.token) as host:
+    with Host(config, keep_logs=state.debug, approver=approver(approve), stop=stopper.token, tapes=tapes) as host:
         stopper.host = host
         policy = host.policy(guest.name, guest.agent, allow)
         if guest.dev:
@@ -283,6 +371,7 @@ def _run_many(
     approve: str,
     dev: bool,
     where: _Where,
+    cassette: _Cassette,
 ) -> int:
     """Run the named agents (default: every [agents.*]) at once; a table (or JSON) of outcomes."""
     from agent_host.app import runs
@@ -293,14 +382,19 @@ def _run_many(
     agents = runs.select_agents(config, names)
     given = read_input(input_spec, None) if input_spec is not None else None
     with signals() as stopper:
-        prepared = runs.prepare(agents, given, stopper.token, dev=dev)
+        prepared = [
+            dataclasses.replace(run, input=cassette.input(run.name, run.input))
+            for run in runs.prepare(agents, given, stopper.token, dev=dev)
+        ]
         for run in prepared:
             if run.failure is not None and not isinstance(run.failure, Interrupted):
                 render.error(f"agent {run.name}: {run.failure}")
         if where.ray:
             finished = _on_ray(state, config, prepared, allow, approve, where, stopper)
         else:
-            with Host(config, keep_logs=state.debug, approver=approver(approve), stop=stopper.token) as host:
+            with Host(
+                config, keep_logs=state.debug, approver=approver(approve), stop=stopper.token, tapes=cassette.tapes
+            ) as host:
                 stopper.host = host
                 finished = runs.run_all(host, prepared, allow)
     for run, done in zip(prepared, finished, strict=True):
@@ -313,7 +407,7 @@ def _run_many(
         rows = [[o.agent, o.status, f"{o.duration:.2f}s", render.one_line(o.text, DETAIL_WIDTH)] for o in outcomes]
         render.table(COLUMNS, rows)
     worst = max(outcome.exit_code for outcome in outcomes)
-    return stopper.exit_code if stopper.exit_code is not None else worst
+    return cassette.save(stopper.exit_code if stopper.exit_code is not None else worst)
 
 
 def as_stopped(outcome: Outcome, exit_code: int | None) -> Outcome:

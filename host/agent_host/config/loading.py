@@ -89,7 +89,7 @@ def parse_config(text: str, path: Path, environ: Mapping[str, str] | None = None
     problems = [*expanded.problems, *found]
     if config is None or problems:
         raise config_error(path, [problem.shown(expanded.written, expanded.secret) for problem in problems])
-    return config
+    return config.with_secrets(expanded.secret)
 
 
 def _validated(tree: dict[str, Any], source: Source) -> tuple[Config | None, list[Problem]]:

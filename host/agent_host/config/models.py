@@ -470,6 +470,18 @@ class Config(Table):
     """What `agent-host serve` offers to MCP clients."""
 
     _source: Path | None = PrivateAttr(default=None)
+    _secrets: frozenset[str] = PrivateAttr(default=frozenset())
+
+    @property
+    def secrets(self) -> frozenset[str]:
+        """The values the file took from the environment (`${VAR}`): never written where others
+        read (a cassette replaces them, `session.cassette`)."""
+        return self._secrets
+
+    def with_secrets(self, secrets: frozenset[str]) -> Config:
+        """This configuration, knowing `secrets` (what `parse_config` expanded from the environment)."""
+        self._secrets = secrets
+        return self
 
     @property
     def toolings(self) -> Mapping[str, ToolingConfig]:

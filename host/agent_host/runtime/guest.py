@@ -36,10 +36,11 @@ from agent_host.runtime.output_files import CappedFile
 from agent_host.runtime.run_guard import RunGuard, TripKind
 from agent_host.runtime.trap_reasons import innermost, memory_limit_reason, trap_reason
 from agent_host.session import GuestSession
+from agent_host.session.cassette import Diverged
 
 logger = logging.getLogger(__name__)
 
-Status = Literal["ok", "error", "trap"]
+Status = Literal["ok", "error", "trap", "diverged"]
 
 Tripped = TripKind | Literal["memory"]
 """What of the host's made a run trap: a `RunGuard` check, or `memory` (the host refused a growth)."""
@@ -48,6 +49,7 @@ _EXIT_CODES: Final[dict[str, int]] = {
     "ok": ExitCode.SUCCESS,
     "error": ExitCode.GUEST_ERROR,
     "trap": ExitCode.TRAP,
+    "diverged": ExitCode.DIVERGED,
 }
 
 
@@ -57,7 +59,8 @@ class Outcome:
 
     agent: str
     status: str
-    """`ok`, `error` or `trap` for a run; for a guest that could not start, the `reference` of the
+    """`ok`, `error` or `trap` for a run (`diverged` for a replayed run that asked for something its
+    cassette does not have next, `session.cassette`); for a guest that could not start, the `reference` of the
     host error that stopped it (`build-error`, `component-error`, `interrupted`, ...)."""
     text: str
     """`run`'s answer (ok), its error string (error), the trap reason (trap), or the host error."""
@@ -202,6 +205,8 @@ def run_guest(
             status, text, tripped = _call_run(
                 runtime, component, store, input_text, guard, err_path, session, policy, budget
             )
+        if status != "diverged" and (why := session.ended(status, text)) is not None:
+            status, text, tripped = "diverged", str(Diverged(agent, why)), None
         if status == "error":
             returned = session.returned_error(text)
             error_code = returned.code.value if returned is not None else None
@@ -272,6 +277,8 @@ def _call_run(
         relayed = thread_state.take_exception()
         if isinstance(relayed, KeyboardInterrupt | SystemExit):
             raise relayed from None
+        if isinstance(relayed, Diverged):  # raised by the host's own replay, never by the guest
+            return "diverged", str(relayed), None
         tripped = guard.after_trap()
         if tripped is not None:  # the guard made it trap, in the guest or in wasm a host function ran
             return "trap", tripped, guard.tripped
