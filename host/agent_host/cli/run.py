@@ -144,7 +144,7 @@ def command(
 
     config = state.load_config()
     where = _Where.of(config, executor, ray_address, approve, dev)
-    cassette = _Cassette.of(config, record, replay, input_spec, where)
+    cassette = _Cassette.of(config, record, replay, input_spec)
     names = list(dict.fromkeys(agents))
     if guest is None and len(names) != 1:
         return _run_many(state, config, names, input_spec, allow, as_json, approve, dev, where, cassette)
@@ -176,9 +176,7 @@ class _Cassette:
     tapes: Tapes | None = None
 
     @classmethod
-    def of(
-        cls, config: Config, record: Path | None, replay: Path | None, input_spec: str | None, where: _Where
-    ) -> _Cassette:
+    def of(cls, config: Config, record: Path | None, replay: Path | None, input_spec: str | None) -> _Cassette:
         """From the options; `UsageError` for a combination that cannot work, `CassetteError` for a
         cassette that cannot be replayed."""
         from agent_host.session import cassette
@@ -188,9 +186,6 @@ class _Cassette:
         chosen = record if record is not None else replay
         if chosen is None:
             return cls()
-        option = "--record" if record is not None else "--replay"
-        if where.ray:
-            raise UsageError(f"{option} runs agents on this machine", hint="drop --executor ray")
         if replay is None:
             return cls(record, cassette.Recording(config.secrets))
         if input_spec is not None:
@@ -261,13 +256,14 @@ def _on_ray(
     approve: str,
     where: _Where,
     stopper: Stopper,
+    tapes: Tapes | None,
 ) -> list[Finished]:
     """Run `runs` on Ray (started for the command, or joined) with the same results as locally."""
     from agent_host.cluster.connection import ray_cluster
     from agent_host.cluster.executor import RayExecutor
 
     with ray_cluster(where.ray_address, stopper.token, verbose=state.debug) as cluster:
-        executor = RayExecutor(config, cluster, approve=approve, stop=stopper.token)
+        executor = RayExecutor(config, cluster, approve=approve, stop=stopper.token, tapes=tapes)
         stopper.host = executor
         return executor.run_all(runs, allow)
 
@@ -310,7 +306,7 @@ def _run_one(
                 wasm = resolve_component(guest.spec, module=guest.module, stop=stopper.token)
             if where.ray:
                 run = runs.AgentRun(name, guest.agent, guest.input, wasm)
-                done = _on_ray(state, config, [run], allow, approve, where, stopper)[0]
+                done = _on_ray(state, config, [run], allow, approve, where, stopper, cassette.tapes)[0]
                 if done.failure is not None:
                     raise done.failure
                 outcome = done.outcome
@@ -390,7 +386,7 @@ def _run_many(
             if run.failure is not None and not isinstance(run.failure, Interrupted):
                 render.error(f"agent {run.name}: {run.failure}")
         if where.ray:
-            finished = _on_ray(state, config, prepared, allow, approve, where, stopper)
+            finished = _on_ray(state, config, prepared, allow, approve, where, stopper, cassette.tapes)
         else:
             with Host(
                 config, keep_logs=state.debug, approver=approver(approve), stop=stopper.token, tapes=cassette.tapes

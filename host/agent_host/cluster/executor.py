@@ -35,6 +35,7 @@ from agent_host.errors import ExitCode, HostError, Interrupted, UsageError
 from agent_host.runtime.engine import Runtime
 from agent_host.runtime.guest import Outcome
 from agent_host.session.audit_log import AuditLog
+from agent_host.session.cassette import Playback, Recording, Tapes
 
 logger = logging.getLogger(__name__)
 
@@ -76,9 +77,12 @@ class RayExecutor:
         stop: StopToken | None = None,
         cache: Path | None = None,
         output: TextIO | None = None,
+        tapes: Tapes | None = None,
     ) -> None:
         """`approve` is `all` or `deny`: no person is at a worker (`UsageError` for another choice).
-        Raises `ConfigError` when the audit log cannot be opened."""
+        Raises `ConfigError` when the audit log cannot be opened. `tapes`: the cassette the runs are
+        recorded into (each worker records, the tape comes back with the outcome) or replayed from
+        (each job carries its agent's tape)."""
         if approve not in APPROVALS:
             raise UsageError(
                 f"--approve {approve}: agents on Ray run where nobody can answer a prompt",
@@ -93,6 +97,7 @@ class RayExecutor:
                 hint=f"lower ray_cpus to {cluster.node_cpus:g} or less",
             )
         self._config = config
+        self._tapes = tapes
         self._cluster = cluster
         self._approve = approve
         self.stop = stop if stop is not None else StopToken()
@@ -126,7 +131,12 @@ class RayExecutor:
                             return
                         index, run, shipment = todo.pop(0)
                     try:
-                        results[index] = self._run(slot, run, Job(run.name, run.settings, run.input, shipment, allow))
+                        job = self._job(run, shipment, allow)
+                    except HostError as exc:  # a replayed cassette without this agent's tape
+                        results[index] = Finished(not_started(run.name, exc), exc)
+                        continue
+                    try:
+                        results[index] = self._run(slot, run, job)
                     except Exception as exc:  # boundary: one agent's failure must not lose the others' results
                         logger.exception("internal error running agent %s on Ray", run.name)
                         text = f"internal host error: {type(exc).__name__}: {exc}"
@@ -217,6 +227,12 @@ class RayExecutor:
                 text = f"its Ray worker died{after}: {reason}"
                 return Finished(Outcome(run.name, CRASHED, text, duration, code=ExitCode.TRAP))
 
+    def _job(self, run: AgentRun, shipment: Shipment, allow: tuple[str, ...]) -> Job:
+        """The job of `run`; with a replayed cassette, its agent's tape (`CassetteError`: none)."""
+        replay = self._tapes.player(run.name).tape if isinstance(self._tapes, Playback) else None
+        record = isinstance(self._tapes, Recording)
+        return Job(run.name, run.settings, run.input, shipment, allow, record=record, replay=replay)
+
     def _attempt(self, actor: Any, job: Job) -> Finished:
         """One run of `job` on `actor`, handling its events as they arrive. Raises Ray's errors."""
         handle = self._handler()
@@ -224,6 +240,8 @@ class RayExecutor:
             events: list[Event] = self._ray.get(ref)
             for event in events:
                 if isinstance(event, Ended):
+                    if event.tape is not None and isinstance(self._tapes, Recording):
+                        self._tapes.cassette.agents[job.agent] = event.tape  # the file is written on the driver
                     failure = WorkerFailure(event.failure) if event.failure is not None else None
                     return Finished(event.outcome, failure)
                 handle(event)

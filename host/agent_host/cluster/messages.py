@@ -14,6 +14,7 @@ from agent_host.config import AgentConfig
 from agent_host.errors import HostError
 from agent_host.runtime.engine import Shipped
 from agent_host.runtime.guest import Outcome
+from agent_host.session.cassette import Tape
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,10 @@ class Job:
     component: Shipped
     allow: Sequence[str]
     """Toolings granted as by `--allow`."""
+    record: bool = False
+    """Record the run's tape (`run --record`: it comes back in `Ended`, the driver writes the file)."""
+    replay: Tape | None = None
+    """Answer the guest from this tape (`run --replay`)."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,8 @@ class Ended:
 
     outcome: Outcome
     failure: str | None = None
+    tape: Tape | None = None
+    """What the run recorded, when its job asked for it."""
 
 
 Event = AuditLine | Output | LogLine | Ended

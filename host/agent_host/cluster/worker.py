@@ -15,6 +15,7 @@ import logging
 import queue
 import threading
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Final, TextIO, cast
 
 from agent_host.app.host import Host
@@ -25,6 +26,7 @@ from agent_host.errors import HostError
 from agent_host.policy.approval import ApproveAll, Approver, DenyAll
 from agent_host.runtime.guest import GuestThread
 from agent_host.session.audit_log import AuditLog
+from agent_host.session.cassette import Cassette, Playback, Recording, Tapes
 
 BATCH_INTERVAL: Final = 0.05
 """Seconds between looks at whether the running guest has ended, should its wake-up be missed."""
@@ -56,6 +58,7 @@ class AgentWorker:
     def run(self, job: Job) -> Iterator[list[Event]]:
         """Run `job`'s agent to its end, yielding its events in batches (see the module docstring)."""
         host = self._host
+        host.tapes = _tapes(job, host.config.secrets)  # one agent at a time: its tape, or none
         try:
             policy = host.policy(job.agent, job.settings, job.allow)
             guest = host.start(job.component, job.input, agent=job.agent, policy=policy, output=self._output)
@@ -67,7 +70,8 @@ class AgentWorker:
             batch = self._drain(wait=BATCH_INTERVAL)
             outcome = guest.join(0)
             if outcome is not None:
-                yield [*batch, *self._drain(), Ended(outcome)]
+                tape = host.tapes.cassette.agents.get(job.agent) if isinstance(host.tapes, Recording) else None
+                yield [*batch, *self._drain(), Ended(outcome, tape=tape)]
                 return
             if batch:
                 yield batch
@@ -103,6 +107,13 @@ class AgentWorker:
                 events.append(self._events.get_nowait())
         except queue.Empty:
             return [event for event in events if event is not _ENDED]
+
+
+def _tapes(job: Job, secrets: frozenset[str]) -> Tapes | None:
+    """What the host records into or replays from for `job` (see `messages.Job`)."""
+    if job.replay is not None:
+        return Playback(Cassette({job.agent: job.replay}), Path(f"the cassette of agent {job.agent}"), secrets)
+    return Recording(secrets) if job.record else None
 
 
 _ENDED: Final = AuditLine("")

@@ -229,6 +229,7 @@ class Player:
 
     def __init__(self, agent: str, tape: Tape, scrub: Scrubber) -> None:
         self.agent = agent
+        self.tape = tape
         self._calls = tape.calls
         self._outcome = tape.outcome
         self._scrub = scrub

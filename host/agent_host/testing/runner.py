@@ -29,12 +29,16 @@ from agent_host.config import AgentConfig
 from agent_host.errors import HostError, UsageError
 from agent_host.policy.approval import ApproveAll, Approver, DenyAll
 from agent_host.runtime.guest import Outcome
+from agent_host.session import cassette as cassettes
 from agent_host.testing.toolings import config_for
 
 DEFAULT_TIMEOUT: Final = 60.0
 """Wall-clock seconds a guest's `run` may take under test (a hung guest fails the test, not the CI job)."""
 
 Approve = Literal["deny", "all"] | Approver
+
+Record = Literal["once", "none", "all"]
+"""When `AgentHost.run(cassette=...)` records: the file is missing (`once`), never (`none`), always (`all`)."""
 
 
 @dataclass(frozen=True)
@@ -56,11 +60,13 @@ class GuestResult:
     """How one run ended."""
 
     status: str
-    """"ok", "error", "trap", or the reference of the host error that kept the guest from starting."""
+    """"ok", "error", "trap", "diverged" (a replay asked for something its cassette does not have), or
+    the reference of the host error that kept the guest from starting."""
     output: str
     """`run`'s answer ("" unless `status` is "ok")."""
     exit_code: int
-    """What `agent-host run` would exit with: 0 ok, 1 err, 2 not started, 3 trap or limit."""
+    """What `agent-host run` would exit with: 0 ok, 1 err, 2 not started, 3 trap or limit, 4 a replay
+    that diverged from its cassette."""
     error: GuestError | None
     """Why it failed; None when `status` is "ok"."""
     stderr: str
@@ -95,6 +101,8 @@ class AgentHost:
         dev: bool = True,
         timeout: float = DEFAULT_TIMEOUT,
         module: str | None = None,
+        cassette: str | Path | None = None,
+        record: Record = "once",
     ) -> GuestResult:
         """Run `guest` (a guest folder, or a `.wasm` run as is) with `input`; see `GuestResult`.
 
@@ -105,8 +113,17 @@ class AgentHost:
         builds and runs the production component. `timeout`: wall-clock seconds for `run`.
         `module`: the module defining `WitWorld` (default: app.py).
 
+        `cassette`: a cassette file (relative paths start where pytest was started) that the run is
+        recorded into or replayed from, as `agent-host run --record/--replay` do (its tape is the
+        guest's, keyed by its name; other agents' tapes in the file are kept). `record`: "once"
+        records when the file is missing and replays otherwise; "none" only replays (a missing file
+        raises `CassetteError`); "all" always records. A replay answers every tooling function from
+        the file, with no server; a guest that asks for anything else, or is given another input,
+        ends with status "diverged" (exit code 4).
+
         Raises `ConfigError` for a bad tooling table, `UsageError` for an `allow` matching no
-        tooling or a missing guest, `TypeError` for a tooling value of another type.
+        tooling or a missing guest, `TypeError` for a tooling value of another type, `CassetteError`
+        for a cassette that cannot be read or written.
         """
         if self._closed:
             raise RuntimeError("agent_host used after the test ended")
@@ -120,6 +137,8 @@ class AgentHost:
         policy = host.policy(name, settings, [*(toolings or {}), *(allow or ())])
         sink = _Sink()
         start = len(self.audit_log.read_bytes()) if self.audit_log.exists() else 0
+        tape_file = None if cassette is None else self._path(cassette)
+        host.tapes = None if tape_file is None else _tapes(tape_file, record, host.config.secrets)
         with _host_messages(sink):
             try:
                 if dev and path.is_dir():
@@ -127,11 +146,20 @@ class AgentHost:
                     wasm = devmode.dev_component(path, module)
                 else:
                     wasm = resolve_component(path, module=module)
-                outcome = host.run(wasm, input, agent=name, policy=policy, output=sink)
+                diverged = _other_input(host.tapes, name, input)
+                outcome = diverged or host.run(wasm, input, agent=name, policy=policy, output=sink)
             except HostError as exc:
                 outcome = Outcome(name, exc.reference, f"agent {name}: {exc.message}", 0.0, code=exc.exit_code)
                 sink.write(f"agent-host: error: {exc}\n")
+            finally:
+                tapes, host.tapes = host.tapes, None
+        if isinstance(tapes, cassettes.Recording) and tape_file is not None:
+            _keep(tapes, tape_file)
         return _result(outcome, sink.getvalue(), self._audit_since(start))
+
+    def _path(self, given: str | Path) -> Path:
+        path = given if isinstance(given, Path) else Path(given)
+        return path if path.is_absolute() else self.base / path
 
     def _host_for(self, toolings: dict[str, object], approve: Approve) -> Host:
         """The host for these arguments: the current one while they are unchanged, else a new one."""
@@ -166,6 +194,33 @@ class AgentHost:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _tapes(path: Path, record: Record, secrets: frozenset[str]) -> cassettes.Tapes:
+    """What a run with `cassette=path, record=record` records into or replays from."""
+    if record not in ("once", "none", "all"):
+        raise UsageError(f"record={record!r}: use 'once', 'none' or 'all'")
+    if record == "all" or (record == "once" and not path.exists()):
+        return cassettes.Recording(secrets)
+    return cassettes.Playback(cassettes.load(path), path, secrets)
+
+
+def _other_input(tapes: cassettes.Tapes | None, agent: str, given: str) -> Outcome | None:
+    """A replay given another input than the recorded one has diverged before it starts."""
+    if not isinstance(tapes, cassettes.Playback):
+        return None
+    recorded = tapes.player(agent).tape.input  # CassetteError: no tape of this agent
+    if recorded == tapes.scrub(given):
+        return None
+    detail = f"the input is {given[:200]!r}; recorded {recorded[:200]!r}"
+    return Outcome(agent, "diverged", str(cassettes.Diverged(agent, detail)), 0.0)
+
+
+def _keep(recording: cassettes.Recording, path: Path) -> None:
+    """Write the recorded tapes into `path`, keeping the other agents' tapes it holds."""
+    kept = cassettes.load(path).agents if path.exists() else {}
+    recording.cassette.agents = {**kept, **recording.cassette.agents}
+    cassettes.save(recording.cassette, path)
 
 
 def _approver(approve: Approve) -> Approver:

@@ -290,3 +290,31 @@ def test_a_javascript_guest_on_ray_answers_and_fails_as_locally(ray_head: str, t
     found = {agent: (status, output) for agent, status, _, output in outcomes(on_ray)}
     assert found["js"] == ("ok", "over ray")
     assert found["js-fails"][0] == "error" and found["js-fails"][1].startswith("Error: boom (at app.js:")
+
+
+def test_a_run_recorded_on_ray_is_written_on_the_driver_and_replays_locally_and_on_ray(
+    ray_head: str, probe_wasm: Path, tmp_path: Path
+) -> None:
+    """Provenance: issue 24, point 6 (record and replay with the Ray executor; the cassette is
+    written on the driver)."""
+    config = tmp_path / "agent-host.toml"
+    only_t = 'toolings = ["t"]\n'
+    waiting = {"op": "call", "h": "t", "tool": "wait", "args": '{"seconds": 0.1, "steps": 2}'}
+    config.write_text(
+        OBSERVED_TOML
+        + agent_toml("alpha", GET, call("t", "echo", text="on ray"), waiting, {"op": "drain", "ids": {"ref": 2}},
+                     extra=only_t)
+        + agent_toml("beta", GET, call("t", "echo", text="beta"), extra=only_t)
+    )  # fmt: skip
+    cassette = tmp_path / "ray.json"
+    live = agent_host("run", "--config", str(config), "--json", "--executor", "ray", "--ray-address", ray_head,
+                      "--record", str(cassette))  # fmt: skip
+    assert live.returncode == 0, live.stderr
+    assert sorted(json.loads(cassette.read_text())["agents"]) == ["alpha", "beta"]
+    offline = tmp_path / "offline.toml"
+    offline.write_text(config.read_text().replace("${AGENT_HOST_PYTHON}", "/nonexistent/server"))
+    here = agent_host("run", "--config", str(offline), "--json", "--replay", str(cassette))
+    there = agent_host("run", "--config", str(offline), "--json", "--replay", str(cassette),
+                       "--executor", "ray", "--ray-address", ray_head)  # fmt: skip
+    assert here.returncode == there.returncode == 0, (here.stderr, there.stderr)
+    assert outcomes(here) == outcomes(there) == outcomes(live)

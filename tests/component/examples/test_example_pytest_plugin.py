@@ -115,3 +115,29 @@ def test_dev_false_runs_the_production_build(agent_host: AgentHost) -> None:
     result = agent_host.run("guests/finder", input="dogs", toolings={"search": search}, dev=False)
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.output)["best"] == ["dogs.md", "dogs-2.md", "other.md"]
+
+
+def test_a_cassette_is_recorded_once_then_replayed_without_asking_the_server(
+    agent_host: AgentHost, tmp_path: Path
+) -> None:
+    """Provenance: issue 24, point 5: `cassette=PATH` with `record="once"` (the default) records
+    when the file is missing and replays it otherwise; `"none"` only replays; `"all"` records."""
+    from agent_host.session.cassette import CassetteError
+
+    cassette = tmp_path / "cassettes" / "finder.json"
+    live = agent_host.run("guests/finder", input="cats", toolings={"search": search}, cassette=cassette)
+    assert live.exit_code == 0, live.stderr
+    assert json.loads(cassette.read_text())["agents"]["finder"]["input"] == "cats"
+    # The scripted mock would answer something else: a replay never asks it.
+    replayed = agent_host.run("guests/finder", input="cats", toolings={"search": SCRIPTED}, cassette=cassette)
+    assert (replayed.status, replayed.output) == ("ok", live.output)
+    other = agent_host.run("guests/finder", input="dogs", toolings={"search": search}, cassette=cassette)
+    assert (other.status, other.exit_code) == ("diverged", 4)
+    assert other.error is not None and "the input is 'dogs'; recorded 'cats'" in other.error.message
+    with pytest.raises(CassetteError, match="no such cassette"):
+        agent_host.run("guests/finder", input="cats", cassette=tmp_path / "missing.json", record="none")
+    again = agent_host.run(
+        "guests/finder", input="cats", toolings={"search": SCRIPTED}, cassette=cassette, record="all"
+    )
+    assert json.loads(again.output)["best"] == ["cats.md", "kittens.md"]  # recorded anew, from the mock
+    assert "kittens.md" in cassette.read_text()
