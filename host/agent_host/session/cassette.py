@@ -124,24 +124,42 @@ def _same(value: Any) -> Any:
     return value
 
 
+def _strict(kind: type) -> Callable[[Any], Any]:
+    """A reader that takes a value of `kind` only (`bool` is no `int`, `"false"` no `bool`)."""
+
+    def read(value: Any) -> Any:
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise TypeError(f"expected {kind.__name__}, got {type(value).__name__}")
+        return value
+
+    return read
+
+
+def _handle(value: Any) -> int:
+    rep: int = _strict(int)(value)
+    if not 0 < rep < 2**31:
+        raise ValueError(f"a tooling handle is 1 to 2**31-1, got {rep}")
+    return rep
+
+
 _ANSWERS: Final[Mapping[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]]] = {
     # function: (to JSON, from JSON)
-    "get": (_same, int),
-    "kind": (_same, str),
-    "name": (_same, str),
+    "get": (_same, _handle),
+    "kind": (_same, _strict(str)),
+    "name": (_same, _strict(str)),
     "list-tools": (lambda specs: [_spec_out(s) for s in specs], lambda items: [_tool_in(s) for s in items]),
-    "call-tool": (_same, str),
-    "is-open": (_same, bool),
-    "cancel": (_same, bool),
+    "call-tool": (_same, _strict(str)),
+    "is-open": (_same, _strict(bool)),
+    "cancel": (_same, _strict(bool)),
     "call-tool-blocking": (dataclasses.asdict, lambda d: CallOutcome(**d)),
     "list-resources": (lambda specs: [_spec_out(s) for s in specs], lambda items: [ResourceSpec(**s) for s in items]),
     "read-resource": (dataclasses.asdict, lambda d: ResourceData(**d)),
-    "subscribe-resource": (_same, str),
-    "subscribe-resource-list": (_same, str),
-    "subscribe-tool-list": (_same, str),
-    "unsubscribe-resource": (_same, bool),
-    "unsubscribe-resource-list": (_same, bool),
-    "unsubscribe-tool-list": (_same, bool),
+    "subscribe-resource": (_same, _strict(str)),
+    "subscribe-resource-list": (_same, _strict(str)),
+    "subscribe-tool-list": (_same, _strict(str)),
+    "unsubscribe-resource": (_same, _strict(bool)),
+    "unsubscribe-resource-list": (_same, _strict(bool)),
+    "unsubscribe-tool-list": (_same, _strict(bool)),
     "respond": (_same, lambda _: None),
     "recv": (_envelope_out, _envelope_in),
     "try-recv": (_envelope_out, _envelope_in),
@@ -324,11 +342,28 @@ def load(path: Path) -> Cassette:
     for name, tape in (data.get("agents") or {}).items():
         if not isinstance(tape, dict) or not isinstance(tape.get("calls"), list):
             raise CassetteError(f"{path}: agents.{name}: not a tape (no `calls` list)")
-        bad = [i + 1 for i, c in enumerate(tape["calls"]) if not isinstance(c, dict) or c.get("fn") not in FUNCTIONS]
-        if bad:
-            raise CassetteError(f"{path}: agents.{name}: call {bad[0]} is not a recorded host function")
+        for index, call in enumerate(tape["calls"]):
+            problem = _problem(call)
+            if problem is not None:
+                raise CassetteError(f"{path}: agents.{name}: call {index + 1}: {problem}")
         agents[name] = Tape(str(tape.get("input", "")), tape["calls"], tape.get("outcome"))
     return Cassette(agents, str(data.get("host", "?")), WIT)
+
+
+def _problem(call: Any) -> str | None:
+    """What makes `call` unusable on replay (read as `Player.answer` will), or None."""
+    if not isinstance(call, dict) or call.get("fn") not in FUNCTIONS:
+        return "not a recorded host function"
+    if not isinstance(call.get("args"), list):
+        return "its `args` are not a list"
+    try:
+        if "err" in call:
+            error_in(call["err"])
+        else:
+            _ANSWERS[call["fn"]][1](call.get("ok"))
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        return f"not a {call['fn']} answer ({type(exc).__name__}: {exc})"
+    return None
 
 
 def save(cassette: Cassette, path: Path) -> None:

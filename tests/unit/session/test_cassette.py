@@ -126,7 +126,27 @@ def test_values_from_the_environment_are_written_as_secret_and_compared_so(tmp_p
         ('{"agent-host-cassette": 1, "wit": "agent-host:guest@9.0.0"}', "recorded against 'agent-host:guest@9.0.0'"),
         (
             '{"agent-host-cassette": 1, "wit": "agent-host:guest@0.2.0", "agents": {"a": {"calls": [{"fn": "rm"}]}}}',
-            "agents.a: call 1 is not a recorded host function",
+            "agents.a: call 1: not a recorded host function",
+        ),
+        (
+            '{"agent-host-cassette": 1, "wit": "agent-host:guest@0.2.0", "agents": {"a": {"calls": '
+            '[{"fn": "get", "args": ["x"], "ok": -1}]}}}',
+            "agents.a: call 1: not a get answer (ValueError: a tooling handle is 1 to 2**31-1, got -1)",
+        ),
+        (
+            '{"agent-host-cassette": 1, "wit": "agent-host:guest@0.2.0", "agents": {"a": {"calls": '
+            '[{"fn": "is-open", "args": [1, "c"], "ok": "false"}]}}}',
+            "agents.a: call 1: not a is-open answer (TypeError: expected bool, got str)",
+        ),
+        (
+            '{"agent-host-cassette": 1, "wit": "agent-host:guest@0.2.0", "agents": {"a": {"calls": '
+            '[{"fn": "recv", "args": [1], "ok": {"id": "c", "kind": "progress", "payload": {}}}]}}}',
+            "agents.a: call 1: not a recv answer (TypeError: ",
+        ),
+        (
+            '{"agent-host-cassette": 1, "wit": "agent-host:guest@0.2.0", "agents": {"a": {"calls": '
+            '[{"fn": "get", "args": ["x"], "err": {"code": "no-such-code", "message": "m"}}]}}}',
+            "agents.a: call 1: not a get answer (ValueError: ",
         ),
     ],
 )
