@@ -292,6 +292,7 @@ def test_a_javascript_guest_on_ray_answers_and_fails_as_locally(ray_head: str, t
     assert found["js-fails"][0] == "error" and found["js-fails"][1].startswith("Error: boom (at app.js:")
 
 
+@pytest.mark.timeout(180)  # three commands, two of them joining the cluster
 def test_a_run_recorded_on_ray_is_written_on_the_driver_and_replays_locally_and_on_ray(
     ray_head: str, probe_wasm: Path, tmp_path: Path
 ) -> None:

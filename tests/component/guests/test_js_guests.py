@@ -12,6 +12,7 @@ Provenance: issue 23 (points 1, 2, 4 and 7).
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -192,3 +193,21 @@ def test_the_pytest_fixture_runs_a_js_guest_built_and_in_dev_mode(agent_host: Ag
 
 
 _DEMO: Final = {"command": "${AGENT_HOST_PYTHON}", "args": ["-m", "agent_host.demo_server"]}
+
+
+def test_a_js_guests_run_is_recorded_and_replayed_with_no_server(jsprobe: Path, tmp_path: Path) -> None:
+    """Provenance: issue 24, point 6 (record and replay for JavaScript guests as for Python)."""
+    live_config = tmp_path / "agent-host.toml"
+    live_config.write_text(
+        '[tooling.demo]\ncommand = "${AGENT_HOST_PYTHON}"\nargs = ["-m", "agent_host.demo_server"]\n'
+    )
+    offline = tmp_path / "offline.toml"
+    offline.write_text('[tooling.demo]\ncommand = "/nonexistent/demo-server"\n')
+    cassette = tmp_path / "js.json"
+    common = ("run", str(JSPROBE), "--allow", "demo")
+    live = in_process.run(*common, "--config", str(live_config), "--input", "async", "--record", str(cassette))
+    assert live.returncode == 0, live.stderr
+    tape = json.loads(cassette.read_text())["agents"]["jsprobe"]
+    assert [call["fn"] for call in tape["calls"]][:2] == ["get", "call-tool"]
+    again = in_process.run(*common, "--config", str(offline), "--replay", str(cassette))
+    assert (again.returncode, again.stdout) == (0, live.stdout), again.stderr
