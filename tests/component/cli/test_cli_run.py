@@ -17,7 +17,10 @@ import pytest
 from tests.support import in_process
 from tests.support.component import PROBE, REPO
 
-pytestmark = pytest.mark.component
+pytestmark = [pytest.mark.component, pytest.mark.timeout(180)]
+"""180 s, not the suite's 60: in a fresh cache the first test of a worker to need the example guests or the
+dev runner builds and compiles them (30-40 s alone), and the others wait for that build (`cache.turn`); a fresh
+run that was loaded took over 60 s."""
 
 
 def agent_host(*args: str, stdin: str | None = None, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:

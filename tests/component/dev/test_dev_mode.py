@@ -22,7 +22,10 @@ from tests.support.component import REPO
 from tests.support.dev_watch import Watch
 from tests.support.processes import descendants
 
-pytestmark = pytest.mark.component
+pytestmark = [pytest.mark.component, pytest.mark.timeout(180)]
+"""180 s, not the suite's 60: in a fresh cache the first test of a worker to need the example guests or the
+dev runner builds and compiles them (30-40 s alone), and the others wait for that build (`cache.turn`); a fresh
+run that was loaded took over 60 s."""
 
 WAIT: Final = 120.0
 """Seconds a child `agent-host` may take to print an expected line (the first run builds and

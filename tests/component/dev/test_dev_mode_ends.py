@@ -16,7 +16,10 @@ import pytest
 from tests.component.dev.test_dev_mode import GUEST, WAIT
 from tests.support.dev_watch import Watch
 
-pytestmark = pytest.mark.component
+pytestmark = [pytest.mark.component, pytest.mark.timeout(180)]
+"""180 s, not the suite's 60: in a fresh cache the first test of a worker to need the example guests or the
+dev runner builds and compiles them (30-40 s alone), and the others wait for that build (`cache.turn`); a fresh
+run that was loaded took over 60 s."""
 
 TALKING: Final = GUEST.replace("import json\n", "import json\nimport sys\n", 1).replace(
     '        if input == "slow":\n', '        if input == "slow":\n            print("sleeping now", file=sys.stderr)\n'

@@ -18,7 +18,10 @@ import pytest
 
 from tests.support import cli_process
 
-pytestmark = pytest.mark.component
+pytestmark = [pytest.mark.component, pytest.mark.timeout(180)]
+"""180 s, not the suite's 60: in a fresh cache the first test of a worker to need the example guests or the
+dev runner builds and compiles them (30-40 s alone), and the others wait for that build (`cache.turn`); a fresh
+run that was loaded took over 60 s."""
 
 REPO = Path(__file__).resolve().parents[3]
 
