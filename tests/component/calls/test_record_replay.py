@@ -151,3 +151,25 @@ def test_no_value_from_the_environment_is_written_to_a_cassette(tmp_path: Path, 
     for name, value in secrets.items():
         assert value not in text, name
     assert "${secret}" in text
+
+
+def test_a_changed_guest_replayed_from_its_source_diverges_at_its_first_new_call(tmp_path: Path) -> None:
+    """A guest written with `agent-host new`, recorded and replayed with the dev runner (from its
+    source, no build), then changed: its replay names the call that differs."""
+    made = in_process.run("new", "scout", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    guest = tmp_path / "guests" / "scout"
+    cassette = tmp_path / "scout.json"
+    live = in_process.run("run", "--dev", str(guest), "--input", "cats", "--record", str(cassette), cwd=tmp_path)
+    assert live.returncode == 0, live.stderr
+    same = in_process.run("run", "--dev", str(guest), "--replay", str(cassette), cwd=tmp_path)
+    assert (same.returncode, same.stdout) == (0, live.stdout), same.stderr
+    app = guest / "app.py"
+    app.write_text(
+        app.read_text().replace('call(demo, "echo", text=input or "hello")', 'call(demo, "echo", text="dogs")')
+    )
+    changed = in_process.run("run", "--dev", str(guest), "--replay", str(cassette), cwd=tmp_path)
+    assert changed.returncode == 4, changed.stderr
+    assert "agent-host: replay of agent scout diverged: call 3 of " in changed.stderr
+    assert 'call 3 of 3: recorded call-tool-blocking(1, "echo", "{\\"text\\": \\"cats\\"}"), ' in changed.stderr
+    assert 'asked call-tool-blocking(1, "echo", "{\\"text\\": \\"dogs\\"}")' in changed.stderr
