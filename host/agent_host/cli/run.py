@@ -200,11 +200,15 @@ class _Cassette:
             return self.tapes.cassette.agents[agent].input
         return given
 
-    def save(self, exit_code: int) -> int:
-        """Write the recording (when recording); the exit code, 2 at least when it cannot be written."""
+    def save(self, exit_code: int, stopped: bool = False) -> int:
+        """Write the recording (when recording, and the command was not `stopped` by a signal: the
+        file stays as it was); the exit code, 2 at least when it cannot be written."""
         from agent_host.session.cassette import CassetteError, Recording, save
 
         if not isinstance(self.tapes, Recording) or self.path is None:
+            return exit_code
+        if stopped:
+            render.error(f"--record {self.path}: not written: the command was stopped", kind="stopped")
             return exit_code
         try:
             save(self.tapes.cassette, self.path)
@@ -332,7 +336,8 @@ def _run_one(
     elif outcome.status == "diverged":
         render.report(printable(outcome.text))
     logger.debug("agent %s: %s in %.2f s", name, outcome.status, outcome.duration)
-    return cassette.save(stopper.exit_code if stopper.exit_code is not None else outcome.exit_code)
+    stopped = stopper.exit_code is not None
+    return cassette.save(stopper.exit_code if stopper.exit_code is not None else outcome.exit_code, stopped)
 
 
 def _run_here(
@@ -403,7 +408,7 @@ def _run_many(
         rows = [[o.agent, o.status, f"{o.duration:.2f}s", render.one_line(o.text, DETAIL_WIDTH)] for o in outcomes]
         render.table(COLUMNS, rows)
     worst = max(outcome.exit_code for outcome in outcomes)
-    return cassette.save(stopper.exit_code if stopper.exit_code is not None else worst)
+    return cassette.save(stopper.exit_code if stopper.exit_code is not None else worst, stopper.exit_code is not None)
 
 
 def as_stopped(outcome: Outcome, exit_code: int | None) -> Outcome:

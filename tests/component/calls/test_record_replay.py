@@ -173,3 +173,27 @@ def test_a_changed_guest_replayed_from_its_source_diverges_at_its_first_new_call
     assert "agent-host: replay of agent scout diverged: call 3 of " in changed.stderr
     assert 'call 3 of 3: recorded call-tool-blocking(1, "echo", "{\\"text\\": \\"cats\\"}"), ' in changed.stderr
     assert 'asked call-tool-blocking(1, "echo", "{\\"text\\": \\"dogs\\"}")' in changed.stderr
+
+
+def test_a_recording_stopped_by_a_signal_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    import signal
+
+    from tests.support import cli_process
+    from tests.support.processes import wait_for_line
+
+    cassette = tmp_path / "kept.json"
+    cassette.write_text("the previous file")
+    steps = [{"op": "eprint", "text": "waiting"}, {"op": "recv", "timeout_ms": 60000}]
+    process = cli_process.start("run", str(PROBE), "--input", json.dumps({"steps": steps}), "--record", str(cassette),
+                                cwd=tmp_path)  # fmt: skip
+    try:
+        wait_for_line(process, "[probe] waiting")
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130, err
+    assert f"--record {cassette}: not written: the command was stopped" in err
+    assert cassette.read_text() == "the previous file"
