@@ -1,17 +1,14 @@
 """Cassettes: what crossed the tooling boundary in a guest's run, recorded to be replayed offline.
 
-A cassette is one JSON file keyed by agent (`agents.NAME`): for each agent its input, the ordered
-list of host functions its guest called (`fn`, the arguments that identify the call, and the answer:
-`ok` value or `err` error) and how its run ended. Envelopes are recorded as the answers of `recv` and
-`try-recv`, so they arrive at the same points of the guest's run on replay. The file names the host
-and WIT versions it was made with; a cassette of another WIT contract is refused.
+One JSON file keyed by agent: each tape holds the input, every tooling and inbox function the guest
+called in order (`fn`, the arguments that identify the call, the `ok` value or `err` error; envelopes
+are answers of `recv`/`try-recv`, so they come back at the same points) and how the run ended. The
+file names the host and WIT versions; another WIT contract is refused.
 
-Invariants: a cassette holds only what the guest saw or sent (the host never hands a guest a token,
-a `${VAR}` value or OAuth material), and every value that came from `${VAR}` in the configuration is
-replaced by `${secret}` besides, before anything is kept; a tape holds at most `MAX_TAPE_BYTES`.
-Replay answers from the tape alone and raises `Diverged`, naming the first difference, when the
-guest asks for something else than what comes next. Plain data and JSON only: no I/O but `load` and
-`save`.
+Invariants: a tape holds only what the guest saw or sent, with every `${VAR}` value of the
+configuration written as `${secret}`, and at most `MAX_TAPE_BYTES`; a replay answers from the tape
+alone and raises `Diverged`, naming the first difference, at a call that is not next. No I/O but
+`load` and `save`.
 """
 
 from __future__ import annotations
