@@ -28,6 +28,7 @@ STYLES: Final = {
     "ok": "green",
     "error": "yellow",
     "trap": "red",
+    "diverged": "magenta",
     "stopped:": "bold yellow",
     "error:": "bold red",
     "problem:": "bold red",
