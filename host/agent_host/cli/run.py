@@ -187,7 +187,17 @@ class _Cassette:
         if chosen is None:
             return cls()
         if replay is None:
-            return cls(record, cassette.Recording(config.secrets))
+            assert record is not None
+            cassette.check_target(record)  # before the run: a file of something else is never lost
+            recording = cassette.Recording(config.secrets)
+            if recording.scrub.short:
+                render.error(
+                    f"--record {record}: {len(recording.scrub.short)} value(s) the configuration takes from the "
+                    f"environment are shorter than {cassette.MIN_SECRET_CHARS} characters: they are written as they "
+                    "are (replaced, they would match anywhere)",
+                    kind="warning",
+                )
+            return cls(record, recording)
         if input_spec is not None:
             raise UsageError("--input with --replay: a replayed guest gets the recorded input", hint="drop --input")
         return cls(replay, cassette.Playback(cassette.load(replay), replay, config.secrets))

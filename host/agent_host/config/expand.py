@@ -57,6 +57,8 @@ class _Text:
 
     env: Mapping[str, str]
     from_environment: bool = False
+    values: list[str] = field(default_factory=list)
+    """Each value read from the environment (a secret on its own, as much as the whole string)."""
     unset: list[str] = field(default_factory=list)
 
     def expand(self, text: str, start: int = 0, *, inside: bool = False) -> tuple[str, int]:
@@ -97,6 +99,8 @@ class _Text:
     def _value(self, variable: str, default: str | None) -> str:
         if variable in self.env:
             self.from_environment = self.from_environment or variable != PYTHON_VARIABLE
+            if variable != PYTHON_VARIABLE:
+                self.values.append(self.env[variable])
             return self.env[variable]
         if default is not None:
             return default
@@ -130,6 +134,7 @@ def expand(tree: dict[str, Any], environ: Mapping[str, str], root: type[BaseMode
             written[expanded] = value
             if scan.from_environment:
                 secret.add(expanded)
+                secret.update(scan.values)
         return expanded
 
     def walk(value: Any, tp: Any, path: tuple[Step, ...]) -> Any:

@@ -36,7 +36,7 @@ from agent_host.runtime.output_files import CappedFile
 from agent_host.runtime.run_guard import RunGuard, TripKind
 from agent_host.runtime.trap_reasons import innermost, memory_limit_reason, trap_reason
 from agent_host.session import GuestSession
-from agent_host.session.cassette import Diverged
+from agent_host.session.cassette import Diverged, ReplayedTrap
 
 logger = logging.getLogger(__name__)
 
@@ -205,7 +205,7 @@ def run_guest(
             status, text, tripped = _call_run(
                 runtime, component, store, input_text, guard, err_path, session, policy, budget
             )
-        if status != "diverged" and (why := session.ended(status, text)) is not None:
+        if status != "diverged" and (why := session.ended(status, text, tripped)) is not None:
             status, text, tripped = "diverged", str(Diverged(agent, why)), None
         if status == "error":
             returned = session.returned_error(text)
@@ -279,6 +279,8 @@ def _call_run(
             raise relayed from None
         if isinstance(relayed, Diverged):  # raised by the host's own replay, never by the guest
             return "diverged", str(relayed), None
+        if isinstance(relayed, ReplayedTrap):  # the replay ends where the host ended the recorded run
+            return "trap", relayed.text, relayed.tripped  # type: ignore[return-value]
         tripped = guard.after_trap()
         if tripped is not None:  # the guard made it trap, in the guest or in wasm a host function ran
             return "trap", tripped, guard.tripped

@@ -14,8 +14,10 @@ alone and raises `Diverged`, naming the first difference, at a call that is not 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -37,6 +39,9 @@ MAX_TAPE_BYTES: Final = 64 * 1024 * 1024
 
 SECRET: Final = "${secret}"
 """What replaces a configuration value that came from the environment."""
+
+MIN_SECRET_CHARS: Final = 6
+"""Environment values shorter than this are written as they are (replaced, they would match anywhere)."""
 
 SHOWN_CHARS: Final = 200
 """Characters of an argument or answer quoted in a divergence message."""
@@ -74,15 +79,23 @@ def _spec_out(spec: Any) -> dict[str, Any]:
 
 def _tool_in(data: dict[str, Any]) -> ToolSpec:
     caps = data.get("capabilities")
-    return ToolSpec(**{**data, "capabilities": frozenset(caps) if caps is not None else None})
+    if caps is not None and not (isinstance(caps, list) and all(isinstance(c, str) for c in caps)):
+        raise TypeError("ToolSpec.capabilities: expected a list of strings")
+    fields = {k: v for k, v in data.items() if k != "capabilities"}
+    tool: ToolSpec = _typed(ToolSpec, **fields, capabilities=None)
+    return dataclasses.replace(tool, capabilities=frozenset(caps) if caps is not None else None)
 
 
 def error_out(exc: ToolingError) -> dict[str, Any]:
     return {"code": exc.code.value, "message": exc.message, "data": exc.data}
 
 
-def error_in(data: dict[str, Any]) -> ToolingError:
-    return ToolingError(ErrorCode(data["code"]), data["message"], data.get("data"))
+def error_in(data: Any) -> ToolingError:
+    data = _object(data)
+    message, detail = data["message"], data.get("data")
+    if not isinstance(message, str) or not isinstance(detail, str | None):
+        raise TypeError("an error's message is a string, its data a string or null")
+    return ToolingError(ErrorCode(data["code"]), message, detail)
 
 
 _PAYLOADS_OUT: Final[Mapping[str, Callable[[Any], Any]]] = {
@@ -94,14 +107,46 @@ _PAYLOADS_OUT: Final[Mapping[str, Callable[[Any], Any]]] = {
     "resource-list-updated": lambda specs: [_spec_out(s) for s in specs],
     "tool-list-updated": lambda specs: [_spec_out(s) for s in specs],
 }
+
+
+def _typed(kind: type, **fields: Any) -> Any:
+    """`kind(**fields)` once every field holds its type: `str`, `str | None`, a number, a dict."""
+    for name, value in fields.items():
+        hint = {f.name: f.type for f in dataclasses.fields(kind)}.get(name)
+        wanted = {
+            "str": (str,),
+            "str | None": (str, type(None)),
+            "float": (int, float),
+            "float | None": (int, float, type(None)),
+            "JsonObject": (dict,),
+            "JsonObject | None": (dict, type(None)),
+            "bool": (bool,),
+        }.get(str(hint))
+        if wanted is not None and (not isinstance(value, wanted) or (isinstance(value, bool) and bool not in wanted)):
+            raise TypeError(f"{kind.__name__}.{name}: expected {hint}, got {type(value).__name__}")
+    return kind(**fields)
+
+
+def _object(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise TypeError(f"expected an object, got {type(value).__name__}")
+    return value
+
+
+def _items(value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        raise TypeError(f"expected a list, got {type(value).__name__}")
+    return value
+
+
 _PAYLOADS_IN: Final[Mapping[str, Callable[[Any], Any]]] = {
-    "tool-result": lambda d: CallOutcome(**d),
+    "tool-result": lambda d: _typed(CallOutcome, **_object(d)),
     "error": error_in,
-    "progress": lambda d: Progress(**d),
-    "resource-updated": lambda d: ResourceData(**d),
-    "elicitation": lambda d: Asked(**d),
-    "resource-list-updated": lambda items: [ResourceSpec(**s) for s in items],
-    "tool-list-updated": lambda items: [_tool_in(s) for s in items],
+    "progress": lambda d: _typed(Progress, **_object(d)),
+    "resource-updated": lambda d: _typed(ResourceData, **_object(d)),
+    "elicitation": lambda d: _typed(Asked, **_object(d)),
+    "resource-list-updated": lambda items: [_typed(ResourceSpec, **_object(s)) for s in _items(items)],
+    "tool-list-updated": lambda items: [_tool_in(_object(s)) for s in _items(items)],
 }
 
 
@@ -114,6 +159,9 @@ def _envelope_out(item: Envelope | None) -> Any:
 def _envelope_in(data: Any) -> Envelope | None:
     if data is None:
         return None
+    data = _object(data)
+    if not isinstance(data["id"], str):
+        raise TypeError("an envelope's id is a string")
     return Envelope(data["id"], data["kind"], _PAYLOADS_IN[data["kind"]](data["payload"]))
 
 
@@ -144,13 +192,19 @@ _ANSWERS: Final[Mapping[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]]]
     "get": (_same, _handle),
     "kind": (_same, _strict(str)),
     "name": (_same, _strict(str)),
-    "list-tools": (lambda specs: [_spec_out(s) for s in specs], lambda items: [_tool_in(s) for s in items]),
+    "list-tools": (
+        lambda specs: [_spec_out(s) for s in specs],
+        lambda items: [_tool_in(_object(s)) for s in _items(items)],
+    ),
     "call-tool": (_same, _strict(str)),
     "is-open": (_same, _strict(bool)),
     "cancel": (_same, _strict(bool)),
-    "call-tool-blocking": (dataclasses.asdict, lambda d: CallOutcome(**d)),
-    "list-resources": (lambda specs: [_spec_out(s) for s in specs], lambda items: [ResourceSpec(**s) for s in items]),
-    "read-resource": (dataclasses.asdict, lambda d: ResourceData(**d)),
+    "call-tool-blocking": (dataclasses.asdict, lambda d: _typed(CallOutcome, **_object(d))),
+    "list-resources": (
+        lambda specs: [_spec_out(s) for s in specs],
+        lambda items: [_typed(ResourceSpec, **_object(s)) for s in _items(items)],
+    ),
+    "read-resource": (dataclasses.asdict, lambda d: _typed(ResourceData, **_object(d))),
     "subscribe-resource": (_same, _strict(str)),
     "subscribe-resource-list": (_same, _strict(str)),
     "subscribe-tool-list": (_same, _strict(str)),
@@ -166,8 +220,12 @@ _ANSWERS: Final[Mapping[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]]]
 FUNCTIONS: Final = frozenset(_ANSWERS)
 
 
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
 def _shown(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
+    text = _json(value)
     return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
 
 
@@ -176,22 +234,54 @@ def describe(fn: str, args: list[Any]) -> str:
     return f"{fn}({', '.join(_shown(a) for a in args)})"
 
 
+def _apart(recorded: str, asked: str) -> tuple[str, str]:
+    """Both texts, cut to `SHOWN_CHARS` around their first difference (so that it shows)."""
+    if len(recorded) <= SHOWN_CHARS and len(asked) <= SHOWN_CHARS:
+        return recorded, asked
+    first = next((i for i, (a, b) in enumerate(zip(recorded, asked, strict=False)) if a != b), None)
+    first = min(len(recorded), len(asked)) if first is None else first
+    start = max(0, first - SHOWN_CHARS // 4)
+
+    def window(text: str) -> str:
+        cut = text[start : start + SHOWN_CHARS]
+        return ("…" if start else "") + cut + ("…" if start + SHOWN_CHARS < len(text) else "")
+
+    return window(recorded), window(asked)
+
+
+def _escapes(value: str, depth: int = 3) -> set[str]:
+    """`value` as it reads inside JSON text, inside JSON text in JSON text, ... (`depth` levels), with
+    and without non-ASCII escaped: tool arguments and results are JSON text inside the cassette's."""
+    found, level = {value}, {value}
+    for _ in range(depth):
+        level = {json.dumps(v, ensure_ascii=ascii)[1:-1] for v in level for ascii in (True, False)}
+        found |= level
+    return found
+
+
 class Scrubber:
-    """Replaces every configuration value that came from the environment by `SECRET` in JSON values."""
+    """Replaces every configuration value that came from the environment by `SECRET`, in every string
+    of a JSON value (never in keys), whether it stands as itself or escaped inside JSON text."""
 
     def __init__(self, secrets: Iterable[str]) -> None:
-        # As they appear inside a JSON string (escaped), longest first; short values would match anywhere.
-        self._needles = sorted(
-            {json.dumps(s, ensure_ascii=False)[1:-1] for s in secrets if len(s) >= 6}, key=len, reverse=True
-        )
+        kept = {s for s in secrets if len(s) >= MIN_SECRET_CHARS}
+        self.short = sorted(s for s in secrets if 0 < len(s) < MIN_SECRET_CHARS)
+        """Values too short to replace (they would match anywhere): written as they are."""
+        self._needles = sorted({n for s in kept for n in _escapes(s)}, key=len, reverse=True)
 
     def __call__(self, value: Any) -> Any:
         if not self._needles:
             return value
-        text = json.dumps(value, ensure_ascii=False)
-        for needle in self._needles:
-            text = text.replace(needle, SECRET)
-        return json.loads(text)
+        if isinstance(value, str):
+            for needle in self._needles:
+                if needle in value:
+                    value = value.replace(needle, SECRET)
+            return value
+        if isinstance(value, list):
+            return [self(item) for item in value]
+        if isinstance(value, dict):
+            return {key: self(item) for key, item in value.items()}
+        return value
 
 
 # -- tapes -----------------------------------------------------------------------------------------
@@ -199,16 +289,19 @@ class Scrubber:
 
 @dataclass
 class Tape:
-    """One agent's recording: its input, its calls in order, how its run ended."""
+    """One agent's recording: its input, its calls in order (each a JSON object, or its compact JSON
+    text while recording: what a tape holds in memory is about what it will write), how it ended."""
 
     input: str = ""
-    calls: list[dict[str, Any]] = field(default_factory=list)
+    calls: list[Any] = field(default_factory=list)
     outcome: dict[str, Any] | None = None
     size: int = 0
     overflowed: bool = False
 
-    def to_json(self) -> dict[str, Any]:
-        return {"input": self.input, "calls": self.calls, "outcome": self.outcome}
+    def call(self, index: int) -> dict[str, Any]:
+        entry = self.calls[index]
+        decoded: dict[str, Any] = json.loads(entry) if isinstance(entry, str) else entry
+        return decoded
 
 
 class Recorder:
@@ -224,19 +317,37 @@ class Recorder:
     def failed(self, fn: str, args: list[Any], exc: ToolingError) -> None:
         self._add({"fn": fn, "args": args, "err": error_out(exc)})
 
-    def ended(self, status: str, text: str) -> None:
-        self.tape.outcome = self._scrub({"status": status, "text": text})
+    def ended(self, status: str, text: str, tripped: str | None = None) -> None:
+        outcome = {"status": status, "text": text}
+        if tripped is not None:
+            outcome["tripped"] = tripped
+        self.tape.outcome = self._scrub(outcome)
 
     def _add(self, entry: dict[str, Any]) -> None:
         if self.tape.overflowed:
             return
-        kept = self._scrub(entry)
-        self.tape.size += len(json.dumps(kept, ensure_ascii=False))
+        text = json.dumps(self._scrub(entry), ensure_ascii=False)
+        self.tape.size += len(text)
         if self.tape.size > MAX_TAPE_BYTES:
             self.tape.overflowed = True
             self.tape.calls.clear()
             return
-        self.tape.calls.append(kept)
+        self.tape.calls.append(text)
+
+
+REPLAYED_TRIPS: Final = frozenset({"wall_time", "open_files"})
+"""Host-made ends of a recorded run that a replay makes again as the last recorded call returns:
+they came from time and descriptors, which a replay does not spend."""
+
+
+class ReplayedTrap(Exception):
+    """The recorded run was ended by the host (`REPLAYED_TRIPS`) after its last call: the replay ends
+    the same way (the guest cannot catch it)."""
+
+    def __init__(self, text: str, tripped: str) -> None:
+        super().__init__(text)
+        self.text = text
+        self.tripped = tripped
 
 
 class Player:
@@ -245,28 +356,33 @@ class Player:
     def __init__(self, agent: str, tape: Tape, scrub: Scrubber) -> None:
         self.agent = agent
         self.tape = tape
-        self._calls = tape.calls
-        self._outcome = tape.outcome
         self._scrub = scrub
         self._next = 0
 
     def answer(self, fn: str, args: list[Any]) -> Any:
         """The recorded answer of the next call, which must be `fn(args)`: its value, or its
-        `ToolingError` raised. Raises `Diverged` when the next recorded call is another one."""
-        index = self._next
+        `ToolingError` raised. Raises `Diverged` when the next recorded call is another one, and
+        `ReplayedTrap` past the last call of a run the host ended (`REPLAYED_TRIPS`)."""
+        index, calls = self._next, self.tape.calls
         asked = self._scrub(args)
-        if index >= len(self._calls):
+        if index >= len(calls):
+            outcome = self.tape.outcome or {}
+            if outcome.get("status") == "trap" and outcome.get("tripped") in REPLAYED_TRIPS:
+                raise ReplayedTrap(str(outcome.get("text")), str(outcome["tripped"]))
             raise Diverged(
                 self.agent, f"call {index + 1} is {describe(fn, args)}, but the cassette ends after call {index}"
             )
-        entry = self._calls[index]
+        entry = self.tape.call(index)
         compared = IGNORED_ARGUMENTS.get(fn, len(asked))
         if entry.get("fn") != fn or entry.get("args", [])[:compared] != asked[:compared]:
-            recorded = describe(entry.get("fn", "?"), entry.get("args", []))
-            raise Diverged(
-                self.agent, f"call {index + 1} of {len(self._calls)}: recorded {recorded}, asked {describe(fn, args)}"
-            )
+            recorded, shown = _apart(describe(entry.get("fn", "?"), entry.get("args", [])), describe(fn, args))
+            raise Diverged(self.agent, f"call {index + 1} of {len(calls)}: recorded {recorded}, asked {shown}")
         self._next += 1
+        outcome = self.tape.outcome or {}
+        if self._next == len(calls) and outcome.get("status") == "trap" and outcome.get("tripped") in REPLAYED_TRIPS:
+            # Live, the host ended the run as this call returned (or later, waiting or computing):
+            # the replay ends it here, as nothing it could still do was recorded.
+            raise ReplayedTrap(str(outcome.get("text")), str(outcome["tripped"]))
         if "err" in entry:
             raise error_in(entry["err"])
         return _ANSWERS[fn][1](entry.get("ok"))
@@ -274,21 +390,20 @@ class Player:
     def ended(self, status: str, text: str) -> str | None:
         """Why the run's end differs from the recorded one (calls left, another status or answer);
         None when it is the same."""
-        left = len(self._calls) - self._next
+        calls = self.tape.calls
+        left = len(calls) - self._next
         if left:
-            entry = self._calls[self._next]
+            entry = self.tape.call(self._next)
             return (
-                f"the guest ended ({status}) after call {self._next} of {len(self._calls)}; "
+                f"the guest ended ({status}) after call {self._next} of {len(calls)}; "
                 f"the cassette has {left} more, next {describe(entry['fn'], entry['args'])}"
             )
-        recorded = self._outcome
+        recorded = self.tape.outcome
         if recorded is not None:
             now = self._scrub({"status": status, "text": text})
             if (recorded.get("status"), recorded.get("text")) != (now["status"], now["text"]):
-                return (
-                    f"the run ended {now['status']} {_shown(now['text'])}; "
-                    f"recorded {recorded.get('status')} {_shown(recorded.get('text'))}"
-                )
+                ended, was = _apart(_json(now["text"]), _json(recorded.get("text")))
+                return f"the run ended {now['status']} {ended}; recorded {recorded.get('status')} {was}"
         return None
 
 
@@ -303,31 +418,14 @@ class Cassette:
     host: str = __version__
     wit: str = WIT
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "agent-host-cassette": FORMAT,
-            "host": self.host,
-            "wit": self.wit,
-            "agents": {name: tape.to_json() for name, tape in sorted(self.agents.items())},
-        }
 
-
-def load(path: Path) -> Cassette:
-    """The cassette in `path`; `CassetteError` naming what is wrong (missing, not a cassette, another
-    format or WIT contract)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CassetteError(
-            f"{path}: no such cassette", hint="record one first: agent-host run ... --record FILE"
-        ) from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise CassetteError(f"{path}: not a cassette: {exc}") from None
+def _header(path: Path, data: Any) -> dict[str, Any]:
     if not isinstance(data, dict) or "agent-host-cassette" not in data:
         raise CassetteError(f"{path}: not a cassette (no `agent-host-cassette` key)")
-    if data["agent-host-cassette"] != FORMAT:
+    version = data["agent-host-cassette"]
+    if not isinstance(version, int) or isinstance(version, bool) or version != FORMAT:
         raise CassetteError(
-            f"{path}: cassette format {data['agent-host-cassette']!r}; this host reads format {FORMAT}",
+            f"{path}: cassette format {version!r}; this host reads format {FORMAT}",
             hint="record it again with this host",
         )
     if data.get("wit") != WIT:
@@ -335,15 +433,43 @@ def load(path: Path) -> Cassette:
             f"{path}: recorded against {data.get('wit')!r}; this host's guests are built against {WIT}",
             hint="record it again with a guest built against this host's WIT (`agent-host wit`)",
         )
+    if not isinstance(data.get("agents", {}), dict):
+        raise CassetteError(f"{path}: `agents` is not an object keyed by agent")
+    return data
+
+
+def load(path: Path) -> Cassette:
+    """The cassette in `path`; `CassetteError` naming what is wrong (missing, not a cassette, another
+    format or WIT contract, a call or an outcome that a replay could not use)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CassetteError(
+            f"{path}: no such cassette", hint="record one first: agent-host run ... --record FILE"
+        ) from None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise CassetteError(f"{path}: not a cassette: {reason}") from None
+    data = _header(path, data)
     agents: dict[str, Tape] = {}
     for name, tape in (data.get("agents") or {}).items():
+        where = f"{path}: agents.{name}"
         if not isinstance(tape, dict) or not isinstance(tape.get("calls"), list):
-            raise CassetteError(f"{path}: agents.{name}: not a tape (no `calls` list)")
+            raise CassetteError(f"{where}: not a tape (no `calls` list)")
+        if not isinstance(tape.get("input", ""), str):
+            raise CassetteError(f"{where}: `input` is not a string")
+        outcome = tape.get("outcome")
+        if outcome is not None and not (
+            isinstance(outcome, dict)
+            and isinstance(outcome.get("status"), str)
+            and isinstance(outcome.get("text"), str)
+        ):
+            raise CassetteError(f"{where}: `outcome` is not {{status, text}} strings")
         for index, call in enumerate(tape["calls"]):
             problem = _problem(call)
             if problem is not None:
-                raise CassetteError(f"{path}: agents.{name}: call {index + 1}: {problem}")
-        agents[name] = Tape(str(tape.get("input", "")), tape["calls"], tape.get("outcome"))
+                raise CassetteError(f"{where}: call {index + 1}: {problem}")
+        agents[name] = Tape(tape.get("input", ""), tape["calls"], outcome)
     return Cassette(agents, str(data.get("host", "?")), WIT)
 
 
@@ -363,29 +489,73 @@ def _problem(call: Any) -> str | None:
     return None
 
 
-def save(cassette: Cassette, path: Path) -> None:
-    """Write `cassette` to `path` at once (a temporary file renamed over it): a reader never sees
-    half a cassette. `CassetteError` when a tape overflowed or the file cannot be written."""
+def check_target(path: Path) -> None:
+    """`CassetteError` unless `path` may be written: missing, or a regular file holding a cassette
+    (never a link, a device, a pipe or a folder, nor a file of something else, which would be lost)."""
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise CassetteError(f"{path}: not a regular file: a cassette is written only as a file of its own")
+    if path.exists() and path.stat().st_size:
+        try:
+            _header(path, json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError, CassetteError):
+            raise CassetteError(
+                f"{path}: exists and is not a cassette: not replaced", hint="name another file"
+            ) from None
+
+
+def save(cassette: Cassette, path: Path, keep: bool = True) -> None:
+    """Write `cassette` to `path` at once (a temporary file renamed over it, with the old file's mode):
+    a reader never sees half a cassette. With `keep`, the tapes of other agents that a cassette
+    already at `path` holds stay. `CassetteError` when a tape overflowed, `path` is not a cassette's
+    file (`check_target`) or cannot be written."""
     overflowed = sorted(name for name, tape in cassette.agents.items() if tape.overflowed)
     if overflowed:
         raise CassetteError(
             f"{path}: not written: the recording of agent {overflowed[0]} passed {MAX_TAPE_BYTES // 2**20} MiB",
             hint="record a shorter run",
         )
-    text = json.dumps(cassette.to_json(), ensure_ascii=False, indent=1) + "\n"
+    check_target(path)
+    agents = dict(cassette.agents)
+    if keep and path.exists() and path.stat().st_size:
+        agents = {**load(path).agents, **agents}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o666 & ~_umask()
         fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temp, path)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                _write(out, cassette, agents)
+            os.chmod(temp, mode)
+            os.replace(temp, path)
+        except BaseException:
+            Path(temp).unlink(missing_ok=True)
+            raise
     except OSError as exc:
         raise CassetteError(f"{path}: cannot write the cassette: {exc.strerror or exc}") from None
 
 
+def _write(out: Any, cassette: Cassette, agents: Mapping[str, Tape]) -> None:
+    """The file: its header, then each agent's tape with one call a line (so a diff shows calls)."""
+    dump = functools.partial(json.dumps, ensure_ascii=False)
+    out.write(f'{{"agent-host-cassette": {FORMAT}, "host": {dump(cassette.host)}, "wit": {dump(cassette.wit)},\n')
+    out.write(' "agents": {')
+    for number, (name, tape) in enumerate(sorted(agents.items())):
+        out.write(("," if number else "") + f'\n  {dump(name)}: {{"input": {dump(tape.input)}, "calls": [')
+        for index, call in enumerate(tape.calls):
+            out.write(("," if index else "") + "\n   " + (call if isinstance(call, str) else dump(call)))
+        out.write(f'\n  ], "outcome": {dump(tape.outcome)}}}')
+    out.write("\n }\n}\n")
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
 class Recording:
-    """A cassette being recorded: one tape per agent that runs (thread-safe enough: each agent's
-    tape is written by its own guest thread only)."""
+    """A cassette being recorded: one tape per agent that runs (each tape is written by its own
+    guest thread only)."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         self.cassette = Cassette()
@@ -425,6 +595,7 @@ __all__ = [
     "Player",
     "Recorder",
     "Recording",
+    "ReplayedTrap",
     "Tapes",
     "load",
     "save",

@@ -152,9 +152,10 @@ class GuestSession:
     def deadline(self, value: float | None) -> None:
         self._deadline.at = value
 
-    def ended(self, status: str, text: str) -> str | None:
-        """The run ended with `status` and `text` (`run`'s answer, its `err` text, the trap reason):
-        None, or why that differs from what was expected of it (a replayed run, `taped`)."""
+    def ended(self, status: str, text: str, tripped: str | None = None) -> str | None:
+        """The run ended with `status` and `text` (`run`'s answer, its `err` text, the trap reason;
+        `tripped`: which of the host's limits or a stop made it trap): None, or why that differs from
+        what was expected of it (a replayed run, `taped`)."""
         return None
 
     # -- handles -----------------------------------------------------------------------------

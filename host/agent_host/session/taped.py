@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from agent_host.errors import ToolingError
+from agent_host.errors import ErrorCode, ToolingError
 from agent_host.model import CallOutcome, Envelope, ResourceData, ResourceSpec, ToolSpec
 from agent_host.session.cassette import Player, Recorder
 from agent_host.session.facade import GuestSession
@@ -86,23 +86,51 @@ class RecordingSession(GuestSession):
     def try_recv(self) -> Envelope | None:
         return self._kept("try-recv", [], lambda: super(RecordingSession, self).try_recv())
 
-    def ended(self, status: str, text: str) -> str | None:
-        self.recorder.ended(status, text)
+    def ended(self, status: str, text: str, tripped: str | None = None) -> str | None:
+        self.recorder.ended(status, text, tripped)
         return None
 
 
 class ReplayingSession(GuestSession):
-    """A `GuestSession` whose every answer comes from `player`'s tape (see the module docstring)."""
+    """A `GuestSession` whose every answer comes from `player`'s tape (see the module docstring);
+    the agent's grants are checked as live (`get`, tools, resources), its limits hold as on any run."""
 
     player: Player
 
-    def _played(self, fn: str, args: list[Any]) -> Any:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._names: dict[int, str] = {}
+        """The tooling of each handle the replay gave out (for the grants of later calls)."""
+
+    def _played(self, fn: str, args: list[Any], grant: Callable[[], None] | None = None) -> Any:
+        """The recorded answer of `fn(args)`. `grant`, the policy's check of this call, is made once
+        the call is known to be the recorded one: a call the agent's grants deny now is denied (and
+        the recorded answer passed over), as it would be live."""
         self._loop.check_open()  # a stopped run refuses every later operation, as a live one does
-        return self.player.answer(fn, args)
+        try:
+            answer = self.player.answer(fn, args)
+        except ToolingError:
+            if grant is not None:
+                grant()
+            raise
+        if grant is not None:
+            grant()
+        return answer
+
+    def _tooling_of(self, rep: int) -> str:
+        name = self._names.get(rep)
+        if name is None:
+            raise ToolingError(ErrorCode.NOT_FOUND, f"tooling handle {rep} is not open (it was dropped)")
+        return name
 
     def get(self, name: str) -> int:
-        rep: int = self._played("get", [name])
+        rep: int = self._played("get", [name], lambda: self.policy.grants.check_tooling(name))
+        self._names[rep] = name
         return rep
+
+    def drop(self, rep: int) -> None:
+        self._names.pop(rep, None)
+        super().drop(rep)
 
     def kind(self, rep: int) -> str:
         text: str = self._played("kind", [rep])
@@ -117,7 +145,8 @@ class ReplayingSession(GuestSession):
         return specs
 
     def call_tool_blocking(self, rep: int, name: str, arguments: str) -> CallOutcome:
-        outcome: CallOutcome = self._played("call-tool-blocking", [rep, name, arguments])
+        tool = lambda: self.policy.grants.check_tool(self._tooling_of(rep), name)  # noqa: E731
+        outcome: CallOutcome = self._played("call-tool-blocking", [rep, name, arguments], tool)
         return outcome
 
     def list_resources(self, rep: int) -> list[ResourceSpec]:
@@ -125,11 +154,13 @@ class ReplayingSession(GuestSession):
         return specs
 
     def read_resource(self, rep: int, uri: str) -> ResourceData:
-        data: ResourceData = self._played("read-resource", [rep, uri])
+        resource = lambda: self.policy.grants.check_resource(self._tooling_of(rep), uri)  # noqa: E731
+        data: ResourceData = self._played("read-resource", [rep, uri], resource)
         return data
 
     def call_tool(self, rep: int, name: str, arguments: str) -> str:
-        call_id: str = self._played("call-tool", [rep, name, arguments])
+        tool = lambda: self.policy.grants.check_tool(self._tooling_of(rep), name)  # noqa: E731
+        call_id: str = self._played("call-tool", [rep, name, arguments], tool)
         return call_id
 
     def is_open(self, rep: int, call_id: str) -> bool:
@@ -139,7 +170,8 @@ class ReplayingSession(GuestSession):
         return bool(self._played("cancel", [rep, call_id]))
 
     def subscribe(self, rep: int, kind: SubscriptionKind, uri: str = "", refusal: ToolingError | None = None) -> str:
-        sub_id: str = self._played(f"subscribe-{kind}", _subscription_args(rep, kind, uri))
+        resource = lambda: self.policy.grants.check_resource(self._tooling_of(rep), uri)  # noqa: E731
+        sub_id: str = self._played(f"subscribe-{kind}", _subscription_args(rep, kind, uri), resource if uri else None)
         return sub_id
 
     def unsubscribe(self, rep: int, kind: SubscriptionKind, sub_id: str) -> bool:
@@ -159,7 +191,7 @@ class ReplayingSession(GuestSession):
             self._remember(envelope.payload)  # an `Err` quoting it is then the host's error, as live
         return envelope
 
-    def ended(self, status: str, text: str) -> str | None:
+    def ended(self, status: str, text: str, tripped: str | None = None) -> str | None:
         return self.player.ended(status, text)
 
 

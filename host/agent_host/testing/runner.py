@@ -139,6 +139,8 @@ class AgentHost:
         start = len(self.audit_log.read_bytes()) if self.audit_log.exists() else 0
         tape_file = None if cassette is None else self._path(cassette)
         host.tapes = None if tape_file is None else _tapes(tape_file, record, host.config.secrets)
+        if isinstance(host.tapes, cassettes.Playback):
+            host.tapes.player(name)  # raises CassetteError when the file has no tape of this guest
         with _host_messages(sink):
             try:
                 if dev and path.is_dir():
@@ -154,7 +156,7 @@ class AgentHost:
             finally:
                 tapes, host.tapes = host.tapes, None
         if isinstance(tapes, cassettes.Recording) and tape_file is not None:
-            _keep(tapes, tape_file)
+            cassettes.save(tapes.cassette, tape_file)  # other guests' tapes in the file are kept
         return _result(outcome, sink.getvalue(), self._audit_since(start))
 
     def _path(self, given: str | Path) -> Path:
@@ -201,6 +203,7 @@ def _tapes(path: Path, record: Record, secrets: frozenset[str]) -> cassettes.Tap
     if record not in ("once", "none", "all"):
         raise UsageError(f"record={record!r}: use 'once', 'none' or 'all'")
     if record == "all" or (record == "once" and not path.exists()):
+        cassettes.check_target(path)
         return cassettes.Recording(secrets)
     return cassettes.Playback(cassettes.load(path), path, secrets)
 
@@ -214,13 +217,6 @@ def _other_input(tapes: cassettes.Tapes | None, agent: str, given: str) -> Outco
         return None
     detail = f"the input is {given[:200]!r}; recorded {recorded[:200]!r}"
     return Outcome(agent, "diverged", str(cassettes.Diverged(agent, detail)), 0.0)
-
-
-def _keep(recording: cassettes.Recording, path: Path) -> None:
-    """Write the recorded tapes into `path`, keeping the other agents' tapes it holds."""
-    kept = cassettes.load(path).agents if path.exists() else {}
-    recording.cassette.agents = {**kept, **recording.cassette.agents}
-    cassettes.save(recording.cassette, path)
 
 
 def _approver(approve: Approve) -> Approver:

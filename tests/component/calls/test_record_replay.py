@@ -116,7 +116,6 @@ def test_a_replay_of_an_agent_the_cassette_lacks_or_of_another_contract_is_refus
     tmp_path: Path, http_server: Server
 ) -> None:
     _, cassette = recorded(tmp_path, http_server, STEPS[:1])
-    other = in_process.run("run", str(PROBE), "--replay", str(cassette), cwd=tmp_path)  # agent `probe`... of a path
     data = json.loads(cassette.read_text())
     data["agents"] = {"someone": data["agents"]["probe"]}
     cassette.write_text(json.dumps(data))
@@ -128,7 +127,6 @@ def test_a_replay_of_an_agent_the_cassette_lacks_or_of_another_contract_is_refus
     contract = run("--config", str(offline(tmp_path)), "--replay", str(cassette), cwd=tmp_path)
     assert contract.returncode == 2
     assert "recorded against 'agent-host:guest@0.1.0'" in contract.stderr
-    assert other.returncode == 0, other.stderr  # the guest's folder name is the agent's: probe
 
 
 def test_no_value_from_the_environment_is_written_to_a_cassette(tmp_path: Path, http_server: Server) -> None:
@@ -182,7 +180,9 @@ def test_a_recording_stopped_by_a_signal_leaves_the_file_as_it_was(tmp_path: Pat
     from tests.support.processes import wait_for_line
 
     cassette = tmp_path / "kept.json"
-    cassette.write_text("the previous file")
+    first = in_process.run("run", str(PROBE), "--input", '{"steps": []}', "--record", str(cassette), cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    previous = cassette.read_text()
     steps = [{"op": "eprint", "text": "waiting"}, {"op": "recv", "timeout_ms": 60000}]
     process = cli_process.start("run", str(PROBE), "--input", json.dumps({"steps": steps}), "--record", str(cassette),
                                 cwd=tmp_path)  # fmt: skip
@@ -196,4 +196,29 @@ def test_a_recording_stopped_by_a_signal_leaves_the_file_as_it_was(tmp_path: Pat
             process.communicate()
     assert process.returncode == 130, err
     assert f"--record {cassette}: not written: the command was stopped" in err
-    assert cassette.read_text() == "the previous file"
+    assert cassette.read_text() == previous
+
+
+def test_a_replay_keeps_the_agents_grants_and_ends_again_at_a_time_limit(tmp_path: Path, http_server: Server) -> None:
+    """Found attacking the feature: a replay answered calls the agent's grants no longer allowed, and
+    a run the host ended at its wall-clock limit could not be replayed (the recorded `cancelled`
+    answer came at once and the guest went on)."""
+    steps = [{"op": "get", "tooling": "t", "as": "t"},
+             {"op": "call_blocking", "h": "t", "tool": "wait", "args": '{"seconds": 60}'}]  # fmt: skip
+    path = config(tmp_path, http_server.url)
+    path.write_text(path.read_text() + "timeout = 2\n")
+    cassette = tmp_path / "slow.json"
+    live = run("--config", str(path), "--input", json.dumps({"steps": steps}), "--record", str(cassette), cwd=tmp_path)
+    assert live.returncode == 3, live.stderr
+    stopped = [line for line in live.stderr.splitlines() if "was stopped" in line]
+    assert stopped and "time limit" in stopped[0], live.stderr
+    offline_path = offline(tmp_path)
+    offline_path.write_text(offline_path.read_text() + "timeout = 2\n")
+    again = run("--config", str(offline_path), "--replay", str(cassette), cwd=tmp_path)
+    assert again.returncode == 3, again.stderr
+    assert [line for line in again.stderr.splitlines() if "was stopped" in line] == stopped
+    denied = offline_path.read_text().replace('toolings = ["t", "h"]', "toolings = []")
+    offline_path.write_text(denied)
+    refused = run("--config", str(offline_path), "--replay", str(cassette), cwd=tmp_path)
+    assert refused.returncode == 4, refused.stderr  # `get` is denied now: the guest goes another way
+    assert "diverged: the guest ended (trap) after call 1 of 2" in refused.stderr

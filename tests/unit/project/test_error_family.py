@@ -36,6 +36,7 @@ INTERNAL: dict[str, str] = {
     "agent_host.serve.turns.Evicted": "becomes a limit-exceeded answer of the server",
     "agent_host.session.bridge._Expired": "becomes a timeout ToolingError",
     "agent_host.session.cassette.Diverged": "ends the replayed run: its outcome is `diverged` (runtime.guest)",
+    "agent_host.session.cassette.ReplayedTrap": "ends the replayed run as the host ended the recorded one",
     "agent_host.toolings.mcp.auth.LoginRequired": "becomes an unauthorized ToolingError",
     "agent_host.toolings.mcp.auth._RefreshInstead": "ends the login callback: HostAuth refreshes instead",
     "agent_host.toolings.mcp.errors.Unsendable": "becomes an invalid-arguments ToolingError",

@@ -179,3 +179,123 @@ def test_a_tape_past_its_bound_is_not_written(tmp_path: Path, monkeypatch: pytes
     with pytest.raises(CassetteError, match="the recording of agent agent passed"):
         cassette.save(recording.cassette, path)
     assert not path.exists()
+
+
+@pytest.mark.parametrize("secret", ['quo"te"secret', "back\\slash\\secret", "pässwörd-ünï", "line\nbreak-secret"])
+def test_a_secret_is_replaced_however_deep_in_json_text_it_is_escaped(secret: str) -> None:
+    scrub = cassette.Scrubber([secret])
+    arguments = json.dumps({"text": secret})  # JSON text in a string: escaped once more in the file
+    result = json.dumps({"content": [{"type": "text", "text": arguments}]}, ensure_ascii=True)  # twice, ASCII
+    kept = scrub({"args": [1, "echo", arguments], "ok": {"value": result}, secret: "a key is never touched"})
+    text = json.dumps(kept, ensure_ascii=False) + json.dumps(kept)
+    for form in cassette._escapes(secret):
+        assert form not in json.dumps(kept["args"]) + json.dumps(kept["ok"]), form
+    assert secret in kept  # the key
+    assert text.count("${secret}") >= 3
+
+
+def test_the_value_of_each_variable_is_a_secret_on_its_own() -> None:
+    from agent_host.config import parse_config
+
+    config = parse_config(
+        '[tooling.h]\nurl = "http://127.0.0.1:9/mcp"\nheaders = { Authorization = "Bearer ${TOKEN}" }\n',
+        Path("/nowhere/agent-host.toml"),
+        {"TOKEN": "verysecrettoken42"},
+    )
+    assert {"Bearer verysecrettoken42", "verysecrettoken42"} <= config.secrets
+    scrub = cassette.Scrubber(config.secrets)
+    assert scrub("the server said verysecrettoken42") == "the server said ${secret}"
+
+
+def test_a_recording_is_written_only_over_a_regular_file_that_is_a_cassette_and_keeps_its_mode(
+    tmp_path: Path,
+) -> None:
+    import os
+    import stat
+
+    recording = Recording()
+    recording.recorder("agent", "in").answered("get", ["demo"], 1)
+    target = tmp_path / "real.json"
+    target.write_text("{}")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    for path, why in (
+        (link, "not a regular file"),
+        (fifo, "not a regular file"),
+        (target, "exists and is not a cassette"),
+    ):
+        with pytest.raises(CassetteError, match=why):
+            cassette.save(recording.cassette, path)
+    assert target.read_text() == "{}" and link.is_symlink()
+    kept = tmp_path / "kept.json"
+    other = Recording()
+    other.recorder("other", "").answered("get", ["x"], 2)
+    cassette.save(other.cassette, kept)
+    kept.chmod(0o644)
+    cassette.save(recording.cassette, kept)  # keeps the other agent's tape, and the file's mode
+    assert sorted(cassette.load(kept).agents) == ["agent", "other"]
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o644
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary file left
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ('{"agent-host-cassette": true, "wit": "agent-host:guest@0.2.0"}', "cassette format True"),
+        ('{"agent-host-cassette": 1, "wit": "agent-host:guest@0.2.0", "agents": [1, 2]}', "`agents` is not an object"),
+        ("[" * 100_000, "not a cassette: nested too deeply"),
+        (
+            '{"agent-host-cassette": 1, "wit": "agent-host:guest@0.2.0", "agents": '
+            '{"a": {"calls": [], "outcome": "ok"}}}',
+            "`outcome` is not {status, text} strings",
+        ),
+        (
+            '{"agent-host-cassette": 1, "wit": "agent-host:guest@0.2.0", "agents": '
+            '{"a": {"calls": [], "input": ["a"]}}}',
+            "`input` is not a string",
+        ),
+        (
+            '{"agent-host-cassette": 1, "wit": "agent-host:guest@0.2.0", "agents": {"a": {"calls": '
+            '[{"fn": "recv", "args": [1], "ok": {"id": 42, "kind": "progress", "payload": {}}}]}}}',
+            "not a recv answer (TypeError: an envelope's id is a string)",
+        ),
+        (
+            '{"agent-host-cassette": 1, "wit": "agent-host:guest@0.2.0", "agents": {"a": {"calls": '
+            '[{"fn": "call-tool-blocking", "args": [1], "ok": {"name": 42, "arguments": "{}", "value": "{}"}}]}}}',
+            "CallOutcome.name: expected str, got int",
+        ),
+    ],
+)
+def test_more_files_that_are_not_usable_cassettes_are_refused_saying_why(
+    tmp_path: Path, content: str, expected: str
+) -> None:
+    path = tmp_path / "c.json"
+    path.write_text(content)
+    with pytest.raises(CassetteError) as refused:
+        cassette.load(path)
+    assert expected in refused.value.message
+
+
+def test_a_run_the_host_ended_at_its_time_limit_ends_so_again_after_its_last_call(tmp_path: Path) -> None:
+    recording = Recording()
+    recorder = recording.recorder("agent", "")
+    recorder.failed("call-tool-blocking", [1, "wait", "{}"], ToolingError(ErrorCode.CANCELLED, "stopped"))
+    recorder.ended("trap", "wall-clock time limit: 2 s", "wall_time")
+    path = tmp_path / "c.json"
+    cassette.save(recording.cassette, path)
+    play = player_of(path, "agent")
+    with pytest.raises(cassette.ReplayedTrap) as trapped:  # as the last call returns, as live
+        play.answer("call-tool-blocking", [1, "wait", "{}"])
+    assert (trapped.value.text, trapped.value.tripped) == ("wall-clock time limit: 2 s", "wall_time")
+    assert play.ended("trap", "wall-clock time limit: 2 s") is None
+
+
+def test_a_divergence_between_long_texts_shows_where_they_differ() -> None:
+    recorded, asked = cassette._apart("x" * 500 + "A" + "y" * 10, "x" * 500 + "B" + "y" * 10)
+    assert "A" in recorded and "B" in asked and recorded.startswith("…")
+
+
+def player_of(path: Path, agent: str) -> cassette.Player:
+    return Playback(cassette.load(path), path).player(agent)
