@@ -203,17 +203,23 @@ def test_a_replay_keeps_the_agents_grants_and_ends_again_at_a_time_limit(tmp_pat
     """Found attacking the feature: a replay answered calls the agent's grants no longer allowed, and
     a run the host ended at its wall-clock limit could not be replayed (the recorded `cancelled`
     answer came at once and the guest went on)."""
-    steps = [{"op": "get", "tooling": "t", "as": "t"},
-             {"op": "call_blocking", "h": "t", "tool": "wait", "args": '{"seconds": 60}'}]  # fmt: skip
+    # Over HTTP (no server to start) and 6 s: the limit must fall in the wait, not in connecting,
+    # even on a loaded machine (2 s over stdio ended one CI run's recording while it connected).
+    steps = [{"op": "get", "tooling": "h", "as": "h"},
+             {"op": "call_blocking", "h": "h", "tool": "wait", "args": '{"seconds": 60}'}]  # fmt: skip
     path = config(tmp_path, http_server.url)
-    path.write_text(path.read_text() + "timeout = 2\n")
+    path.write_text(path.read_text() + "timeout = 6\n")
     cassette = tmp_path / "slow.json"
     live = run("--config", str(path), "--input", json.dumps({"steps": steps}), "--record", str(cassette), cwd=tmp_path)
     assert live.returncode == 3, live.stderr
+    assert [call["fn"] for call in json.loads(cassette.read_text())["agents"]["probe"]["calls"]] == [
+        "get",
+        "call-tool-blocking",
+    ]
     stopped = [line for line in live.stderr.splitlines() if "was stopped" in line]
     assert stopped and "time limit" in stopped[0], live.stderr
     offline_path = offline(tmp_path)
-    offline_path.write_text(offline_path.read_text() + "timeout = 2\n")
+    offline_path.write_text(offline_path.read_text() + "timeout = 6\n")
     again = run("--config", str(offline_path), "--replay", str(cassette), cwd=tmp_path)
     assert again.returncode == 3, again.stderr
     assert [line for line in again.stderr.splitlines() if "was stopped" in line] == stopped
