@@ -109,19 +109,24 @@ _PAYLOADS_OUT: Final[Mapping[str, Callable[[Any], Any]]] = {
 }
 
 
+_FIELD_TYPES: Final[Mapping[str, tuple[type, ...]]] = {
+    "str": (str,),
+    "str | None": (str, type(None)),
+    "float": (int, float),
+    "float | None": (int, float, type(None)),
+    "JsonObject": (dict,),
+    "JsonObject | None": (dict, type(None)),
+    "bool": (bool,),
+}
+"""The Python types a JSON value of a recorded dataclass field may have, by the field's annotation."""
+
+
 def _typed(kind: type, **fields: Any) -> Any:
     """`kind(**fields)` once every field holds its type: `str`, `str | None`, a number, a dict."""
+    hints = {f.name: str(f.type) for f in dataclasses.fields(kind)}
     for name, value in fields.items():
-        hint = {f.name: f.type for f in dataclasses.fields(kind)}.get(name)
-        wanted = {
-            "str": (str,),
-            "str | None": (str, type(None)),
-            "float": (int, float),
-            "float | None": (int, float, type(None)),
-            "JsonObject": (dict,),
-            "JsonObject | None": (dict, type(None)),
-            "bool": (bool,),
-        }.get(str(hint))
+        hint = hints.get(name)
+        wanted = _FIELD_TYPES.get(hint or "")
         if wanted is not None and (not isinstance(value, wanted) or (isinstance(value, bool) and bool not in wanted)):
             raise TypeError(f"{kind.__name__}.{name}: expected {hint}, got {type(value).__name__}")
     return kind(**fields)
@@ -492,15 +497,22 @@ def _problem(call: Any) -> str | None:
 def check_target(path: Path) -> None:
     """`CassetteError` unless `path` may be written: missing, or a regular file holding a cassette
     (never a link, a device, a pipe or a folder, nor a file of something else, which would be lost)."""
+    _existing(path)
+
+
+def _existing(path: Path) -> Cassette | None:
+    """The cassette at `path` that a recording would replace (None: no file, or an empty one);
+    `CassetteError` when `path` may not be written (`check_target`)."""
     if path.is_symlink() or (path.exists() and not path.is_file()):
         raise CassetteError(f"{path}: not a regular file: a cassette is written only as a file of its own")
-    if path.exists() and path.stat().st_size:
-        try:
-            _header(path, json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError, ValueError, RecursionError, CassetteError):
-            raise CassetteError(
-                f"{path}: exists and is not a cassette: not replaced", hint="name another file"
-            ) from None
+    if not path.exists() or not path.stat().st_size:
+        return None
+    try:
+        return load(path)
+    except CassetteError as exc:
+        raise CassetteError(
+            f"{path}: exists and is not a cassette: not replaced", hint=f"{exc.message}; name another file"
+        ) from None
 
 
 def save(cassette: Cassette, path: Path, keep: bool = True) -> None:
@@ -514,10 +526,8 @@ def save(cassette: Cassette, path: Path, keep: bool = True) -> None:
             f"{path}: not written: the recording of agent {overflowed[0]} passed {MAX_TAPE_BYTES // 2**20} MiB",
             hint="record a shorter run",
         )
-    check_target(path)
-    agents = dict(cassette.agents)
-    if keep and path.exists() and path.stat().st_size:
-        agents = {**load(path).agents, **agents}
+    existing = _existing(path)  # read once: checked, and its other agents' tapes kept
+    agents = {**existing.agents, **cassette.agents} if keep and existing is not None else dict(cassette.agents)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o666 & ~_umask()

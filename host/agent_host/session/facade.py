@@ -59,6 +59,11 @@ RAISED_AT: Final = " (raised at "
 """What `agentlib` writes after an uncaught host error's `CODE: message` in `run`'s `Err`."""
 
 
+def not_open(rep: int) -> ToolingError:
+    """The error of an operation on tooling handle `rep` once it was dropped (or never given out)."""
+    return ToolingError(ErrorCode.NOT_FOUND, f"tooling handle {rep} is not open (it was dropped)")
+
+
 @dataclass(frozen=True)
 class Handle:
     """A guest's handle on a tooling."""
@@ -183,7 +188,7 @@ class GuestSession:
         try:
             return self._handles[rep]
         except KeyError:
-            raise ToolingError(ErrorCode.NOT_FOUND, f"tooling handle {rep} is not open (it was dropped)") from None
+            raise not_open(rep) from None
 
     def drop(self, rep: int) -> None:
         """Forget a handle and cancel every call and subscription opened through it."""

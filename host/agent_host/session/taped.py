@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from agent_host.errors import ErrorCode, ToolingError
+from agent_host.errors import ToolingError
 from agent_host.model import CallOutcome, Envelope, ResourceData, ResourceSpec, ToolSpec
 from agent_host.session.cassette import Player, Recorder
-from agent_host.session.facade import GuestSession
+from agent_host.session.facade import GuestSession, not_open
 from agent_host.session.subscriptions import SubscriptionKind
 
 _T = TypeVar("_T")
@@ -120,7 +120,7 @@ class ReplayingSession(GuestSession):
     def _tooling_of(self, rep: int) -> str:
         name = self._names.get(rep)
         if name is None:
-            raise ToolingError(ErrorCode.NOT_FOUND, f"tooling handle {rep} is not open (it was dropped)")
+            raise not_open(rep)
         return name
 
     def get(self, name: str) -> int:

@@ -212,7 +212,7 @@ def _other_input(tapes: cassettes.Tapes | None, agent: str, given: str) -> Outco
     """A replay given another input than the recorded one has diverged before it starts."""
     if not isinstance(tapes, cassettes.Playback):
         return None
-    recorded = tapes.player(agent).tape.input  # CassetteError: no tape of this agent
+    recorded = tapes.cassette.agents[agent].input  # `run` checked that the file has this agent's tape
     if recorded == tapes.scrub(given):
         return None
     detail = f"the input is {given[:200]!r}; recorded {recorded[:200]!r}"
