@@ -36,6 +36,7 @@ from agent_host.session.audit_log import AuditLog
 from agent_host.session.bridge import Bridge
 from agent_host.session.cassette import Playback, Recording, Tapes
 from agent_host.session.inbox import Inbox
+from agent_host.session.on_loop import LoopSession
 from agent_host.session.taped import RecordingSession, ReplayingSession
 from agent_host.toolings import ToolingSet
 
@@ -138,6 +139,19 @@ class Host:
         elif allow:
             raise UsageError("Host.session: pass either policy or allow, not both (allow is part of a policy)")
         return self._new_session(GuestSession, agent, policy, on_log)
+
+    def loop_session(self, agent: str, policy: AgentPolicy) -> LoopSession:
+        """Operations of `agent` under `policy` as coroutines for the bridge loop (`Bridge.run`):
+        for callers on an event loop, such as `serve`'s proxied tools (see `session.on_loop`)."""
+        return LoopSession(
+            agent,
+            self.toolings,
+            policy,
+            audit=self.audit,
+            validator=self.validator,
+            approver=self.approver,
+            pins=self.pins,
+        )
 
     def _new_session(self, kind: type[_S], agent: str, policy: AgentPolicy, on_log: LogSink | None = None) -> _S:
         limits = self.config.host

@@ -47,14 +47,12 @@ from agent_host.errors import ExitCode
 @common_options
 @click.pass_obj
 def command(state: State, stdio: bool, address: str | None, agents: tuple[str, ...], approve: str) -> int:
-    import anyio
-
     from agent_host.app.host import Host
     from agent_host.cli.signals import signals
     from agent_host.config.models import bind_problem
     from agent_host.errors import UsageError
     from agent_host.serve.catalog import build_catalog
-    from agent_host.serve.http import serve_http
+    from agent_host.serve.http import GracefulStop, serve_http
     from agent_host.serve.mcp_server import build_server, serve_stdio
 
     config = state.load_config()
@@ -77,8 +75,15 @@ def command(state: State, stdio: bool, address: str | None, agents: tuple[str, .
             server = build_server(catalog)
             stopper.raise_at_once = True  # serving: a signal ends the loop (one before it: `check`)
             stopper.check()
+            # On the bridge loop, beside the toolings' connections: a proxied call crosses no thread. A
+            # signal ends the wait here; the server then ends its calls itself (`[serve] grace`), so the
+            # handler must not stop the host's guests at once.
+            stopper.host = None
             if stdio:
-                anyio.run(serve_stdio, server, catalog)
+                host.bridge.run_foreground(serve_stdio, server, catalog)
             else:
-                anyio.run(serve_http, server, catalog, config.serve, address or config.serve.http)
+                stop = GracefulStop()
+                host.bridge.run_foreground(
+                    serve_http, server, catalog, config.serve, address or config.serve.http, stop, stop=stop
+                )
     return stopper.exit_code if stopper.exit_code is not None else ExitCode.SUCCESS

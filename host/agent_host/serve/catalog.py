@@ -81,6 +81,15 @@ class Catalog:
         proxied = await self.proxy.tools() if self.proxy is not None else []
         return self.agents.tools() + proxied
 
+    def input_schema(self, name: str) -> Mapping[str, Any] | None:
+        """The input schema of offered tool `name` as known without asking anyone (None: not known
+        yet, or not offered): what the SDK checks a call's `Mcp-Param-*` headers against before the
+        call, instead of listing every tool for each call."""
+        offer = self.agents.offers.get(name)
+        if offer is not None:
+            return offer.input_schema
+        return self.proxy.input_schema(name) if self.proxy is not None else None
+
     def knows(self, name: str) -> bool:
         """Whether `name` is an offered agent or a `TOOLING.TOOL` of an offered tooling (the tool
         itself is looked up when called)."""

@@ -1,4 +1,5 @@
-"""`Feed`: items from a worker thread, forwarded in order to a coroutine on the loop that made it.
+"""`Feed`: items from a worker thread (or the loop), forwarded in order to a coroutine on the loop
+that made it.
 
 Bounded by bytes, not by count: each item costs `cost(item)` bytes (its payload plus a fixed
 overhead, so empty items are not free) and at most `budget` bytes wait. Pushing never blocks the
@@ -13,6 +14,7 @@ can say so.
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
@@ -42,6 +44,7 @@ class Feed(Generic[T]):
         """The items the one being delivered stands for (0: none is)."""
         self._ready = anyio.Event()
         self._token = anyio.lowlevel.current_token()
+        self._loop_thread = threading.get_ident()
 
     @property
     def held(self) -> int:
@@ -49,7 +52,12 @@ class Feed(Generic[T]):
         return self._held
 
     def push(self, item: T) -> None:
-        """From a worker thread: offer `item` (dropped when it does not fit or the feed is closed)."""
+        """From a worker thread (waiting until the loop took it: a fast producer is held back, not
+        queued without bound) or from the feed's loop: offer `item` (dropped when it does not fit or
+        the feed is closed)."""
+        if threading.get_ident() == self._loop_thread:
+            self._offer(item)
+            return
         try:
             anyio.from_thread.run_sync(self._offer, item, token=self._token)
         except RuntimeError:  # the loop has ended: nobody is listening any more

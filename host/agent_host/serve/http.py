@@ -152,9 +152,30 @@ class _Server(uvicorn.Server):
         await super().shutdown(sockets)
 
 
-async def serve_http(server: Server[Any], catalog: Catalog, settings: ServeSettings, address: str) -> None:
-    """Serve `server` (and `catalog` through the tool API) at `address` (HOST:PORT) until cancelled;
-    the URL is printed on stderr first."""
+class GracefulStop:
+    """Ends a `serve_http` run as a signal ends uvicorn's: `__call__` (on the server's loop) stops
+    accepting, lets calls in flight finish within `[serve] grace`, then returns from `serve_http`."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._server: uvicorn.Server | None = None
+
+    def serving(self, server: uvicorn.Server) -> None:
+        """`server` is the one to stop (asked at once when a stop came before it started)."""
+        self._server = server
+        server.should_exit = self.requested
+
+    def __call__(self) -> None:
+        self.requested = True
+        if self._server is not None:
+            self._server.should_exit = True
+
+
+async def serve_http(
+    server: Server[Any], catalog: Catalog, settings: ServeSettings, address: str, stop: GracefulStop | None = None
+) -> None:
+    """Serve `server` (and `catalog` through the tool API) at `address` (HOST:PORT) until cancelled
+    or `stop` is called; the URL is printed on stderr first."""
     host, port = split_bind(address)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -196,8 +217,11 @@ async def serve_http(server: Server[Any], catalog: Catalog, settings: ServeSetti
         sys.stderr.write(f"agent-host: serving MCP on http://{shown}:{sock.getsockname()[1]}/mcp\n")
         sys.stderr.flush()
         try:
+            uv = _Server(config, catalog, settings.grace)
+            if stop is not None:
+                stop.serving(uv)
             async with catalog.running():
-                await _Server(config, catalog, settings.grace).serve(sockets=[sock])
+                await uv.serve(sockets=[sock])
         finally:
             loop.set_exception_handler(previous)
     finally:

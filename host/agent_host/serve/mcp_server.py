@@ -154,7 +154,13 @@ def build_server(catalog: Catalog) -> Server[Any]:
         return types.CallToolResult.model_validate(answer.wire())
 
     if relay is None:
-        return _Server("agent-host", version=__version__, on_list_tools=list_tools, on_call_tool=call_tool)
+        return _Server(
+            "agent-host",
+            version=__version__,
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            get_tool_input_schema=catalog.input_schema,
+        )
     proxy = catalog.proxy
     assert proxy is not None, "a relay comes with a proxy"
 
@@ -195,6 +201,7 @@ def build_server(catalog: Catalog) -> Server[Any]:
         version=__version__,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        get_tool_input_schema=catalog.input_schema,
         on_list_resources=list_resources,
         on_read_resource=read_resource,
         on_subscribe_resource=subscribe,

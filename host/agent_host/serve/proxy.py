@@ -4,8 +4,9 @@ The remote client is an agent: every operation runs in a `GuestSession` of agent
 policy of `[serve] grants`, so grants, argument validation, capabilities, approvals, limits and the
 audit log apply exactly as to a guest. A tool is offered as `TOOLING.TOOL` (an offered tooling's name
 has no '.', so the first '.' splits it); a resource keeps its URI and belongs to the first offered
-tooling listing it. Each operation runs in a worker thread (a session blocks on the bridge loop), in
-a fresh session closed at its end: a call the client cancels is cancelled upstream. A tooling that
+tooling listing it. A call or a read is one coroutine on the bridge loop (`session.on_loop`); a call
+the client cancels is cancelled upstream. Listings and subscriptions run in a worker thread, in a
+fresh session closed at their end. A tooling that
 cannot be reached is left out of lists (logged); its calls and reads answer `unavailable`. A tool
 listing is kept while the relay watches the tooling's tool list, until it changes. Only a resource
 that some offered tooling lists may be subscribed to (`subscribable`).
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import closing
 from typing import Any, Final
 
@@ -25,12 +26,13 @@ import anyio.to_thread
 from agent_host.app.host import Host
 from agent_host.config.models import SERVE_CLIENT
 from agent_host.errors import ErrorCode, ToolingError
-from agent_host.model import Asked, CallOutcome, JsonObject, Progress, ResourceData, ResourceSpec
+from agent_host.model import JsonObject, Progress, ResourceData, ResourceSpec
 from agent_host.policy.grants import AgentPolicy
 from agent_host.serve.answers import Answer, ServedTool
 from agent_host.serve.feed import Feed
 from agent_host.session import GuestSession
 from agent_host.session.guest_log import MAX_LOG_MESSAGE, cut
+from agent_host.toolings import ProgressFn
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +73,7 @@ class ToolingProxy:
         self._listed: dict[str, list[ServedTool]] = {}
         """Tooling → its offered tools, kept while the relay watches its tool list."""
         self._watched: set[str] = set()
+        self._direct = host.loop_session(CLIENT, policy)
         self._generation: dict[str, int] = {}
         """Tooling → a counter bumped by every change: a listing begun before one is not kept."""
 
@@ -93,6 +96,15 @@ class ToolingProxy:
         """(tooling, tool) of an offered tool name `TOOLING.TOOL`; None when `name` is not one."""
         tooling, dot, tool = name.partition(".")
         return (tooling, tool) if dot and tool and tooling in self.toolings else None
+
+    def input_schema(self, name: str) -> Mapping[str, Any] | None:
+        """The input schema of offered tool `name` as its tooling last listed it (None: not listed
+        yet, or not an offered tool name). From any thread; never asks the server."""
+        route = self.route(name)
+        if route is None:
+            return None
+        spec = self._host.toolings.get(route[0]).cached_tool_spec(route[1])
+        return spec.input_schema if spec is not None else None
 
     # -- tools -------------------------------------------------------------------------------------
 
@@ -133,29 +145,32 @@ class ToolingProxy:
 
     async def call(self, name: str, arguments: JsonObject, on_progress: AsyncProgressSink | None = None) -> Answer:
         """Call the offered tool `name` (`route` gives it) with `arguments`; its progress reports go to
-        `on_progress` while it runs. A refusal or failure is an `Answer` with its code."""
+        `on_progress` while it runs. A refusal or failure is an `Answer` with its code. The call is
+        one coroutine on the bridge loop (`LoopSession.call_tool`); cancelling this one cancels it,
+        upstream too."""
         route = self.route(name)
         assert route is not None, "the caller routes only offered tool names here"
-        session = self.session()
         text = json.dumps(arguments, ensure_ascii=False)
         with Feed[Progress](PROGRESS_BUFFER, _report_cost) as reports:
 
-            def push(progress: Progress) -> None:  # on the worker thread
-                reports.push(_cut(progress))
+            def push(progress: float, total: float | None, message: str | None) -> None:  # on the bridge loop
+                reports.push(_cut(Progress(progress, total, message)))
 
             report = push if on_progress is not None else None
-            try:
-                async with anyio.create_task_group() as tg:
-                    if on_progress is not None:
-                        tg.start_soon(reports.forward, on_progress)
-                    answer = await anyio.to_thread.run_sync(
-                        _call, session, *route, text, report, abandon_on_cancel=True
-                    )
-                    reports.close()
-            except anyio.get_cancelled_exc_class():
-                session.interrupt("the client cancelled the call")  # the worker closes it: cancelled upstream
-                raise
+            async with anyio.create_task_group() as tg:
+                if on_progress is not None:
+                    tg.start_soon(reports.forward, on_progress)
+                answer = await self._host.bridge.run(self._call, *route, text, report)
+                reports.close()
         return answer
+
+    async def _call(self, tooling: str, tool: str, arguments: str, report: ProgressFn | None) -> Answer:
+        """On the bridge loop: one call, to its answer."""
+        try:
+            outcome = await self._direct.call_tool(tooling, tool, arguments, report)
+        except ToolingError as exc:
+            return Answer.of_error(exc)
+        return Answer.of_result(json.loads(outcome.value))
 
     # -- resources ---------------------------------------------------------------------------------
 
@@ -188,11 +203,14 @@ class ToolingProxy:
 
     async def read(self, uri: str) -> ResourceData:
         """Resource `uri`. Raises `ToolingError` (`not-found`, `denied`, `limit-exceeded`, ...)."""
-        return await anyio.to_thread.run_sync(self._read, uri)
+        owner = self._owners.get(uri) or (self.toolings[0] if len(self.toolings) == 1 else None)
+        if owner is None:
+            owner = await anyio.to_thread.run_sync(self._owner, uri)
+        return await self._host.bridge.run(self._direct.read_resource, owner, uri)
 
-    def _read(self, uri: str) -> ResourceData:
+    def _owner(self, uri: str) -> str:
         with closing(self.session()) as session:
-            return session.read_resource(session.get(self.owner(session, uri)), uri)
+            return self.owner(session, uri)
 
     def owner(self, session: GuestSession, uri: str) -> str:
         """The offered tooling resource `uri` belongs to (listing again when it is not known; with one
@@ -226,35 +244,3 @@ class ToolingProxy:
             json.dumps({"uri": uri}),
         )
         return (granting or list(self.toolings))[0], refusal
-
-
-def _call(
-    session: GuestSession, tooling: str, tool: str, arguments: str, report: Callable[[Progress], None] | None
-) -> Answer:
-    """In a worker thread: one call through `session`, to its final envelope; the session is closed
-    at the end (cancelling the call upstream when it was interrupted)."""
-    try:
-        rep = session.get(tooling)
-        call_id = session.call_tool(rep, tool, arguments)
-        while True:
-            envelope = session.recv(None)
-            if envelope is None:
-                if session.inbox.closed:
-                    return Answer.failure(ErrorCode.CANCELLED, "the call was cancelled")
-                continue
-            if envelope.id != call_id:
-                continue
-            payload: Any = envelope.payload
-            if isinstance(payload, Progress):
-                if report is not None:
-                    report(payload)
-            elif isinstance(payload, Asked):  # the remote client is not asked (yet): declined at once
-                session.respond(rep, call_id, "decline", None)
-            elif isinstance(payload, CallOutcome):
-                return Answer.of_result(json.loads(payload.value))
-            elif isinstance(payload, ToolingError):
-                return Answer.of_error(payload)
-    except ToolingError as exc:
-        return Answer.of_error(exc)
-    finally:
-        session.close()

@@ -72,10 +72,20 @@ class Admission:
 
     def admit(self, tooling: Tooling, name: str, arguments: str, lookup: Callable[[str], ToolSpec]) -> AdmittedCall:
         """Check a call of tool `name` with `arguments` (JSON text); `lookup(name)` gives its spec."""
+        parsed = self.precheck(tooling, name, arguments)
+        return self.admit_with(tooling, name, arguments, parsed, lookup(name))
+
+    def precheck(self, tooling: Tooling, name: str, arguments: str) -> JsonObject:
+        """The checks of `admit` that need no spec (granted, size, strict JSON object): the parsed
+        arguments. A caller that looks the spec up itself (on the loop) then calls `admit_with`."""
         self.policy.grants.check_tool(tooling.name, name)
         self.policy.limits.check_argument_size(len(arguments.encode("utf-8")), f"the call of tool {name!r}")
-        parsed = parse_arguments(arguments, f"the arguments of tool {name!r}")
-        spec = lookup(name)
+        return parse_arguments(arguments, f"the arguments of tool {name!r}")
+
+    def admit_with(
+        self, tooling: Tooling, name: str, arguments: str, parsed: JsonObject, spec: ToolSpec
+    ) -> AdmittedCall:
+        """The checks of `admit` after `precheck`, with the tool's `spec` (pins, schema, capabilities)."""
         self.pins.check(tooling.name, spec)
         self.validator.check(tooling.name, name, spec.input_schema, parsed)
         capabilities = self.policy.capabilities
@@ -86,18 +96,28 @@ class Admission:
 
     def approve(self, call: AdmittedCall, decide: Callable[[ApprovalRequest], Decision]) -> None:
         """Ask `decide` about `call` when it needs approval; `denied` unless it approves."""
-        if not call.to_approve:
-            return
-        tooling = call.tooling
-        view = tooling.approval_view(call.name, call.parsed)
-        decision = decide(ApprovalRequest(self.agent, tooling.name, call.name, call.to_approve, view))
+        if call.to_approve:
+            self.decided(call, decide(self.approval_request(call)))
+
+    def approval_request(self, call: AdmittedCall) -> ApprovalRequest:
+        """What the approver is asked about `call` (one with capabilities `to_approve`)."""
+        return ApprovalRequest(
+            self.agent,
+            call.tooling.name,
+            call.name,
+            call.to_approve,
+            call.tooling.approval_view(call.name, call.parsed),
+        )
+
+    def decided(self, call: AdmittedCall, decision: Decision) -> None:
+        """The approver's `decision` about `call`: `denied`, with its reason, unless it approves."""
         if decision.approved:
             return
         capabilities = self.policy.capabilities
         assert capabilities is not None, "only a policy with capabilities asks for approval"
         raise ToolingError(
             ErrorCode.DENIED,
-            f"the call of tool {call.name!r} of tooling {tooling.name!r} by agent {self.agent!r} needs approval "
+            f"the call of tool {call.name!r} of tooling {call.tooling.name!r} by agent {self.agent!r} needs approval "
             f"({', '.join(sorted(call.to_approve))} is in require_approval of {capabilities.source}) and was not "
             f"approved: {decision.reason}",
         )

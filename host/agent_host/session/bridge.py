@@ -130,6 +130,8 @@ class _Waiter(Generic[_T]):
         self._task: asyncio.Task[_T] | None = None
         self._done = threading.Lock()
         self._done.acquire()
+        self._finished = False
+        """Whether a wait saw the task end (`_done` is then held for good)."""
         self._cancelled = False
 
     def started(self, task: asyncio.Task[_T]) -> None:
@@ -149,13 +151,24 @@ class _Waiter(Generic[_T]):
         if self._task is not None:
             self._task.cancel()
 
-    def result(self, timeout: float) -> _T:
-        """The coroutine's value, or what it raised; `_Expired` after `timeout` seconds,
-        `asyncio.CancelledError` when it was cancelled."""
-        if not self._done.acquire(timeout=timeout):
+    @property
+    def running(self) -> bool:
+        """Whether the task was started and has not ended (from any thread)."""
+        return self._task is not None and not self._task.done()
+
+    def result(self, timeout: float | None) -> _T:
+        """The coroutine's value, or what it raised; `_Expired` after `timeout` seconds (None: no
+        limit), `asyncio.CancelledError` when it was cancelled."""
+        if not self._done.acquire(timeout=-1 if timeout is None else timeout):
             raise _Expired
+        self._finished = True
         assert self._task is not None
         return self._task.result()
+
+    def ended(self) -> None:
+        """Wait until the task has ended (or was never started and cannot be any more)."""
+        if not self._finished and self._done.acquire():
+            self._finished = True
 
 
 def _follow(future: concurrent.futures.Future[Any], loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> None:
@@ -262,6 +275,39 @@ class Bridge:
         Raises `ToolingError(unavailable)` after `close`.
         """
         return self._submit(fn, *args)
+
+    def run_foreground(
+        self, fn: Callable[..., Awaitable[_T]], *args: Any, stop: Callable[[], None] | None = None
+    ) -> _T:
+        """From the main thread: run `fn(*args)` on the loop (a server that should share it with
+        the toolings: no thread hand-over between them) and wait for its outcome. An exception
+        raised in the waiting thread (a signal handler's) ends it: `stop()` is called on the loop
+        (a graceful end; without `stop`, the task is cancelled), its end is waited for, and the
+        exception is raised. Raises `ToolingError(unavailable)` after `close`."""
+        waiter: _Waiter[_T] = _Waiter(self._loop)
+        with self._lock:
+            if self._closed:
+                raise shutting_down()
+            self._handoff.submit(_as_coroutine(fn, args), waiter.started)
+        try:
+            return waiter.result(None)
+        except BaseException:
+            if stop is not None and waiter.running:
+                self._loop.call_soon_threadsafe(stop)
+            else:
+                waiter.cancel()  # nothing when it has ended; when it has not started, at its start
+            waiter.ended()
+            raise
+
+    async def run(self, fn: Callable[..., Awaitable[_T]], *args: Any) -> _T:
+        """From a coroutine on any asyncio loop: `await fn(*args)` on the bridge loop (at once when
+        the caller is on it) and its outcome. Cancelling the caller cancels the task on the bridge
+        loop. Raises `ToolingError(unavailable)` after `close`."""
+        if asyncio.get_running_loop() is self._loop:
+            if self._closed:
+                raise shutting_down()
+            return await fn(*args)
+        return await asyncio.wrap_future(self._submit(fn, *args))
 
     def _submit(self, fn: Callable[..., Awaitable[_T]], *args: Any) -> concurrent.futures.Future[_T]:
         """Hand `fn(*args)` to the loop (`_Handoff`); the future follows its task as

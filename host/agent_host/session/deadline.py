@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -182,3 +183,27 @@ class LoopCalls:
         except Exception as exc:  # boundary: a host bug must reach the guest as `internal`, not as a trap
             logger.exception("internal error during %s (agent %s)", what, self._agent)
             raise internal_error(what, exc) from exc
+
+
+async def within(
+    what: str,
+    fn: Callable[..., Awaitable[_T]],
+    *args: Any,
+    timeout: float | None,  # noqa: ASYNC109 - a bound with its own message, as LoopCalls.run takes it
+    hint: str = "",
+    expired: Callable[[], ToolingError] | None = None,
+) -> _T:
+    """On the loop: `await fn(*args)` within `timeout` seconds (None: `fn` bounds itself), as
+    `LoopCalls.run` bounds a wait from a guest's thread. Raises `ToolingError`: `timeout`
+    (`timed_out`, or `expired()` when given), whatever `fn` raised, or `internal` for any other
+    exception (logged)."""
+    try:
+        with anyio.move_on_after(math.inf if timeout is None else timeout) as scope:
+            return await fn(*args)
+    except ToolingError:
+        raise
+    except Exception as exc:  # boundary: a host bug reaches the caller as `internal`
+        logger.exception("internal error during %s", what)
+        raise internal_error(what, exc) from exc
+    assert scope.cancelled_caught and timeout is not None
+    raise expired() if expired is not None else timed_out(what, timeout, hint)

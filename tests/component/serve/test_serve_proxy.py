@@ -252,6 +252,29 @@ def test_the_http_api_and_mcp_over_http_call_proxied_tools(tmp_path: Path) -> No
     assert not left, f"the server left processes behind: {left}"
 
 
+def test_a_proxied_call_over_http_does_not_list_the_upstream_tools_again(tmp_path: Path) -> None:
+    """Issue 25, point 1: the SDK checks a call's `Mcp-Param-*` headers against the tool's input
+    schema; without `get_tool_input_schema` it asked the server's own `tools/list` handler for it at
+    every call, which listed every offered tooling upstream (one more round trip, audited)."""
+    config = tmp_path / "agent-host.toml"
+    config.write_text(CONFIG)
+    served = HttpServe(config)
+    try:
+
+        async def main() -> list[str]:
+            async with Client(served.url) as client:
+                return [(await client.call_tool("t.echo", {"text": f"call {n}"})).content[0].text for n in range(4)]  # type: ignore[union-attr]
+
+        texts = anyio.run(main)
+    finally:
+        served.stop()
+    assert texts == [f"call {n}" for n in range(4)]
+    lines = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    operations = [line["operation"] for line in lines if line["agent"] == "serve"]
+    assert operations.count("call-tool") == 4
+    assert operations.count("list-tools") <= 1, operations  # the first call looks the tool up once
+
+
 def test_proxied_tools_over_stdio_as_a_child_process(tmp_path: Path) -> None:
     config = tmp_path / "agent-host.toml"
     config.write_text(CONFIG)

@@ -8,11 +8,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import signal
 import threading
 from collections.abc import Callable
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import pytest
 
 from agent_host.errors import ErrorCode, ToolingError
@@ -181,3 +183,55 @@ def test_cancelling_a_hand_off_before_its_task_started_cancels_the_task() -> Non
         release.set()
         assert ran.wait(WAIT) and cancelled.wait(WAIT)
         blocked.result(WAIT)
+
+
+def test_run_foreground_returns_the_value_and_raises_what_the_coroutine_raised() -> None:
+    """Issue 25: `serve` runs its server on the bridge loop. A server that fails at once (a port in
+    use) must reach the command, not hang it (the first version waited on the finished task again)."""
+    with Bridge() as bridge:
+
+        async def where() -> str:
+            return threading.current_thread().name
+
+        async def fail() -> None:
+            raise ToolingError(ErrorCode.UNAVAILABLE, "port in use")
+
+        assert bridge.run_foreground(where) == "agent-host-bridge"
+        with pytest.raises(ToolingError, match="port in use"):
+            bridge.run_foreground(fail, stop=lambda: None)
+
+
+@pytest.mark.parametrize(("graceful", "expected"), [(True, "stopped"), (False, "cancelled")])
+def test_an_exception_in_the_waiting_thread_ends_the_coroutine_first_then_is_raised(
+    graceful: bool, expected: str
+) -> None:
+    """A signal handler's exception in the waiting thread calls `stop` on the loop (the server's
+    graceful end) or, without `stop`, cancels the coroutine; it is raised once the coroutine ended."""
+    assert threading.current_thread() is threading.main_thread()
+
+    def interrupted(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGUSR1, interrupted)
+    try:
+        with Bridge() as bridge:
+            stopped = threading.Event()
+            ended: list[str] = []
+
+            async def server() -> None:
+                main = threading.main_thread().ident
+                assert main is not None
+                signal.pthread_kill(main, signal.SIGUSR1)  # the main thread is waiting for this coroutine
+                try:
+                    await anyio.to_thread.run_sync(stopped.wait, abandon_on_cancel=True)
+                    ended.append("stopped")
+                except BaseException:
+                    ended.append("cancelled")
+                    raise
+
+            with pytest.raises(KeyboardInterrupt):
+                bridge.run_foreground(server, stop=stopped.set if graceful else None)
+            assert ended == [expected]
+            stopped.set()
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
