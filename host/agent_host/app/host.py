@@ -31,6 +31,7 @@ from agent_host.policy.pins import Pins
 from agent_host.policy.validation import ArgumentValidator
 from agent_host.runtime.engine import Runtime, Shipped
 from agent_host.runtime.guest import GuestThread, Outcome, start_guest
+from agent_host.runtime.pool import InstancePool
 from agent_host.session import GuestSession, LogSink
 from agent_host.session.audit_log import AuditLog
 from agent_host.session.bridge import Bridge
@@ -100,6 +101,7 @@ class Host:
         )
         self._runtime: Runtime | None = None
         self._running: list[GuestThread] = []
+        self._pools: list[InstancePool] = []
         self._lock = threading.RLock()
         """Reentrant: `stop_all` may run in a signal handler on a thread that holds it."""
         self._closed = False
@@ -180,12 +182,14 @@ class Host:
         policy: AgentPolicy | None = None,
         output: TextIO | None = None,
         on_log: LogSink | None = None,
+        pool: InstancePool | None = None,
     ) -> GuestThread:
         """Load (compiling once) and start the component in `wasm` (a file, or a component shipped
         from another machine) on its own thread, under `policy` (default: the agent's own,
         `agent_policy`). The guest's
         output lines go to `output` (default: `sys.stderr` as it is when the guest runs), its log
-        lines to the host's log and to `on_log`.
+        lines to the host's log and to `on_log`. `pool` (from `pool()`, for this component, agent
+        and policy): an instance made ahead is run when one is ready.
 
         Raises `ComponentError` when `wasm` cannot be loaded, `Interrupted` once `stop_all` was
         called (before or during the compile): no guest starts after a stop request."""
@@ -199,11 +203,21 @@ class Host:
         with self._lock:
             self.stop.check(what)
             session = self._run_session(agent, policy, on_log, input_text)
-            guest = start_guest(self.runtime, component, session, input_text, policy, output)
+            prepared = pool.take() if pool is not None and pool.serves(component, agent, policy) else None
+            guest = start_guest(self.runtime, component, session, input_text, policy, output, prepared)
             self._running = [g for g in self._running if g.running] + [guest]
         if self.stop.stopped:  # the request came while it was starting: it makes no call
             guest.stop(self.stop.reason or "stopped")
         return guest
+
+    def pool(self, wasm: Path, agent: str, policy: AgentPolicy, size: int) -> InstancePool:
+        """A pool of `size` instances of the component in `wasm` made ahead for `agent` under `policy`
+        (see `runtime.pool`), for `start(..., pool=)`; closed with the host (its instances discarded).
+        Raises as `start` does when `wasm` cannot be loaded."""
+        made = InstancePool(self.runtime, self.runtime.load(wasm, self.stop), policy, agent, size)
+        with self._lock:
+            self._pools.append(made)
+        return made
 
     def _run_session(self, agent: str, policy: AgentPolicy, on_log: LogSink | None, input_text: str) -> GuestSession:
         """The session of a guest `start` runs: recording or replaying when the host has `tapes`
@@ -271,6 +285,8 @@ class Host:
             return
         self._closed = True
         try:
+            for made in self._pools:
+                made.close()
             self._end_guests()
             self.bridge.close(self.toolings.aclose)
         finally:

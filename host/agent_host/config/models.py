@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Final, Self
+from typing import Annotated, Final, Self
 
 from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
@@ -273,6 +273,9 @@ def bind_problem(address: str, tokens: Sequence[str]) -> str | None:
     return None
 
 
+MAX_READY_INSTANCES: Final = 64
+"""The most instances of one offered agent `[serve] ready_instances` may keep made ahead."""
+
 SERVE_CLIENT: Final = "serve"
 """The agent a remote client of `agent-host serve` acts as (messages, the audit log, its grants)."""
 
@@ -313,6 +316,11 @@ class ServeSettings(Placed):
     log_buffer: Size = 1024 * 1024
     """Bytes of one call's guest log lines waiting to reach a slow client ("1MiB"); more are dropped,
     with one "N log lines dropped" line in their place (the host's own log keeps them all)."""
+    ready_instances: Annotated[Steps, Field(le=MAX_READY_INSTANCES)] = 2
+    """Instances of each offered agent's component made ahead, never run, so that a call does not wait
+    for its guest's instantiation (~9 ms of a componentize-py guest); each call still runs a fresh one.
+    Each waiting instance holds its linear memory (~12 MiB for a componentize-py guest). 0: none;
+    at most 64."""
     max_sessions: Count = 256
     """MCP sessions (2025-11-25 over HTTP) open at once, for every client together; beyond, a new
     session is refused (HTTP 503, `limit-exceeded`). Open `subscriptions/listen` streams (2026-07-28)

@@ -13,6 +13,7 @@ the guest ends, `session.close()` runs and the temp folder is removed.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import shutil
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Final, Literal, TextIO
 
 from wasmtime import Store, WasiConfig, WasmtimeError
-from wasmtime.component import Component
+from wasmtime.component import Component, Instance
 
 from agent_host._support import scratch
 from agent_host.errors import ExitCode
@@ -143,17 +144,19 @@ def start_guest(
     input_text: str,
     policy: AgentPolicy,
     output: TextIO | None = None,
+    prepared: Prepared | None = None,
 ) -> GuestThread:
     """Run the guest's `run(input_text)` on a new thread named `guest-<agent>`; `join()` gives its
     `Outcome`: `ok`, `error` (`run` returned `err`) or `trap` (with its reason: the wasm trap, the
-    Python exception the guest died of, a limit, or a host function's failure)."""
+    Python exception the guest died of, a limit, or a host function's failure). `prepared`: an
+    instance made ahead for this agent and policy (else one is made on that thread)."""
     result: list[Outcome] = []
     relay: list[BaseException] = []
     control = _Control(session)
 
     def body() -> None:
         try:
-            result.append(run_guest(runtime, component, session, input_text, policy, output, control))
+            result.append(run_guest(runtime, component, session, input_text, policy, output, control, prepared))
         except (KeyboardInterrupt, SystemExit) as exc:
             relay.append(exc)
         except BaseException as exc:  # boundary: a host bug in one guest must not take down the host
@@ -165,6 +168,84 @@ def start_guest(
     return GuestThread(thread, result, relay, control)
 
 
+@dataclass
+class Prepared:
+    """A component instantiated for one agent's policy and never run: everything `run_guest` needs
+    before calling `run` (its temp folder and output files, store, memory budget, guard and instance,
+    or why it could not be instantiated). Made by `prepare` on any thread (`pool.InstancePool` makes
+    them ahead); run once by `run_guest`, which discards it, or `discard`ed unused."""
+
+    agent: str
+    policy: AgentPolicy
+    workdir: Path
+    outputs: list[CappedFile]
+    store: Store
+    files: descriptors.Watch | None
+    budget: memory_limit.MemoryBudget
+    guard: RunGuard
+    instance: Instance | None
+    failure: tuple[Status, str, Tripped | None] | None
+    """How a run of it ends at once: it could not be instantiated (None: `instance` is set)."""
+
+    def discard(self) -> None:
+        """Free what it holds: its store (and linear memory), descriptor watch, files, temp folder."""
+        _free(self.store, self.files, self.outputs, self.workdir)
+
+
+def _free(store: Store, files: descriptors.Watch | None, outputs: list[CappedFile], workdir: Path) -> None:
+    store.close()
+    if files is not None:
+        files.close()
+    for capped in outputs:
+        capped.close()
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+def prepare(
+    runtime: Runtime, component: Component, policy: AgentPolicy, agent: str, session: GuestSession | None = None
+) -> Prepared:
+    """`component` instantiated under `policy` for `agent`, its memory within the policy's limit and
+    its start code timed by its own `RunGuard` (on this thread; the run restarts the guard's clocks).
+    `session`: the guest's, when it is known already (its host functions then serve the start code)."""
+    workdir = scratch.make(f"guest-{agent}-")
+    files = descriptors.watch(policy.dirs, policy.limits.open_files)  # before WASI opens the folders
+    budget = memory_limit.MemoryBudget(int(policy.limits.memory.value))
+    store = Store(runtime.engine)
+    outputs: list[CappedFile] = []
+    try:
+        outputs += [
+            CappedFile(workdir / stream, policy.limits.guest_output, agent=agent, stream=stream)
+            for stream in ("stdout", "stderr")
+        ]
+        store.set_wasi(_wasi(policy, *outputs))
+        if not memory_limit.INSTALLED_BY_DEFAULT:  # the store limiter: bounded, but refusals unseen
+            store.set_limits(memory_size=budget.limit)
+        guard = RunGuard(store, cpu_time=policy.limits.cpu_time, wall_time=policy.limits.wall_time, files=files)
+        bound = thread_state.running(session, guard) if session is not None else contextlib.nullcontext()
+        with bound, memory_limit.active(budget):
+            instance, failure = _instantiate(runtime, component, store, budget, policy)
+    except BaseException:
+        _free(store, files, outputs, workdir)
+        raise
+    return Prepared(agent, policy, workdir, outputs, store, files, budget, guard, instance, failure)
+
+
+def _instantiate(
+    runtime: Runtime, component: Component, store: Store, budget: memory_limit.MemoryBudget, policy: AgentPolicy
+) -> tuple[Instance | None, tuple[Status, str, Tripped | None] | None]:
+    """The instance, or how a run ends when there is none (decided from host state, as `_call_run`)."""
+    try:
+        return runtime.instantiate(store, component), None
+    except WasmtimeError as exc:
+        if budget.refused is not None:
+            return None, ("trap", memory_limit_reason(policy), "memory")
+        reason = (
+            f"the component cannot be instantiated: {innermost(str(exc))} "
+            "(was it built against agent-host's WIT world `agent`? `agent-host wit` prints it)"
+        )
+        return None, ("trap", reason, None)
+
+
 def run_guest(
     runtime: Runtime,
     component: Component,
@@ -173,38 +254,28 @@ def run_guest(
     policy: AgentPolicy,
     output: TextIO | None = None,
     control: _Control | None = None,
+    prepared: Prepared | None = None,
 ) -> Outcome:
-    """Run the guest on the current thread (see the module docstring)."""
+    """Run the guest on the current thread (see the module docstring): `prepared` (made ahead for
+    this agent and policy), else an instance prepared now."""
     agent = session.agent
     start = time.monotonic()
-    workdir = scratch.make(f"guest-{agent}-")
-    out_path, err_path = workdir / "stdout", workdir / "stderr"
-    forwarder = Forwarder(agent, [out_path, err_path], output or sys.stderr)
-    store = Store(runtime.engine)
-    guard: RunGuard | None = None
-    outputs: list[CappedFile] = []
-    files = descriptors.watch(policy.dirs, policy.limits.open_files)  # before WASI opens the folders
-    budget = memory_limit.MemoryBudget(int(policy.limits.memory.value))
+    forwarder: Forwarder | None = None
     error_code: str | None = None
     try:
-        outputs += [
-            CappedFile(path, policy.limits.guest_output, agent=agent, stream=stream)
-            for path, stream in ((out_path, "stdout"), (err_path, "stderr"))
-        ]
-        store.set_wasi(_wasi(policy, *outputs))
-        if not memory_limit.INSTALLED_BY_DEFAULT:  # the store limiter: bounded, but refusals unseen
-            store.set_limits(memory_size=budget.limit)
-        guard = RunGuard(store, cpu_time=policy.limits.cpu_time, wall_time=policy.limits.wall_time, files=files)
+        if prepared is None:
+            prepared = prepare(runtime, component, policy, agent, session)
+        guard, files = prepared.guard, prepared.files
+        guard.begin()
         session.deadline = guard.deadline
         if files is not None:  # the watcher stops a guest that sleeps or waits past a descriptor bound
             files.on_over(functools.partial(_stop_for_files, guard, session))
         if control is not None:
             control.attach(guard)
+        forwarder = Forwarder(agent, [capped.path for capped in prepared.outputs], output or sys.stderr)
         forwarder.start()
-        with thread_state.running(session, guard), memory_limit.active(budget):
-            status, text, tripped = _call_run(
-                runtime, component, store, input_text, guard, err_path, session, policy, budget
-            )
+        with thread_state.running(session, guard), memory_limit.active(prepared.budget):
+            status, text, tripped = _call_run(runtime, prepared, input_text, session, policy)
         if status != "diverged" and (why := session.ended(status, text, tripped)) is not None:
             status, text, tripped = "diverged", str(Diverged(agent, why)), None
         if status == "error":
@@ -212,13 +283,10 @@ def run_guest(
             error_code = returned.code.value if returned is not None else None
     finally:
         session.close()
-        forwarder.stop()
-        store.close()
-        if files is not None:
-            files.close()
-        for capped in outputs:
-            capped.close()
-        shutil.rmtree(workdir, ignore_errors=True)
+        if forwarder is not None:
+            forwarder.stop()
+        if prepared is not None:
+            prepared.discard()
     duration = time.monotonic() - start
     return Outcome(agent, status, text, duration, session.inbox.peak, tripped=tripped, error_code=error_code)
 
@@ -242,30 +310,17 @@ def _wasi(policy: AgentPolicy, stdout: CappedFile, stderr: CappedFile) -> WasiCo
 
 
 def _call_run(
-    runtime: Runtime,
-    component: Component,
-    store: Store,
-    input_text: str,
-    guard: RunGuard,
-    err_path: Path,
-    session: GuestSession,
-    policy: AgentPolicy,
-    budget: memory_limit.MemoryBudget,
+    runtime: Runtime, prepared: Prepared, input_text: str, session: GuestSession, policy: AgentPolicy
 ) -> tuple[Status, str, Tripped | None]:
     """How `run` ended, decided from host state only, in this order: a stop or a limit of the
     `RunGuard`, a host function's failure, a memory growth the host refused (then a trap or an `err`
     is the memory limit), the wasm trap. `run`'s `err` carries an error code only when its text is
     an error the host returned to this guest (`GuestSession.returned_error`)."""
-    try:
-        instance = runtime.instantiate(store, component)
-    except WasmtimeError as exc:
-        if budget.refused is not None:
-            return "trap", memory_limit_reason(policy), "memory"
-        reason = (
-            f"the component cannot be instantiated: {innermost(str(exc))} "
-            "(was it built against agent-host's WIT world `agent`? `agent-host wit` prints it)"
-        )
-        return "trap", reason, None
+    if prepared.failure is not None:
+        return prepared.failure
+    store, guard, budget, instance = prepared.store, prepared.guard, prepared.budget, prepared.instance
+    err_path = prepared.outputs[1].path
+    assert instance is not None, "a prepared instance without a failure"
     run = instance.get_func(store, "run")
     if run is None:
         return "trap", "the component does not export `run`; build it against agent-host's WIT world `agent`", None

@@ -87,6 +87,20 @@ class RunGuard:
         else:
             store.set_epoch_deadline(self._slice)
 
+    def begin(self) -> None:
+        """The run begins now, on this thread: the wall-clock and CPU time limits count from here (a
+        guard made with an instance prepared ahead timed its start code, maybe on another thread).
+        A stop requested before stays requested."""
+        self.started = time.monotonic()
+        self.deadline = self.started + self._wall_time.value
+        self._mark = time.thread_time()
+        self._host_time = 0.0
+        self._entered = None
+        self.cpu_used = 0.0
+        if self._store is not None:
+            self._armed_until = None
+            self._arm()
+
     def host_enter(self) -> None:
         """Called by every host function on entry, on the guest's thread; until `host_exit`, the
         thread's CPU time is not the guest's."""

@@ -116,6 +116,9 @@ TRIPPED_CODES: Final[Mapping[str, ErrorCode]] = {
 LINE_OVERHEAD: Final = 100
 """Bytes one waiting log line counts for beyond its text (so that empty lines are not free)."""
 
+POOL_FILL_WAIT: Final = 60.0
+"""Seconds serving waits at start for the instances of each offered agent made ahead (`ready_instances`)."""
+
 LOG_DRAIN_WAIT: Final = 5.0
 """Seconds the log lines still waiting when a guest ends may take to reach the client; the rest are
 dropped and the answer is sent (a client that never reads does not hold the call)."""
@@ -148,10 +151,20 @@ def _drained_marker(count: int) -> LogLine:
 class AgentCalls:
     """Runs the calls of the offered agents (see the module docstring), on one event loop."""
 
-    def __init__(self, host: Host, offers: Sequence[Offer], log_buffer: int = 1024 * 1024) -> None:
-        """`log_buffer`: bytes of one call's log lines that may wait for the client."""
+    def __init__(
+        self, host: Host, offers: Sequence[Offer], log_buffer: int = 1024 * 1024, ready_instances: int = 0
+    ) -> None:
+        """`log_buffer`: bytes of one call's log lines that may wait for the client; `ready_instances`:
+        instances of each offered agent made ahead (`runtime.pool`; 0: each call instantiates its own)."""
         self._host = host
         self.offers = {offer.name: offer for offer in offers}
+        self._pools = {
+            offer.name: host.pool(offer.wasm, offer.name, offer.policy, ready_instances)
+            for offer in offers
+            if ready_instances > 0
+        }
+        for pool in self._pools.values():  # before serving: the first calls find them, and memory is steady
+            pool.filled(POOL_FILL_WAIT)
         self._validator = host.validator
         self._log_buffer = log_buffer
         self._limit_log = LimitLog(logger)
@@ -202,7 +215,12 @@ class AgentCalls:
 
             try:
                 guest = self._host.start(
-                    offer.wasm, given, agent=name, policy=offer.policy, on_log=sink if on_log else None
+                    offer.wasm,
+                    given,
+                    agent=name,
+                    policy=offer.policy,
+                    on_log=sink if on_log else None,
+                    pool=self._pools.get(name),
                 )
             except HostError as exc:
                 return Answer.failure(ErrorCode.UNAVAILABLE, f"agent {name!r} cannot start: {exc}")

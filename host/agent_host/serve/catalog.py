@@ -194,7 +194,9 @@ def build_catalog(host: Host, config: Config, agents: Sequence[str] = (), stop: 
     """The catalog `config` describes: its agents (`agents`, else `[serve] agents`, else all; each
     built and compiled now) and `[serve] toolings` under `[serve] grants`. Raises `HostError`."""
     serve = config.serve
-    calls = AgentCalls(host, prepare(host, offered(config, agents), stop), int(serve.log_buffer))
+    calls = AgentCalls(
+        host, prepare(host, offered(config, agents), stop), int(serve.log_buffer), int(serve.ready_instances)
+    )
     if not calls.offers and not serve.toolings:
         logger.warning(
             "nothing to offer: %s defines no agent with a component and [serve] offers no toolings, so "

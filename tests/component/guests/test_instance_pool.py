@@ -1,0 +1,70 @@
+"""Instances made ahead (`runtime.pool`, `Host.pool`, `[serve] ready_instances`): each runs once.
+
+Provenance: issue 25, point 2 ("a fresh guest per call stays (no state leaks between callers), but its
+cost need not be paid on the call's path: instantiate ahead (a small pool of ready, never-used
+instances ... refilled in the background, bounded in memory)").
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from agent_host import Host
+from agent_host._support import scratch
+from tests.support.component import granted
+
+pytestmark = pytest.mark.component
+
+MOCK = (
+    '[tooling.m]\nkind = "mock"\n[[tooling.m.tools]]\nname = "echo"\nresults = [{ text = "hi" }]\nrepeat_last = true\n'
+)
+GET = {"op": "get", "tooling": "m", "as": "t"}
+STEPS = json.dumps({"steps": [GET, {"op": "call_blocking", "h": "t", "tool": "echo", "args": "{}"}]})
+FILLED = 60.0
+
+
+def _waiting_folders(agent: str) -> list[Path]:
+    return sorted(scratch.folder().glob(f"guest-{agent}-*"))
+
+
+def test_each_call_runs_its_own_instance_made_ahead_and_close_frees_those_waiting(
+    make_host: Callable[[str], Host], probe_wasm: Path
+) -> None:
+    host = make_host(MOCK)
+    policy = granted(host, "pooled")
+    pool = host.pool(probe_wasm, "pooled", policy, 2)
+    assert pool.filled(FILLED)
+    assert len(_waiting_folders("pooled")) == 2  # each instance has its own temp folder and files
+    outcomes = [host.wait(host.start(probe_wasm, STEPS, agent="pooled", policy=policy, pool=pool)) for _ in range(3)]
+    assert [o.status for o in outcomes] == ["ok"] * 3, outcomes
+    assert all("hi" in json.dumps(json.loads(o.text)[1]["ok"]) for o in outcomes)
+    assert pool.filled(FILLED)
+    assert pool.made >= 4  # the two made first, and one more for each call that took one
+    assert len(_waiting_folders("pooled")) == 2  # a run's instance is freed with its folder
+    pool.close()
+    assert pool.waiting == 0 and not _waiting_folders("pooled")
+
+
+def test_a_pool_serves_only_its_own_agent_and_policy(make_host: Callable[[str], Host], probe_wasm: Path) -> None:
+    host = make_host(MOCK)
+    pool = host.pool(probe_wasm, "pooled", granted(host, "pooled"), 1)
+    assert pool.filled(FILLED)
+    other = host.wait(host.start(probe_wasm, STEPS, agent="other", policy=granted(host, "other"), pool=pool))
+    assert other.status == "ok", other
+    assert pool.waiting == 1  # not taken: made under another agent's policy
+
+
+def test_an_instance_over_the_memory_limit_ends_its_call_as_the_memory_limit(
+    make_host: Callable[[str], Host], probe_wasm: Path
+) -> None:
+    host = make_host(MOCK + '[agents.small]\ntoolings = ["m"]\nmemory = "1MiB"\n')
+    policy = host.agent_policy("small")
+    pool = host.pool(probe_wasm, "small", policy, 1)
+    assert pool.filled(FILLED)
+    outcome = host.wait(host.start(probe_wasm, STEPS, agent="small", policy=policy, pool=pool))
+    assert (outcome.status, outcome.tripped) == ("trap", "memory"), outcome
+    assert "memory" in outcome.text
