@@ -29,12 +29,15 @@ import anyio
 from mcp import Client
 
 from agent_host.components.build import build_guest
+from tests.bench.__main__ import Target
 from tests.bench.record import Run, Table, record
 from tests.support.component import PROBE, Server
 
 CONCURRENT: Final = 8
 PER_CLIENT: Final = 10
 ROUNDS: Final = 3
+SEQUENTIAL: Final = 30
+"""Calls one client makes in a row for the agent's latency."""
 STEPS: Final = json.dumps(
     {"steps": [{"op": "get", "tooling": "demo", "as": "t"}, {"op": "call_blocking", "h": "t", "tool": "echo",
                                                                  "args": json.dumps({"text": "hello"})}]}
@@ -109,9 +112,11 @@ class Abuse:
         await self._tasks.__aexit__(None, None, None)
 
 
-async def _latency(url: str, tool: str, arguments: dict[str, str], abused: bool) -> tuple[float, float, int]:
+async def _latency(
+    url: str, tool: str, arguments: dict[str, str], abused: bool, rounds: int = ROUNDS
+) -> tuple[float, float, int]:
     """Median seconds per call and calls per second of `CONCURRENT` connected clients making
-    `PER_CLIENT` calls each (medians of ROUNDS), with the `Abuse` load running when `abused`; and
+    `PER_CLIENT` calls each (medians of `rounds`), with the `Abuse` load running when `abused`; and
     how many abusive connections the server cut meanwhile."""
     port = int(url.rsplit(":", 1)[1].split("/")[0])
     async with AsyncExitStack() as stack:
@@ -121,7 +126,7 @@ async def _latency(url: str, tool: str, arguments: dict[str, str], abused: bool)
             await client.call_tool(tool, arguments)
         latencies: list[float] = []
         rates = []
-        for _ in range(ROUNDS):
+        for _ in range(rounds):
 
             async def calls(client: Client) -> None:
                 for _ in range(PER_CLIENT):
@@ -139,80 +144,134 @@ async def _latency(url: str, tool: str, arguments: dict[str, str], abused: bool)
     return statistics.median(latencies), statistics.median(rates), cut
 
 
-async def _rate(url: str, tool: str, arguments: dict[str, str]) -> float:
-    """Calls per second of `CONCURRENT` connected clients making `PER_CLIENT` calls each (median of ROUNDS)."""
-    rates = []
-    async with AsyncExitStack() as stack:
-        clients = [await stack.enter_async_context(Client(url, cache=None)) for _ in range(CONCURRENT)]
-        for client in clients:
-            await client.call_tool(tool, arguments)
-        for _ in range(ROUNDS):
+def _sequential(url: str, tool: str, arguments: dict[str, str], calls: int = SEQUENTIAL) -> float:
+    """Median seconds per call of one client calling `calls` times in a row (after a warm-up)."""
 
-            async def calls(client: Client) -> None:
-                for _ in range(PER_CLIENT):
-                    result = await client.call_tool(tool, arguments)
-                    assert not result.is_error, result
+    async def measure() -> float:
+        async with Client(url, cache=None) as client:
+            for _ in range(5):
+                await client.call_tool(tool, arguments)
+            times = []
+            for _ in range(calls):
+                started = time.perf_counter()
+                result = await client.call_tool(tool, arguments)
+                times.append(time.perf_counter() - started)
+                assert not result.is_error, result
+            return statistics.median(times)
 
-            started = time.perf_counter()
-            async with anyio.create_task_group() as tg:
-                for client in clients:
-                    tg.start_soon(calls, client)
-            rates.append(CONCURRENT * PER_CLIENT / (time.perf_counter() - started))
-    return statistics.median(rates)
+    return anyio.run(measure)
+
+
+def _serve(config: Path) -> tuple[subprocess.Popen[str], str]:
+    """`agent-host serve --http` of `config` and its MCP URL (its stderr drained)."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "agent_host", "serve", "--http", "127.0.0.1:0", "--config", str(config)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert server.stderr is not None
+    lines = server.stderr
+    url = next(line.split()[-1] for line in lines if line.startswith("agent-host: serving MCP on "))
+    threading.Thread(target=lines.read, daemon=True).start()  # the log must not fill its pipe
+    return server, url
 
 
 def measure() -> dict[str, float]:
-    """`sdk`: the SDK calling `echo` directly; `agent`: the agent tool and `proxied`: `demo.echo`, both
-    through `agent-host serve`."""
+    """`sdk`, `sdk_latency`: the SDK calling `echo` directly; `gateway`, `gateway_latency`: through the
+    raw SDK gateway (`tests/bench/sdk_gateway.py`); `proxied`, `quiet`: `demo.echo` through `agent-host
+    serve`; `agent`: the agent tool; `agent_one`, `agent_one_cold`: one client's agent calls in a row,
+    with instances made ahead and without; the abuse figures."""
     python = sys.executable
     build_guest(PROBE)
     demo = Server([python, "-m", "agent_host.demo_server", "--http", "0"])
+    gateway = Server([python, "-m", "tests.bench.sdk_gateway", demo.url])
+    servers: list[subprocess.Popen[str]] = []
+    f: dict[str, float] = {}
     try:
-        sdk = anyio.run(_rate, demo.url, "echo", {"text": "hello"})
         with tempfile.TemporaryDirectory(prefix="agent-host-bench-") as scratch:
-            config = Path(scratch) / "agent-host.toml"
-            config.write_text(
-                f'[tooling.demo]\nurl = "{demo.url}"\n'
-                f'[agents.probe]\ncomponent = "{PROBE}"\ntoolings = ["demo"]\n'
-                f'[serve]\nmax_concurrent = {CONCURRENT}\ntoolings = ["demo"]\n{TIMEOUTS}'
-            )
-            server = subprocess.Popen(
-                [python, "-m", "agent_host", "serve", "--http", "127.0.0.1:0", "--config", str(config)],
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-            )  # fmt: skip
-            try:
-                assert server.stderr is not None
-                lines = server.stderr
-                url = next(line.split()[-1] for line in lines if line.startswith("agent-host: serving MCP on "))
-                threading.Thread(target=lines.read, daemon=True).start()  # the log must not fill its pipe
-                agent = anyio.run(_rate, url, "probe", {"input": STEPS})
-                proxied = anyio.run(_rate, url, "demo.echo", {"text": "hello"})
-                quiet, quiet_rate, _ = anyio.run(_latency, url, "demo.echo", {"text": "hello"}, False)
-                abused, abused_rate, cut = anyio.run(_latency, url, "demo.echo", {"text": "hello"}, True)
-            finally:
-                server.terminate()
-                server.wait(timeout=60)
+            configs = []
+            for ready in (2, 0):
+                config = Path(scratch) / f"agent-host-{ready}.toml"
+                config.write_text(
+                    f'[tooling.demo]\nurl = "{demo.url}"\n'
+                    f'[agents.probe]\ncomponent = "{PROBE}"\ntoolings = ["demo"]\n'
+                    f'[serve]\nmax_concurrent = {CONCURRENT}\ntoolings = ["demo"]\nready_instances = {ready}\n'
+                    + TIMEOUTS
+                )
+                configs.append(config)
+            urls = []
+            for config in configs:
+                server, served = _serve(config)
+                servers.append(server)
+                urls.append(served)
+            url, cold_url = urls
+            hello = {"text": "hello"}
+            rounds: dict[str, list[float]] = {}
+            for _ in range(ROUNDS):  # interleaved: a machine that slows down slows every row alike
+                for key, (lat, rate) in {
+                    "sdk": _once(demo.url, "echo", hello),
+                    "gateway": _once(gateway.url, "echo", hello),
+                    "proxied": _once(url, "demo.echo", hello),
+                }.items():
+                    rounds.setdefault(f"{key}_latency", []).append(lat)
+                    rounds.setdefault(key, []).append(rate)
+                rounds.setdefault("agent", []).append(_once(url, "probe", {"input": STEPS})[1])
+                rounds.setdefault("agent_one", []).append(_sequential(url, "probe", {"input": STEPS}))
+                rounds.setdefault("agent_one_cold", []).append(_sequential(cold_url, "probe", {"input": STEPS}))
+            f = {key: statistics.median(values) for key, values in rounds.items()}
+            f["quiet"], f["quiet_rate"], _ = anyio.run(_latency, url, "demo.echo", hello, False)
+            f["abused"], f["abused_rate"], f["cut"] = anyio.run(_latency, url, "demo.echo", hello, True)
     finally:
+        for server in servers:
+            server.terminate()
+            server.wait(timeout=60)
+        gateway.stop()
         demo.stop()
-    return {
-        "sdk": sdk, "agent": agent, "proxied": proxied, "quiet": quiet, "quiet_rate": quiet_rate,
-        "abused": abused, "abused_rate": abused_rate, "cut": cut,
-    }  # fmt: skip
+    return f
+
+
+def _once(url: str, tool: str, arguments: dict[str, str]) -> tuple[float, float]:
+    """(median seconds per call, calls per second) of `CONCURRENT` clients making `PER_CLIENT` calls each, one round."""
+    latency, rate, _ = anyio.run(_latency, url, tool, arguments, False, 1)
+    return latency, rate
 
 
 def main() -> int:
     run = Run("serve")
     f = measure()
+    sdk, gateway = f["sdk"], f["gateway"]
+
+    def row(name: str, rate: float, latency: float | None) -> list[str]:
+        shown = f"{latency * 1e3:.2f} ms" if latency is not None else "-"
+        return [name, f"{rate:,.0f}", f"{rate / sdk:.2f}x", f"{rate / gateway:.2f}x", shown]
+
     serving = Table(
-        ["serving", "calls/s", "ratio to the SDK calling the tool"],
+        ["serving, " + f"{CONCURRENT} clients over HTTP", "calls/s", "ratio to the SDK", "ratio to the SDK gateway",
+         "median latency"],
         [
-            [f"SDK: `echo` on the demo server over HTTP, {CONCURRENT} clients", f"{f['sdk']:,.0f}", "1.00x"],
-            [f"`agent-host serve`: an agent making one `echo` call per call, {CONCURRENT} clients over HTTP",
-             f"{f['agent']:,.0f}", f"{f['agent'] / f['sdk']:.2f}x"],
-            [f"`agent-host serve`: `demo.echo` re-exported (`[serve] toolings`), {CONCURRENT} clients over HTTP",
-             f"{f['proxied']:,.0f}", f"{f['proxied'] / f['sdk']:.2f}x"],
+            row("SDK: `echo` on the demo server, called directly", sdk, f["sdk_latency"]),
+            row("SDK gateway: an SDK server whose `echo` calls the demo server's (`tests/bench/sdk_gateway.py`)",
+                gateway, f["gateway_latency"]),
+            row("`agent-host serve`: `demo.echo` re-exported (`[serve] toolings`)", f["proxied"], f["proxied_latency"]),
+            row("`agent-host serve`: an agent making one `echo` call per call", f["agent"], None),
         ],
+        note=f"Medians of {ROUNDS} interleaved rounds of {CONCURRENT} clients x {PER_CLIENT} calls.",
     )  # fmt: skip
+    targets = [
+        Target("`demo.echo` re-exported: calls/s / the SDK's direct calls", "SDK", sdk, f["proxied"], "calls/s",
+               "≥ 0.6x", f["proxied"] >= 0.6 * sdk),
+        Target("`demo.echo` re-exported: median latency / the SDK's direct calls", "SDK", f["sdk_latency"] * 1e3,
+               f["proxied_latency"] * 1e3, "ms", "≤ +1 ms", f["proxied_latency"] <= f["sdk_latency"] + 1e-3,
+               compare="difference"),
+        Target("`demo.echo` re-exported: calls/s / a raw SDK gateway (the floor of a Python gateway here)",
+               "SDK gateway", gateway, f["proxied"], "calls/s", "-", True),
+        Target("an agent making one call: calls/s / the SDK's direct calls", "SDK", sdk, f["agent"], "calls/s",
+               "≥ 0.3x", f["agent"] >= 0.3 * sdk),
+        Target("an agent, one client's calls in a row: instances made ahead / made per call", "ready_instances = 0",
+               f["agent_one_cold"] * 1e3, f["agent_one"] * 1e3, "ms", "< 1x", f["agent_one"] < f["agent_one_cold"]),
+    ]  # fmt: skip
+    target_table = Table(
+        ["serving target", "reference (same run)", "agent-host", "ratio", "target", ""], [t.cells() for t in targets]
+    )
     abusers = f"{IDLE_SOCKETS} idle sockets, {SLOW_HEADERS} slow headers, {SLOW_BODIES} slow bodies"
     abuse = Table(
         [f"`demo.echo` through `agent-host serve`, {CONCURRENT} clients", "median latency", "calls/s", "ratio"],
@@ -222,7 +281,7 @@ def main() -> int:
              f"{f['abused'] * 1e3:.2f} ms", f"{f['abused_rate']:,.0f}", f"{f['abused'] / f['quiet']:.2f}x"],
         ],
     )  # fmt: skip
-    record(run, [serving, abuse], f)
+    record(run, [serving, target_table, abuse], f)
     return 0
 
 

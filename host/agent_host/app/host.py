@@ -30,7 +30,8 @@ from agent_host.policy.grants import AgentPolicy
 from agent_host.policy.pins import Pins
 from agent_host.policy.validation import ArgumentValidator
 from agent_host.runtime.engine import Runtime, Shipped
-from agent_host.runtime.guest import GuestThread, Outcome, start_guest
+from agent_host.runtime.guest import GuestThread, start_guest
+from agent_host.runtime.guest import Outcome as Outcome
 from agent_host.runtime.pool import InstancePool
 from agent_host.session import GuestSession, LogSink
 from agent_host.session.audit_log import AuditLog

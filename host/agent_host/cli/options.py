@@ -8,6 +8,7 @@ body finds everything set. Also: shell completion of tooling and agent names fro
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -16,6 +17,7 @@ import click
 from click.shell_completion import CompletionItem
 
 from agent_host.cli import logs
+from agent_host.errors import UsageError
 
 if TYPE_CHECKING:
     from agent_host.config import Config
@@ -169,3 +171,53 @@ def approver(choice: str) -> Approver:
     if choice == "ask":
         return TerminalApprover()
     return ApproveAll() if choice == "all" else DenyAll()
+
+
+def executor_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """`--executor` and `--ray-address` (`run`, `serve`): where agents run (see `Where`)."""
+    f = click.option(
+        "--ray-address",
+        metavar="ADDR",
+        help="With --executor ray: `auto` (the cluster `ray start` made here) or HOST:PORT; absent: a local Ray.",
+    )(f)
+    return click.option(
+        "--executor",
+        type=click.Choice(["local", "ray"]),
+        default=None,
+        help="Where agents run: threads of this process (local) or Ray actors (ray). Default: [host] executor, "
+        "else local.",
+    )(f)
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where agents run: `ray_address` None and `ray` False for this process."""
+
+    ray: bool
+    ray_address: str | None = None
+
+    @classmethod
+    def of(cls, config: Config, executor: str | None, address: str | None, approve: str, dev: bool) -> Where:
+        """From the options, else `[host]`, else (the address) `RAY_ADDRESS`; `UsageError` for what
+        Ray cannot do."""
+        from agent_host.config.types import ray_address_problem
+
+        chosen = executor if executor is not None else config.host.executor
+        if chosen != "ray":
+            if address is not None:
+                raise UsageError('--ray-address goes with --executor ray (or [host] executor = "ray")')
+            return cls(False)
+        if dev:
+            raise UsageError("--dev runs guests from their source on this machine", hint="drop --executor ray")
+        if approve == "ask":
+            raise UsageError(
+                "--approve ask: agents on Ray run where nobody can answer a prompt",
+                hint="use --approve deny (the default) or --approve all, or run with --executor local",
+            )
+        given = "--ray-address"
+        if address is None and config.host.ray_address is None and os.environ.get("RAY_ADDRESS"):
+            given, address = "RAY_ADDRESS", os.environ["RAY_ADDRESS"]
+        found = ray_address_problem(address) if address is not None else None
+        if found is not None:  # ([host] ray_address was checked with the file)
+            raise UsageError(f"{given}: {found[0]}", hint=found[1])
+        return cls(True, address if address is not None else config.host.ray_address)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,11 +26,13 @@ from agent_host.cli import render
 from agent_host.cli.options import (
     EPILOG,
     State,
+    Where,
     allow_option,
     approve_option,
     approver,
     common_options,
     complete_agents,
+    executor_options,
     input_option,
     module_option,
 )
@@ -98,17 +99,7 @@ DETAIL_WIDTH: Final = 100
     help="Run guest folders from their source with the prebuilt dev runner: no build, no compile per edit "
     "(a JavaScript guest is built from its current source).",
 )
-@click.option(
-    "--executor",
-    type=click.Choice(["local", "ray"]),
-    default=None,
-    help="Where agents run: threads of this process (local) or Ray actors (ray). Default: [host] executor, else local.",
-)
-@click.option(
-    "--ray-address",
-    metavar="ADDR",
-    help="With --executor ray: `auto` (the cluster `ray start` made here) or HOST:PORT; absent: a local Ray.",
-)
+@executor_options
 @click.option(
     "--record",
     metavar="FILE",
@@ -143,7 +134,7 @@ def command(
     from agent_host.app import runs
 
     config = state.load_config()
-    where = _Where.of(config, executor, ray_address, approve, dev)
+    where = Where.of(config, executor, ray_address, approve, dev)
     cassette = _Cassette.of(config, record, replay, input_spec)
     names = list(dict.fromkeys(agents))
     if guest is None and len(names) != 1:
@@ -228,47 +219,13 @@ class _Cassette:
         return exit_code
 
 
-@dataclass(frozen=True)
-class _Where:
-    """Where agents run: `ray_address` None and `ray` False for this process."""
-
-    ray: bool
-    ray_address: str | None = None
-
-    @classmethod
-    def of(cls, config: Config, executor: str | None, address: str | None, approve: str, dev: bool) -> _Where:
-        """From the options, else `[host]`, else (the address) `RAY_ADDRESS`; `UsageError` for what
-        Ray cannot do."""
-        from agent_host.config.types import ray_address_problem
-
-        chosen = executor if executor is not None else config.host.executor
-        if chosen != "ray":
-            if address is not None:
-                raise UsageError('--ray-address goes with --executor ray (or [host] executor = "ray")')
-            return cls(False)
-        if dev:
-            raise UsageError("--dev runs guests from their source on this machine", hint="drop --executor ray")
-        if approve == "ask":
-            raise UsageError(
-                "--approve ask: agents on Ray run where nobody can answer a prompt",
-                hint="use --approve deny (the default) or --approve all, or run with --executor local",
-            )
-        given = "--ray-address"
-        if address is None and config.host.ray_address is None and os.environ.get("RAY_ADDRESS"):
-            given, address = "RAY_ADDRESS", os.environ["RAY_ADDRESS"]
-        found = ray_address_problem(address) if address is not None else None
-        if found is not None:  # ([host] ray_address was checked with the file)
-            raise UsageError(f"{given}: {found[0]}", hint=found[1])
-        return cls(True, address if address is not None else config.host.ray_address)
-
-
 def _on_ray(
     state: State,
     config: Config,
     runs: Sequence[AgentRun],
     allow: Sequence[str],
     approve: str,
-    where: _Where,
+    where: Where,
     stopper: Stopper,
     tapes: Tapes | None,
 ) -> list[Finished]:
@@ -303,7 +260,7 @@ def _run_one(
     allow: Sequence[str],
     as_json: bool,
     approve: str,
-    where: _Where,
+    where: Where,
     cassette: _Cassette,
 ) -> int:
     from agent_host.app import devmode, runs
@@ -381,7 +338,7 @@ def _run_many(
     as_json: bool,
     approve: str,
     dev: bool,
-    where: _Where,
+    where: Where,
     cassette: _Cassette,
 ) -> int:
     """Run the named agents (default: every [agents.*]) at once; a table (or JSON) of outcomes."""

@@ -65,6 +65,62 @@ class _Slot:
     actor: Any = None
 
 
+def check_fit(config: Config, cluster: Cluster, approve: str) -> None:
+    """Raise `UsageError` unless agents can run on `cluster` as `config` says: `approve` is `all` or
+    `deny` (no person is at a worker), the cluster has CPUs, and one machine has `[host] ray_cpus`."""
+    if approve not in APPROVALS:
+        raise UsageError(
+            f"--approve {approve}: agents on Ray run where nobody can answer a prompt",
+            hint="use --approve deny (the default) or --approve all, or run with --executor local",
+        )
+    if cluster.cpus <= 0:
+        raise UsageError(f"the Ray cluster at {cluster.address} has no CPUs for agents")
+    if config.host.ray_cpus > cluster.node_cpus:
+        raise UsageError(
+            f"[host] ray_cpus = {config.host.ray_cpus:g}: no machine of the Ray cluster at {cluster.address} "
+            f"has that many CPUs (the largest has {cluster.node_cpus:g}), so no agent could ever start",
+            hint=f"lower ray_cpus to {cluster.node_cpus:g} or less",
+        )
+
+
+def pool_size(config: Config, cluster: Cluster) -> int:
+    """Actors that fit `cluster` at `[host] ray_cpus` each (at least one)."""
+    return max(1, int(cluster.cpus / config.host.ray_cpus))
+
+
+def new_actor(worker_class: Any, config: Config, approve: str) -> Any:
+    """A new `AgentWorker` actor with `[host] ray_cpus`, adopting the driver's log levels."""
+    levels = {name: logging.getLogger(name or None).getEffectiveLevel() for name in LEVELS}
+    options = {"num_cpus": config.host.ray_cpus, "max_concurrency": 2, "max_restarts": 0}
+    return worker_class.options(**options).remote(config, approve, levels)
+
+
+def event_handler(audit: AuditLog | None, output: TextIO | None) -> Callable[[Event], None]:
+    """What the driver does with a worker's events but `Ended` and `GuestLog`: audit lines into
+    `audit`, guest output to `output` (default: stderr), log records into the driver's log."""
+
+    def handle(event: Event) -> None:
+        if isinstance(event, AuditLine):
+            if audit is not None:
+                audit.write_line(event.line)
+        elif isinstance(event, Output):
+            stream = output if output is not None else sys.stderr
+            stream.write(event.text)
+            stream.flush()
+        elif isinstance(event, LogLine):
+            record = logging.makeLogRecord(
+                {
+                    "name": event.logger,
+                    "levelno": event.level,
+                    "levelname": logging.getLevelName(event.level),
+                    "msg": event.message,
+                }
+            )
+            logging.getLogger(event.logger).handle(record)
+
+    return handle
+
+
 class RayExecutor:
     """Runs agents on a Ray cluster the driver is connected to (`connection.ray_cluster`)."""
 
@@ -83,19 +139,7 @@ class RayExecutor:
         Raises `ConfigError` when the audit log cannot be opened. `tapes`: the cassette the runs are
         recorded into (each worker records, the tape comes back with the outcome) or replayed from
         (each job carries its agent's tape)."""
-        if approve not in APPROVALS:
-            raise UsageError(
-                f"--approve {approve}: agents on Ray run where nobody can answer a prompt",
-                hint="use --approve deny (the default) or --approve all, or run with --executor local",
-            )
-        if cluster.cpus <= 0:
-            raise UsageError(f"the Ray cluster at {cluster.address} has no CPUs for agents")
-        if config.host.ray_cpus > cluster.node_cpus:
-            raise UsageError(
-                f"[host] ray_cpus = {config.host.ray_cpus:g}: no machine of the Ray cluster at {cluster.address} "
-                f"has that many CPUs (the largest has {cluster.node_cpus:g}), so no agent could ever start",
-                hint=f"lower ray_cpus to {cluster.node_cpus:g} or less",
-            )
+        check_fit(config, cluster, approve)
         self._config = config
         self._tapes = tapes
         self._cluster = cluster
@@ -157,7 +201,7 @@ class RayExecutor:
     @property
     def pool_size(self) -> int:
         """Actors that fit the cluster at `[host] ray_cpus` each (at least one)."""
-        return max(1, int(self._cluster.cpus / self._config.host.ray_cpus))
+        return pool_size(self._config, self._cluster)
 
     def stop_all(self, reason: str, signum: int | None = None) -> None:
         """Stop every running guest, start no other, kill actors still running `KILL_GRACE` seconds
@@ -248,33 +292,10 @@ class RayExecutor:
         raise self._ray.exceptions.RayError(f"agent {job.agent}: its run ended without an outcome")
 
     def _handler(self) -> Callable[[Event], None]:
-        audit, output = self._audit, self._output
-
-        def handle(event: Event) -> None:
-            if isinstance(event, AuditLine):
-                if audit is not None:
-                    audit.write_line(event.line)
-            elif isinstance(event, Output):
-                stream = output if output is not None else sys.stderr
-                stream.write(event.text)
-                stream.flush()
-            elif isinstance(event, LogLine):
-                record = logging.makeLogRecord(
-                    {
-                        "name": event.logger,
-                        "levelno": event.level,
-                        "levelname": logging.getLevelName(event.level),
-                        "msg": event.message,
-                    }
-                )
-                logging.getLogger(event.logger).handle(record)
-
-        return handle
+        return event_handler(self._audit, self._output)
 
     def _new_actor(self) -> Any:
-        levels = {name: logging.getLogger(name or None).getEffectiveLevel() for name in LEVELS}
-        options = {"num_cpus": self._config.host.ray_cpus, "max_concurrency": 2, "max_restarts": 0}
-        actor = self._worker_class.options(**options).remote(self._config, self._approve, levels)
+        actor = new_actor(self._worker_class, self._config, self._approve)
         with self._lock:
             self._actors.append(actor)
         if self.stop.stopped:  # the request came while it was being made

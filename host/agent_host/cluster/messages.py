@@ -32,6 +32,8 @@ class Job:
     """Record the run's tape (`run --record`: it comes back in `Ended`, the driver writes the file)."""
     replay: Tape | None = None
     """Answer the guest from this tape (`run --replay`)."""
+    logs: bool = False
+    """Send the guest's log lines back as `GuestLog` events (`serve`: they reach the caller)."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,14 @@ class LogLine:
 
 
 @dataclass(frozen=True)
+class GuestLog:
+    """One log line of the guest (WIT level, message), for a job that asked for them (`Job.logs`)."""
+
+    level: str
+    message: str
+
+
+@dataclass(frozen=True)
 class Ended:
     """The run's outcome; `failure` is the message of the error that kept it from starting."""
 
@@ -67,7 +77,7 @@ class Ended:
     """What the run recorded, when its job asked for it."""
 
 
-Event = AuditLine | Output | LogLine | Ended
+Event = AuditLine | Output | LogLine | GuestLog | Ended
 
 
 class WorkerFailure(HostError):

@@ -20,7 +20,7 @@ from typing import Final, TextIO, cast
 
 from agent_host.app.host import Host
 from agent_host.app.runs import not_started
-from agent_host.cluster.messages import AuditLine, Ended, Event, Job, LogLine, Output
+from agent_host.cluster.messages import AuditLine, Ended, Event, GuestLog, Job, LogLine, Output
 from agent_host.config import Config
 from agent_host.errors import HostError
 from agent_host.policy.approval import ApproveAll, Approver, DenyAll
@@ -54,6 +54,8 @@ class AgentWorker:
             audit = AuditLog(None, include_arguments=settings.audit_arguments, forward=forward)
         self._host = Host(config, approver=APPROVALS[approve](), audit=audit)
         self._output = cast(TextIO, _Output(self._events))
+        self._guest: GuestThread | None = None
+        """The guest of the job running now (the last one)."""
 
     def run(self, job: Job) -> Iterator[list[Event]]:
         """Run `job`'s agent to its end, yielding its events in batches (see the module docstring)."""
@@ -61,7 +63,11 @@ class AgentWorker:
         host.tapes = _tapes(job, host.config.secrets)  # one agent at a time: its tape, or none
         try:
             policy = host.policy(job.agent, job.settings, job.allow)
-            guest = host.start(job.component, job.input, agent=job.agent, policy=policy, output=self._output)
+            on_log = self._guest_log if job.logs else None
+            guest = host.start(
+                job.component, job.input, agent=job.agent, policy=policy, output=self._output, on_log=on_log
+            )
+            self._guest = guest
         except HostError as exc:
             yield [*self._drain(), Ended(not_started(job.agent, exc), str(exc))]
             return
@@ -83,6 +89,16 @@ class AgentWorker:
             guest.join()
         finally:
             self._events.put(_ENDED)
+
+    def cancel(self, reason: str) -> None:
+        """Stop the running guest (its outcome: a trap with `reason`); later jobs run as usual (`serve`:
+        a call its client cancelled)."""
+        guest = self._guest
+        if guest is not None:
+            guest.stop(reason)
+
+    def _guest_log(self, level: str, message: str) -> None:
+        self._events.put(GuestLog(level, message))
 
     def stop(self, reason: str) -> None:
         """Stop the running guest (its outcome: a trap with `reason`) and start no other."""

@@ -19,13 +19,13 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import anyio
 import anyio.to_thread
 
 from agent_host._support.stopping import StopToken
-from agent_host.app.host import Host
+from agent_host.app.host import Host, Outcome
 from agent_host.components.build import resolve_component
 from agent_host.config import AgentConfig, Config
 from agent_host.errors import ErrorCode, HostError, ToolingError, UsageError
@@ -148,16 +148,36 @@ def _drained_marker(count: int) -> LogLine:
     )
 
 
-class AgentCalls:
-    """Runs the calls of the offered agents (see the module docstring), on one event loop."""
+CRASHED: Final = "crashed"
+"""The status of an agent whose worker died under it (`--executor ray`): an `unavailable` answer."""
 
-    def __init__(
-        self, host: Host, offers: Sequence[Offer], log_buffer: int = 1024 * 1024, ready_instances: int = 0
-    ) -> None:
-        """`log_buffer`: bytes of one call's log lines that may wait for the client; `ready_instances`:
-        instances of each offered agent made ahead (`runtime.pool`; 0: each call instantiates its own)."""
+
+class AgentRunner(Protocol):
+    """Where an offered agent's guests run: this process (`LocalAgents`) or a Ray cluster
+    (`cluster.serving.RayAgents`)."""
+
+    async def run(self, offer: Offer, given: str, on_log: LogSink | None) -> Outcome:
+        """Run a fresh guest of `offer` with input `given` to its end, its log lines to `on_log` (from
+        any thread). When the caller is cancelled, the guest is stopped and waited for (at most
+        `STOP_WAIT` seconds) before the cancellation goes on. Raises `HostError` when it cannot start."""
+        ...
+
+    def close(self) -> None:
+        """Free what it holds (instances made ahead, workers); from the thread that made it."""
+        ...
+
+
+LogSink = Callable[[str, str], None]
+"""Receives a guest's log lines (WIT level, message) from any thread."""
+
+
+class LocalAgents:
+    """Guests in this process (`Host.start`), each call's own fresh instance; `ready_instances` of each
+    offered agent are made ahead (`runtime.pool`), waited for before serving."""
+
+    def __init__(self, host: Host, offers: Sequence[Offer], ready_instances: int = 0) -> None:
         self._host = host
-        self.offers = {offer.name: offer for offer in offers}
+        self._limit_log = LimitLog(logger)
         self._pools = {
             offer.name: host.pool(offer.wasm, offer.name, offer.policy, ready_instances)
             for offer in offers
@@ -165,9 +185,51 @@ class AgentCalls:
         }
         for pool in self._pools.values():  # before serving: the first calls find them, and memory is steady
             pool.filled(POOL_FILL_WAIT)
+
+    async def run(self, offer: Offer, given: str, on_log: LogSink | None) -> Outcome:
+        name = offer.name
+        guest = self._host.start(
+            offer.wasm, given, agent=name, policy=offer.policy, on_log=on_log, pool=self._pools.get(name)
+        )
+        try:
+            outcome = await anyio.to_thread.run_sync(guest.join, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            guest.stop("the client cancelled the call")
+            with anyio.CancelScope(shield=True):
+                ended = await anyio.to_thread.run_sync(guest.join, STOP_WAIT, abandon_on_cancel=True)
+            stopped(self._limit_log, name, ended is not None)
+            raise
+        assert outcome is not None, "join() without a timeout waits for the outcome"
+        return outcome
+
+    def close(self) -> None:
+        for pool in self._pools.values():
+            pool.close()
+
+
+def stopped(limit_log: LimitLog, name: str, ended: bool) -> None:
+    """Log (once in a while) that a cancelled call's guest stopped, or did not within `STOP_WAIT`."""
+    if not ended:
+        limit_log.reached(
+            f"slow stop {name}", f"agent {name}: a cancelled call's guest did not stop within {STOP_WAIT} s"
+        )
+    else:
+        limit_log.reached(f"cancelled {name}", f"agent {name}: call cancelled, its guest stopped", logging.INFO)
+
+
+class AgentCalls:
+    """Runs the calls of the offered agents (see the module docstring), on one event loop."""
+
+    def __init__(
+        self, host: Host, offers: Sequence[Offer], log_buffer: int = 1024 * 1024, runner: AgentRunner | None = None
+    ) -> None:
+        """`log_buffer`: bytes of one call's log lines that may wait for the client; `runner`: where
+        the guests run (default: `LocalAgents` of `host`, without instances made ahead)."""
+        self.offers = {offer.name: offer for offer in offers}
         self._validator = host.validator
         self._log_buffer = log_buffer
         self._limit_log = LimitLog(logger)
+        self.runner: AgentRunner = runner if runner is not None else LocalAgents(host, offers)
 
     def tools(self) -> list[ServedTool]:
         """The offered agents as tools."""
@@ -210,41 +272,19 @@ class AgentCalls:
         name = offer.name
         with Feed[LogLine](self._log_buffer, _line_cost, _dropped_marker) as lines:  # closed however it ends
 
-            def sink(level: str, message: str) -> None:  # on the guest's thread
+            def sink(level: str, message: str) -> None:  # on the guest's thread (or the loop)
                 lines.push((level, cut(message)))
 
+            drain = anyio.CancelScope()
             try:
-                guest = self._host.start(
-                    offer.wasm,
-                    given,
-                    agent=name,
-                    policy=offer.policy,
-                    on_log=sink if on_log else None,
-                    pool=self._pools.get(name),
-                )
-            except HostError as exc:
-                return Answer.failure(ErrorCode.UNAVAILABLE, f"agent {name!r} cannot start: {exc}")
-            try:
-                drain = anyio.CancelScope()
                 async with anyio.create_task_group() as tg:
                     if on_log is not None:
                         tg.start_soon(_forward, lines, _unpacked(on_log), drain, self._limit_log)
-                    outcome = await anyio.to_thread.run_sync(guest.join, abandon_on_cancel=True)
+                    outcome = await self.runner.run(offer, given, sink if on_log else None)
                     lines.close()  # the guest ended: the forwarder delivers what is left, then ends
                     drain.deadline = anyio.current_time() + LOG_DRAIN_WAIT
-            except anyio.get_cancelled_exc_class():
-                guest.stop("the client cancelled the call")
-                with anyio.CancelScope(shield=True):
-                    ended = await anyio.to_thread.run_sync(guest.join, STOP_WAIT, abandon_on_cancel=True)
-                if ended is None:
-                    message = f"agent {name}: a cancelled call's guest did not stop within {STOP_WAIT} s"
-                    self._limit_log.reached(f"slow stop {name}", message)
-                else:
-                    self._limit_log.reached(
-                        f"cancelled {name}", f"agent {name}: call cancelled, its guest stopped", logging.INFO
-                    )
-                raise
-        assert outcome is not None, "join() without a timeout waits for the outcome"
+            except HostError as exc:
+                return Answer.failure(ErrorCode.UNAVAILABLE, f"agent {name!r} cannot start: {exc}")
         limit = offer.policy.limits.max_result_bytes
         if _oversize(outcome.text, limit.value):
             what = "answer" if outcome.status == "ok" else "error"
@@ -255,6 +295,8 @@ class AgentCalls:
             )
         if outcome.status == "ok":
             return Answer.of_text(outcome.text)
+        if outcome.status == CRASHED:
+            return Answer.failure(ErrorCode.UNAVAILABLE, f"agent {name} crashed: {outcome.text}")
         what = "failed" if outcome.status == "error" else "was stopped"
         code = TRIPPED_CODES.get(outcome.tripped or "", ErrorCode.TOOL_FAILED)
         return Answer.failure(code, f"agent {name} {what}: {outcome.text}")

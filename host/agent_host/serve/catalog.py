@@ -28,7 +28,7 @@ from agent_host.app.host import Host
 from agent_host.config import Config, ServeSettings
 from agent_host.errors import ErrorCode
 from agent_host.model import Progress
-from agent_host.serve.agents import AgentCalls, AsyncLogSink, offered, prepare
+from agent_host.serve.agents import AgentCalls, AgentRunner, AsyncLogSink, LocalAgents, Offer, offered, prepare
 from agent_host.serve.answers import Answer, ServedTool
 from agent_host.serve.clients import LOCAL, ClientSlots
 from agent_host.serve.limit_log import LimitLog
@@ -190,13 +190,21 @@ def _size(arguments: Mapping[str, Any]) -> int:
         return 0
 
 
-def build_catalog(host: Host, config: Config, agents: Sequence[str] = (), stop: StopToken | None = None) -> Catalog:
+def build_catalog(
+    host: Host,
+    config: Config,
+    agents: Sequence[str] = (),
+    stop: StopToken | None = None,
+    runner: Callable[[Sequence[Offer]], AgentRunner] | None = None,
+) -> Catalog:
     """The catalog `config` describes: its agents (`agents`, else `[serve] agents`, else all; each
-    built and compiled now) and `[serve] toolings` under `[serve] grants`. Raises `HostError`."""
+    built and compiled now) and `[serve] toolings` under `[serve] grants`. `runner(offers)` makes
+    where the agents run (default: `LocalAgents` of `host`, with `[serve] ready_instances`). Raises
+    `HostError`."""
     serve = config.serve
-    calls = AgentCalls(
-        host, prepare(host, offered(config, agents), stop), int(serve.log_buffer), int(serve.ready_instances)
-    )
+    offers = prepare(host, offered(config, agents), stop)
+    made = runner(offers) if runner is not None else LocalAgents(host, offers, int(serve.ready_instances))
+    calls = AgentCalls(host, offers, int(serve.log_buffer), made)
     if not calls.offers and not serve.toolings:
         logger.warning(
             "nothing to offer: %s defines no agent with a component and [serve] offers no toolings, so "

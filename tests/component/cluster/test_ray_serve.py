@@ -1,0 +1,146 @@
+"""`agent-host serve --executor ray`: the agents' calls run on Ray actors, answered as locally.
+
+Provenance: issue 25, point 3 ("agent calls run on the Ray executor's actor pool (same config keys as
+`run`) ...; answers, limits, cancellation, audit and errors the same as locally (a test compares
+them, as the executor's tests do for `run`); actor death during a call is an error answer, not a hung
+client"). Ray: a local cluster of 2 CPUs (`ray_head`); clients: the HTTP tool API and the SDK's
+`Client` over streamable HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Final
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+
+from tests.component.cluster.test_ray_executor import PYTHON_TOML, call, steps
+from tests.support.component import PROBE
+from tests.support.processes import leaked
+from tests.support.ray_cluster import left_after
+from tests.support.serving import HttpServe
+
+pytestmark = [pytest.mark.component, pytest.mark.ray]
+
+MOCK: Final = (
+    '[tooling.m]\nkind = "mock"\n[[tooling.m.tools]]\nname = "echo"\nresults = [{ text = "hi" }]\nrepeat_last = true\n'
+)
+GET_M: Final = {"op": "get", "tooling": "m", "as": "t"}
+PY: Final = {"op": "get", "tooling": "py", "as": "p"}
+AGENTS: Final = (
+    f"[agents.ok]\ncomponent = '{PROBE}'\ntoolings = ['m']\n"
+    f"[agents.fails]\ncomponent = '{PROBE}'\ntoolings = ['m']\n"
+    f"[agents.looping]\ncomponent = '{PROBE}'\ncpu_time = 0.5\n"
+    f"[agents.dies]\ncomponent = '{PROBE}'\ntoolings = ['py']\n"
+)
+CALLS: Final = [
+    ("ok", steps(GET_M, call("t", "echo"), {"op": "log", "level": "info", "message": "a log line"})),
+    ("fails", steps(GET_M, {"op": "fail", "message": "gives up"})),
+    ("fails", steps({"op": "get", "tooling": "py", "as": "p"})),  # not granted: the guest's err
+    ("looping", steps({"op": "loop"})),  # its CPU time limit
+    ("ok", "not json"),  # the probe's own error
+]
+"""Agent and input of each call: an answer, an error, a denied tooling, a limit, a bad input."""
+
+
+def _config(tmp_path: Path) -> Path:
+    config = tmp_path / "agent-host.toml"
+    config.write_text('[host]\naudit_log = "${AUDIT}"\n[serve]\nmax_concurrent = 2\n' + MOCK + PYTHON_TOML + AGENTS)
+    return config
+
+
+def _answers(served: HttpServe) -> list[tuple[int, Any]]:
+    found = []
+    for agent, given in CALLS:
+        response = httpx2.post(f"{served.base}/tools/{agent}", json={"input": given}, timeout=120)
+        found.append((response.status_code, response.json()))
+    return found
+
+
+def _audit(path: Path) -> list[tuple[str, str | None, str, str | None, str]]:
+    entries = [json.loads(line) for line in path.read_text().splitlines()]
+    return sorted((e["agent"], e["tooling"], e["operation"], e["target"], e["outcome"]) for e in entries)
+
+
+@pytest.mark.timeout(180)
+def test_calls_served_on_ray_answer_and_are_audited_as_locally(ray_head: str, probe_wasm: Path, tmp_path: Path) -> None:
+    local = HttpServe(_config(tmp_path), env={"AUDIT": "local.jsonl"})
+    try:
+        expected = _answers(local)
+    finally:
+        local.stop()
+    on_ray = HttpServe(_config(tmp_path), "--executor", "ray", "--ray-address", ray_head, env={"AUDIT": "ray.jsonl"})
+    try:
+        found = _answers(on_ray)
+        audited = _audit(tmp_path / "ray.jsonl")  # each line is written before its call's answer
+
+        async def logged() -> list[str]:  # the guest's log lines reach an MCP client from the worker
+            lines: list[str] = []
+
+            async def keep(params: Any) -> None:
+                lines.append(str(params.data))
+
+            async with Client(on_ray.url, logging_callback=keep, log_level="debug") as client:
+                result = await client.call_tool("ok", {"input": CALLS[0][1]})
+                assert not result.is_error, result
+            return lines
+
+        lines = anyio.run(logged)
+    finally:
+        code = on_ray.stop()
+    assert code == 143
+    assert found == expected
+    statuses = [status for status, _ in found]
+    assert statuses == [200, 500, 200, 500, 500], found
+    assert "cpu_time" in found[3][1]["error"]["message"]
+    assert audited == _audit(tmp_path / "local.jsonl")
+    assert ("fails", "py", "get", None, "denied") in audited  # the worker's own lines
+    assert "a log line" in lines
+    assert left_after(5.0) == {}
+    assert not leaked()
+
+
+@pytest.mark.timeout(180)
+def test_a_worker_that_dies_during_a_call_is_an_unavailable_answer_and_later_calls_run(
+    ray_head: str, probe_wasm: Path, tmp_path: Path
+) -> None:
+    served = HttpServe(_config(tmp_path), "--executor", "ray", "--ray-address", ray_head, env={"AUDIT": "ray.jsonl"})
+    try:
+        died = httpx2.post(f"{served.base}/tools/dies", json={"input": steps(PY, call("p", "die"))}, timeout=120)
+        after = httpx2.post(f"{served.base}/tools/ok", json={"input": CALLS[0][1]}, timeout=120)
+    finally:
+        served.stop()
+    assert died.status_code == 503, died.text
+    error = died.json()["error"]
+    assert error["code"] == "unavailable"
+    assert error["message"].startswith("agent dies crashed: its Ray worker died: "), error
+    assert after.status_code == 200, after.text
+    assert left_after(5.0) == {}
+
+
+@pytest.mark.timeout(180)
+def test_a_call_whose_client_hangs_up_stops_its_guest_on_the_worker(
+    ray_head: str, probe_wasm: Path, tmp_path: Path
+) -> None:
+    config = _config(tmp_path)
+    config.write_text(config.read_text().replace("max_concurrent = 2", "max_concurrent = 1"))
+    served = HttpServe(config, "--executor", "ray", "--ray-address", ray_head, env={"AUDIT": "ray.jsonl"})
+    try:
+        with pytest.raises(httpx2.ReadTimeout):  # hangs up once the guest sleeps on the worker
+            httpx2.post(f"{served.base}/tools/ok", json={"input": steps({"op": "sleep", "ms": 600_000})}, timeout=5)
+        after = httpx2.post(f"{served.base}/tools/ok", json={"input": CALLS[0][1]}, timeout=120)  # its one turn
+    finally:
+        served.stop()
+    assert after.status_code == 200, after.text
+    assert "did not stop within" not in served.stderr  # stopped on the worker, not left to be killed
+    outcomes = [
+        (e["target"], e["outcome"])
+        for e in map(json.loads, (tmp_path / "ray.jsonl").read_text().splitlines())
+        if e["operation"] == "serve-call"
+    ]
+    assert outcomes == [("ok", "cancelled"), ("ok", "ok")]
+    assert left_after(5.0) == {}
