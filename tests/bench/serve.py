@@ -179,7 +179,7 @@ def measure() -> dict[str, float]:
     """`sdk`, `sdk_latency`: the SDK calling `echo` directly; `gateway`, `gateway_latency`: through the
     raw SDK gateway (`tests/bench/sdk_gateway.py`); `proxied`, `quiet`: `demo.echo` through `agent-host
     serve`; `agent`: the agent tool; `agent_one`, `agent_one_cold`: one client's agent calls in a row,
-    with instances made ahead and without; the abuse figures."""
+    with instances made ahead and without; `*_one`: one client's calls in a row; the abuse figures."""
     python = sys.executable
     build_guest(PROBE)
     demo = Server([python, "-m", "agent_host.demo_server", "--http", "0"])
@@ -214,6 +214,9 @@ def measure() -> dict[str, float]:
                 }.items():
                     rounds.setdefault(f"{key}_latency", []).append(lat)
                     rounds.setdefault(key, []).append(rate)
+                rounds.setdefault("sdk_one", []).append(_sequential(demo.url, "echo", hello))
+                rounds.setdefault("gateway_one", []).append(_sequential(gateway.url, "echo", hello))
+                rounds.setdefault("proxied_one", []).append(_sequential(url, "demo.echo", hello))
                 rounds.setdefault("agent", []).append(_once(url, "probe", {"input": STEPS})[1])
                 rounds.setdefault("agent_one", []).append(_sequential(url, "probe", {"input": STEPS}))
                 rounds.setdefault("agent_one_cold", []).append(_sequential(cold_url, "probe", {"input": STEPS}))
@@ -262,6 +265,10 @@ def main() -> int:
         Target("`demo.echo` re-exported: median latency / the SDK's direct calls", "SDK", f["sdk_latency"] * 1e3,
                f["proxied_latency"] * 1e3, "ms", "≤ +1 ms", f["proxied_latency"] <= f["sdk_latency"] + 1e-3,
                compare="difference"),
+        Target("`demo.echo` re-exported: one client's calls in a row, median latency", "SDK", f["sdk_one"] * 1e3,
+               f["proxied_one"] * 1e3, "ms", "≤ +1 ms", f["proxied_one"] <= f["sdk_one"] + 1e-3, compare="difference"),
+        Target("the same through the raw SDK gateway (the floor of a second hop here)", "SDK", f["sdk_one"] * 1e3,
+               f["gateway_one"] * 1e3, "ms", "-", True, compare="difference"),
         Target("`demo.echo` re-exported: calls/s / a raw SDK gateway (the floor of a Python gateway here)",
                "SDK gateway", gateway, f["proxied"], "calls/s", "-", True),
         Target("an agent making one call: calls/s / the SDK's direct calls", "SDK", sdk, f["agent"], "calls/s",

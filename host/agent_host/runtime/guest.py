@@ -20,6 +20,7 @@ import shutil
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal, TextIO
@@ -202,11 +203,17 @@ def _free(store: Store, files: descriptors.Watch | None, outputs: list[CappedFil
 
 
 def prepare(
-    runtime: Runtime, component: Component, policy: AgentPolicy, agent: str, session: GuestSession | None = None
+    runtime: Runtime,
+    component: Component,
+    policy: AgentPolicy,
+    agent: str,
+    session: GuestSession | None = None,
+    on_guard: Callable[[RunGuard], None] | None = None,
 ) -> Prepared:
     """`component` instantiated under `policy` for `agent`, its memory within the policy's limit and
     its start code timed by its own `RunGuard` (on this thread; the run restarts the guard's clocks).
-    `session`: the guest's, when it is known already (its host functions then serve the start code)."""
+    `session`: the guest's, when it is known already (its host functions then serve the start code);
+    `on_guard` is given the guard before the start code runs (a stop request ends it)."""
     workdir = scratch.make(f"guest-{agent}-")
     files = descriptors.watch(policy.dirs, policy.limits.open_files)  # before WASI opens the folders
     budget = memory_limit.MemoryBudget(int(policy.limits.memory.value))
@@ -221,6 +228,8 @@ def prepare(
         if not memory_limit.INSTALLED_BY_DEFAULT:  # the store limiter: bounded, but refusals unseen
             store.set_limits(memory_size=budget.limit)
         guard = RunGuard(store, cpu_time=policy.limits.cpu_time, wall_time=policy.limits.wall_time, files=files)
+        if on_guard is not None:
+            on_guard(guard)
         bound = thread_state.running(session, guard) if session is not None else contextlib.nullcontext()
         with bound, memory_limit.active(budget):
             instance, failure = _instantiate(runtime, component, store, budget, policy)

@@ -22,6 +22,7 @@ from wasmtime.component import Component
 from agent_host.policy.grants import AgentPolicy
 from agent_host.runtime.engine import Runtime
 from agent_host.runtime.guest import Prepared, prepare
+from agent_host.runtime.run_guard import RunGuard
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +44,7 @@ class InstancePool:
         self._changed = threading.Condition(self._lock)
         self._wanted = threading.Event()
         self._closed = False
+        self._guard: RunGuard | None = None
         self.made = 0
         """Instances made so far (those taken and those waiting)."""
         self._thread = threading.Thread(target=self._fill, name=f"agent-host-pool-{agent}", daemon=True)
@@ -86,11 +88,12 @@ class InstancePool:
                     if self._closed or len(self._ready) >= self.size:
                         break
                 try:
-                    prepared = prepare(self._runtime, self._component, self._policy, self.agent)
+                    prepared = prepare(self._runtime, self._component, self._policy, self.agent, on_guard=self._making)
                 except Exception:  # boundary: the pool is an optimisation; calls prepare their own
                     logger.exception("agent %s: an instance could not be made ahead", self.agent)
                     break
                 with self._lock:
+                    self._guard = None
                     keep = not self._closed
                     if keep:
                         self._ready.append(prepared)
@@ -102,11 +105,21 @@ class InstancePool:
             if self._closed:
                 return
 
+    def _making(self, guard: RunGuard) -> None:
+        """The guard of the instance being made (stopped when the pool closes)."""
+        with self._lock:
+            self._guard = guard
+            if self._closed:
+                guard.stop("the host is closing")
+
     def close(self) -> None:
-        """Discard the instances waiting and end the pool's thread (idempotent; from any thread)."""
+        """Discard the instances waiting and end the pool's thread, stopping start code that runs
+        (idempotent; from any thread)."""
         with self._lock:
             self._closed = True
             waiting, self._ready = list(self._ready), deque()
+            if self._guard is not None:
+                self._guard.stop("the host is closing")
         self._wanted.set()
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join(CLOSE_WAIT)

@@ -235,3 +235,40 @@ def test_an_exception_in_the_waiting_thread_ends_the_coroutine_first_then_is_rai
             stopped.set()
     finally:
         signal.signal(signal.SIGUSR1, previous)
+
+
+def test_run_awaits_a_coroutine_on_the_bridge_loop_and_cancelling_the_caller_cancels_it() -> None:
+    """Issue 25, point 1: `serve`'s proxied calls are coroutines handed to the bridge loop from a
+    coroutine (from another loop in process, on the same loop in the command)."""
+    with Bridge() as bridge:
+        started, cancelled = threading.Event(), threading.Event()
+        ended: list[str] = []
+
+        async def where() -> str:
+            return threading.current_thread().name
+
+        async def forever() -> None:
+            started.set()
+            try:
+                await anyio.sleep_forever()
+            except BaseException:
+                ended.append(threading.current_thread().name)
+                cancelled.set()
+                raise
+
+        async def caller() -> tuple[str, str]:
+            from_elsewhere = await bridge.run(where)
+            on_the_loop = bridge.call(_nested_run, bridge, where, timeout=WAIT, on_timeout=_timeout)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(bridge.run, forever)
+                await anyio.to_thread.run_sync(started.wait, WAIT)
+                tg.cancel_scope.cancel()
+            return from_elsewhere, on_the_loop
+
+        assert anyio.run(caller) == ("agent-host-bridge", "agent-host-bridge")
+        assert cancelled.wait(WAIT)
+        assert ended == ["agent-host-bridge"]  # the task on the bridge loop was cancelled too
+
+
+async def _nested_run(bridge: Bridge, fn: Callable[[], Any]) -> Any:
+    return await bridge.run(fn)
