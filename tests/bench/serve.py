@@ -36,6 +36,8 @@ from tests.support.component import PROBE, Server
 CONCURRENT: Final = 8
 PER_CLIENT: Final = 10
 ROUNDS: Final = 3
+ABUSE_ROUNDS: Final = 10
+"""Rounds of the calls beside the abuse: longer than the timeouts below, so that they cut abusers meanwhile."""
 SEQUENTIAL: Final = 30
 """Calls one client makes in a row for the agent's latency."""
 STEPS: Final = json.dumps(
@@ -221,8 +223,8 @@ def measure() -> dict[str, float]:
                 rounds.setdefault("agent_one", []).append(_sequential(url, "probe", {"input": STEPS}))
                 rounds.setdefault("agent_one_cold", []).append(_sequential(cold_url, "probe", {"input": STEPS}))
             f = {key: statistics.median(values) for key, values in rounds.items()}
-            f["quiet"], f["quiet_rate"], _ = anyio.run(_latency, url, "demo.echo", hello, False)
-            f["abused"], f["abused_rate"], f["cut"] = anyio.run(_latency, url, "demo.echo", hello, True)
+            f["quiet"], f["quiet_rate"], _ = anyio.run(_latency, url, "demo.echo", hello, False, ABUSE_ROUNDS)
+            f["abused"], f["abused_rate"], f["cut"] = anyio.run(_latency, url, "demo.echo", hello, True, ABUSE_ROUNDS)
     finally:
         for server in servers:
             server.terminate()
