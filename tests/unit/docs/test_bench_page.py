@@ -18,7 +18,8 @@ from tests.bench import page, record
 def recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[str, Any]]:
     monkeypatch.setattr(record, "RESULTS", tmp_path)
     table = record.Table(["serving", "calls/s", "ratio"], [["SDK", "562", "1.00x"], ["proxied", "133", "0.24x"]])
-    record.record(record.Run("serve"), [table, record.Table(["a", "b"], [["1", "2"]])], {"sdk": 562.0})
+    tables = [table, record.Table(["a", "b"], [["1", "2"]]), record.Table(["c"], [["3"]])]
+    record.record(record.Run("serve"), tables, {"sdk": 562.0})
     return {path.stem: json.loads(path.read_text()) for path in tmp_path.glob("*.json")}
 
 
@@ -28,7 +29,7 @@ def test_a_module_records_its_tables_figures_date_and_load(
     results = recorded(tmp_path, monkeypatch)
     assert "| proxied | 133 | 0.24x |" in capsys.readouterr().out
     serve = results["serve"]
-    assert serve["figures"] == {"sdk": 562.0} and len(serve["tables"]) == 2
+    assert serve["figures"] == {"sdk": 562.0} and len(serve["tables"]) == 3
     assert serve["date"].endswith("+00:00") and len(serve["load_before"]) == 3
 
 
