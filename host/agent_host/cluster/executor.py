@@ -26,10 +26,11 @@ from typing import Any, Final, TextIO
 from agent_host._support.paths import cache_dir
 from agent_host._support.stopping import StopToken
 from agent_host.app.runs import AgentRun, Finished, not_started
+from agent_host.cluster.actors import Actors
 from agent_host.cluster.connection import Cluster, import_ray
 from agent_host.cluster.messages import AuditLine, Ended, Event, Job, LogLine, Output, WorkerFailure
 from agent_host.cluster.shipping import Shipment, ship
-from agent_host.cluster.worker import APPROVALS, AgentWorker
+from agent_host.cluster.worker import APPROVALS
 from agent_host.config import Config
 from agent_host.errors import ExitCode, HostError, Interrupted, UsageError
 from agent_host.runtime.engine import Runtime
@@ -45,17 +46,11 @@ CRASHED: Final = "crashed"
 KILL_GRACE: Final = 3.0
 """Seconds actors get, after a stop request, to end their runs before they are killed."""
 
-CLOSE_TIMEOUT: Final = 10.0
-"""Seconds actors get to close their hosts (stdio servers exit) before they are killed."""
-
 JOIN_POLL: Final = 0.2
 """Seconds between the main thread's looks at the feeding threads (it stays responsive to signals)."""
 
 REASON_CHARS: Final = 240
 """Characters of Ray's explanation kept in a crashed agent's outcome."""
-
-LEVELS: Final = ("", "agent_host", "agent_host.guest", "mcp")
-"""The loggers whose levels the workers adopt from the driver."""
 
 
 @dataclass
@@ -86,13 +81,6 @@ def check_fit(config: Config, cluster: Cluster, approve: str) -> None:
 def pool_size(config: Config, cluster: Cluster) -> int:
     """Actors that fit `cluster` at `[host] ray_cpus` each (at least one)."""
     return max(1, int(cluster.cpus / config.host.ray_cpus))
-
-
-def new_actor(worker_class: Any, config: Config, approve: str) -> Any:
-    """A new `AgentWorker` actor with `[host] ray_cpus`, adopting the driver's log levels."""
-    levels = {name: logging.getLogger(name or None).getEffectiveLevel() for name in LEVELS}
-    options = {"num_cpus": config.host.ray_cpus, "max_concurrency": 2, "max_restarts": 0}
-    return worker_class.options(**options).remote(config, approve, levels)
 
 
 def event_handler(audit: AuditLog | None, output: TextIO | None) -> Callable[[Event], None]:
@@ -151,10 +139,8 @@ class RayExecutor:
         self._audit = (
             AuditLog(settings.audit_log, include_arguments=settings.audit_arguments) if settings.audit_log else None
         )
-        self._actors: list[Any] = []
-        self._lock = threading.Lock()
         self._ray = import_ray()
-        self._worker_class = self._ray.remote(AgentWorker)
+        self._actors = Actors(config, approve)
 
     def run_all(self, runs: Sequence[AgentRun], allow: Iterable[str] = ()) -> list[Finished]:
         """Run every prepared agent (with `allow` granted as by `--allow`) and wait for all of them;
@@ -295,39 +281,23 @@ class RayExecutor:
         return event_handler(self._audit, self._output)
 
     def _new_actor(self) -> Any:
-        actor = new_actor(self._worker_class, self._config, self._approve)
-        with self._lock:
-            self._actors.append(actor)
+        actor = self._actors.new()
         if self.stop.stopped:  # the request came while it was being made
             actor.stop.remote(self.stop.reason or "stopped")
         return actor
 
     def _forget(self, actor: Any) -> None:
-        with self._lock:
-            if actor in self._actors:
-                self._actors.remove(actor)
-        self._ray.kill(actor, no_restart=True)
+        self._actors.forget(actor)
 
     def _stop_actors(self, reason: str) -> None:
-        with self._lock:
-            actors = list(self._actors)
-        for actor in actors:
+        for actor in self._actors.live():
             actor.stop.remote(reason)
         time.sleep(KILL_GRACE)
-        with self._lock:
-            actors = list(self._actors)
-        for actor in actors:
+        for actor in self._actors.live():
             self._ray.kill(actor, no_restart=True)
 
     def _close_actors(self) -> None:
-        with self._lock:
-            actors, self._actors = self._actors, []
-        if not actors:
-            return
-        closing = [actor.close.remote() for actor in actors]
-        self._ray.wait(closing, num_returns=len(closing), timeout=CLOSE_TIMEOUT)
-        for actor in actors:
-            self._ray.kill(actor, no_restart=True)
+        self._actors.close()
 
 
 def _status_of(exc: BaseException, exceptions: Any) -> str:

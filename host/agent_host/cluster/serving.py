@@ -26,18 +26,11 @@ import anyio.to_thread
 
 from agent_host._support.stopping import StopToken
 from agent_host.app.host import Host, Outcome
+from agent_host.cluster.actors import Actors
 from agent_host.cluster.connection import Cluster, import_ray
-from agent_host.cluster.executor import (
-    CLOSE_TIMEOUT,
-    check_fit,
-    event_handler,
-    new_actor,
-    pool_size,
-    ray_reason,
-)
+from agent_host.cluster.executor import check_fit, event_handler, pool_size, ray_reason
 from agent_host.cluster.messages import Ended, GuestLog, Job, WorkerFailure
 from agent_host.cluster.shipping import Shipment, ship
-from agent_host.cluster.worker import AgentWorker
 from agent_host.config import Config
 from agent_host.serve.agents import CRASHED, STOP_WAIT, LogSink, Offer, stopped
 from agent_host.serve.limit_log import LimitLog
@@ -62,10 +55,8 @@ class RayAgents:
         """Ships every offered component now. Raises `UsageError` when the agents cannot run on
         `cluster` (`check_fit`), `HostError` when a component cannot be shipped."""
         check_fit(config, cluster, approve)
-        self._config = config
-        self._approve = approve
         self._ray = import_ray()
-        self._worker_class = self._ray.remote(AgentWorker)
+        self._actors = Actors(config, approve)
         self._handle = event_handler(host.audit, output)
         self._limit_log = LimitLog(logger)
         token = stop if stop is not None else StopToken()
@@ -75,8 +66,6 @@ class RayAgents:
                 self._shipped[offer.wasm] = ship(host.runtime, offer.wasm, token)
         self._slots = anyio.CapacityLimiter(pool_size(config, cluster))
         self._idle: list[Any] = []
-        self._actors: list[Any] = []
-        self._lock = threading.Lock()
 
     @property
     def size(self) -> int:
@@ -129,25 +118,12 @@ class RayAgents:
             logger.debug("agent %s ran on Ray in %.3f s", job.agent, time.monotonic() - started)
 
     def _new_actor(self) -> Any:
-        actor = new_actor(self._worker_class, self._config, self._approve)
-        with self._lock:
-            self._actors.append(actor)
-        return actor
+        return self._actors.new()
 
     def _forget(self, actor: Any) -> None:
-        with self._lock:
-            if actor in self._actors:
-                self._actors.remove(actor)
-        self._ray.kill(actor, no_restart=True)
+        self._actors.forget(actor)
 
     def close(self) -> None:
         """Close every actor (its host's stdio servers exit), then kill it (idempotent)."""
-        with self._lock:
-            actors, self._actors = self._actors, []
         self._idle.clear()
-        if not actors:
-            return
-        closing = [actor.close.remote() for actor in actors]
-        self._ray.wait(closing, num_returns=len(closing), timeout=CLOSE_TIMEOUT)
-        for actor in actors:
-            self._ray.kill(actor, no_restart=True)
+        self._actors.close()

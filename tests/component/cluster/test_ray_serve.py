@@ -105,42 +105,29 @@ def test_calls_served_on_ray_answer_and_are_audited_as_locally(ray_head: str, pr
 
 
 @pytest.mark.timeout(180)
-def test_a_worker_that_dies_during_a_call_is_an_unavailable_answer_and_later_calls_run(
+def test_a_dead_worker_is_an_unavailable_answer_and_a_hung_up_call_stops_its_guest_on_the_worker(
     ray_head: str, probe_wasm: Path, tmp_path: Path
 ) -> None:
-    served = HttpServe(_config(tmp_path), "--executor", "ray", "--ray-address", ray_head, env={"AUDIT": "ray.jsonl"})
+    """One turn (`max_concurrent = 1`): each call after a dead worker or a hang-up gets it only once
+    the call before has ended (a guest left running would hold it `STOP_WAIT` s, then be killed)."""
+    config = _config(tmp_path)
+    config.write_text(config.read_text().replace("max_concurrent = 2", "max_concurrent = 1"))
+    served = HttpServe(config, "--executor", "ray", "--ray-address", ray_head, env={"AUDIT": "ray.jsonl"})
     try:
         died = httpx2.post(f"{served.base}/tools/dies", json={"input": steps(PY, call("p", "die"))}, timeout=120)
-        after = httpx2.post(f"{served.base}/tools/ok", json={"input": CALLS[0][1]}, timeout=120)
+        after_death = httpx2.post(f"{served.base}/tools/ok", json={"input": CALLS[0][1]}, timeout=120)
+        with pytest.raises(httpx2.ReadTimeout):  # hangs up once the guest sleeps on the worker
+            httpx2.post(f"{served.base}/tools/ok", json={"input": steps({"op": "sleep", "ms": 600_000})}, timeout=5)
+        after_hang_up = httpx2.post(f"{served.base}/tools/ok", json={"input": CALLS[0][1]}, timeout=120)
     finally:
         served.stop()
     assert died.status_code == 503, died.text
     error = died.json()["error"]
     assert error["code"] == "unavailable"
     assert error["message"].startswith("agent dies crashed: its Ray worker died: "), error
-    assert after.status_code == 200, after.text
-    assert left_after(5.0) == {}
-
-
-@pytest.mark.timeout(180)
-def test_a_call_whose_client_hangs_up_stops_its_guest_on_the_worker(
-    ray_head: str, probe_wasm: Path, tmp_path: Path
-) -> None:
-    config = _config(tmp_path)
-    config.write_text(config.read_text().replace("max_concurrent = 2", "max_concurrent = 1"))
-    served = HttpServe(config, "--executor", "ray", "--ray-address", ray_head, env={"AUDIT": "ray.jsonl"})
-    try:
-        with pytest.raises(httpx2.ReadTimeout):  # hangs up once the guest sleeps on the worker
-            httpx2.post(f"{served.base}/tools/ok", json={"input": steps({"op": "sleep", "ms": 600_000})}, timeout=5)
-        after = httpx2.post(f"{served.base}/tools/ok", json={"input": CALLS[0][1]}, timeout=120)  # its one turn
-    finally:
-        served.stop()
-    assert after.status_code == 200, after.text
+    assert after_death.status_code == after_hang_up.status_code == 200, (after_death.text, after_hang_up.text)
     assert "did not stop within" not in served.stderr  # stopped on the worker, not left to be killed
-    outcomes = [
-        (e["target"], e["outcome"])
-        for e in map(json.loads, (tmp_path / "ray.jsonl").read_text().splitlines())
-        if e["operation"] == "serve-call"
-    ]
-    assert outcomes == [("ok", "cancelled"), ("ok", "ok")]
+    lines = [json.loads(line) for line in (tmp_path / "ray.jsonl").read_text().splitlines()]
+    outcomes = [(e["target"], e["outcome"]) for e in lines if e["operation"] == "serve-call"]
+    assert outcomes == [("dies", "unavailable"), ("ok", "ok"), ("ok", "cancelled"), ("ok", "ok")]
     assert left_after(5.0) == {}
