@@ -178,7 +178,8 @@ def executor_options(f: Callable[..., Any]) -> Callable[..., Any]:
     f = click.option(
         "--ray-address",
         metavar="ADDR",
-        help="With --executor ray: `auto` (the cluster `ray start` made here) or HOST:PORT; absent: a local Ray.",
+        help="With --executor ray: `auto` (the cluster `ray start` made here) or HOST:PORT; absent: [host] "
+        "ray_address, else $RAY_ADDRESS, else a local Ray.",
     )(f)
     return click.option(
         "--executor",

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Final, TextIO, cast
 
+from agent_host._support import scratch
 from agent_host.app.host import Host
 from agent_host.app.runs import not_started
 from agent_host.cluster.messages import AuditLine, Ended, Event, GuestLog, Job, LogLine, Output
@@ -105,8 +106,12 @@ class AgentWorker:
         self._host.stop_all(reason)
 
     def close(self) -> None:
-        """Close the host: toolings (stdio servers exit), runtime, bridge."""
-        self._host.close()
+        """Close the host (toolings: stdio servers exit; runtime, bridge), then remove this process's
+        temporary folder: the actor is killed next, and a killed process removes nothing."""
+        try:
+            self._host.close()
+        finally:
+            scratch.remove()
 
     def _audit_line(self, line: str) -> None:
         self._events.put(AuditLine(line))

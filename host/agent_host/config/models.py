@@ -185,13 +185,15 @@ class HostSettings(Placed):
     allow: tuple[str, ...] = ()
     """Toolings (names or globs) granted to a guest run without an `[agents.NAME]` table, like `--allow`."""
     executor: Executor = "local"
-    """Where `agent-host run` runs agents: "local" (threads of this process) or "ray" (Ray actors),
-    like `--executor`."""
+    """Where `agent-host run` and `agent-host serve` run agents: "local" (threads of this process) or
+    "ray" (Ray actors), like `--executor`."""
     ray_address: RayAddress | None = None
     """The Ray cluster of `executor = "ray"`: "auto" (the one `ray start` made on this machine) or
-    HOST:PORT; absent: a local Ray started for the run. Like `--ray-address`."""
+    HOST:PORT; absent: `RAY_ADDRESS` when set, else a local Ray started for the command. Like
+    `--ray-address`."""
     ray_cpus: Fraction = 1.0
-    """CPUs Ray reserves for each agent's worker (0.25: four agents per CPU)."""
+    """CPUs Ray reserves for each agent's worker (0.25: four agents per CPU); with `serve`, for each
+    actor, which runs one call at a time."""
     max_restarts: Steps = 0
     """With `executor = "ray"`: times a `restartable` agent is run again after its worker died."""
 
@@ -319,8 +321,9 @@ class ServeSettings(Placed):
     ready_instances: Annotated[Steps, Field(le=MAX_READY_INSTANCES)] = 2
     """Instances of each offered agent's component made ahead, never run, so that a call does not wait
     for its guest's instantiation (~9 ms of a componentize-py guest); each call still runs a fresh one.
-    Each waiting instance holds its linear memory (~12 MiB for a componentize-py guest). 0: none;
-    at most 64."""
+    Each waiting instance holds its linear memory (~12 MiB for a componentize-py guest) and a temp
+    folder. From 0 (none) to 64. The local executor's only: with `--executor ray`, each actor
+    instantiates its call's guest."""
     max_sessions: Count = 256
     """MCP sessions (2025-11-25 over HTTP) open at once, for every client together; beyond, a new
     session is refused (HTTP 503, `limit-exceeded`). Open `subscriptions/listen` streams (2026-07-28)

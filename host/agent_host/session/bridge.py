@@ -285,18 +285,21 @@ class Bridge:
         (a graceful end; without `stop`, the task is cancelled), its end is waited for, and the
         exception is raised. Raises `ToolingError(unavailable)` after `close`."""
         waiter: _Waiter[_T] = _Waiter(self._loop)
-        with self._lock:
-            if self._closed:
-                raise shutting_down()
-            self._handoff.submit(_as_coroutine(fn, args), waiter.started)
-        try:
+        submitted = False
+        try:  # a signal may land anywhere from here: once the coroutine is handed over, it is ended
+            with self._lock:
+                if self._closed:
+                    raise shutting_down()
+                self._handoff.submit(_as_coroutine(fn, args), waiter.started)
+                submitted = True
             return waiter.result(None)
         except BaseException:
-            if stop is not None and waiter.running:
-                self._loop.call_soon_threadsafe(stop)
-            else:
-                waiter.cancel()  # nothing when it has ended; when it has not started, at its start
-            waiter.ended()
+            if submitted:
+                if stop is not None and waiter.running:
+                    self._loop.call_soon_threadsafe(stop)
+                else:
+                    waiter.cancel()  # nothing when it has ended; when it has not started, at its start
+                waiter.ended()
             raise
 
     async def run(self, fn: Callable[..., Awaitable[_T]], *args: Any) -> _T:

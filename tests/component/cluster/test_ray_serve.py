@@ -10,6 +10,7 @@ client"). Ray: a local cluster of 2 CPUs (`ray_head`); clients: the HTTP tool AP
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any, Final
 
@@ -18,6 +19,7 @@ import httpx2
 import pytest
 from mcp import Client
 
+from agent_host._support import scratch
 from tests.component.cluster.test_ray_executor import PYTHON_TOML, call, steps
 from tests.support.component import PROBE
 from tests.support.processes import leaked
@@ -67,7 +69,13 @@ def _audit(path: Path) -> list[tuple[str, str | None, str, str | None, str]]:
 
 
 @pytest.mark.timeout(180)
+def _scratch_folders() -> set[Path]:
+    """The agent-host temporary folders of every process (`_support.scratch`)."""
+    return set(Path(tempfile.gettempdir()).glob(f"{scratch.PREFIX}*"))
+
+
 def test_calls_served_on_ray_answer_and_are_audited_as_locally(ray_head: str, probe_wasm: Path, tmp_path: Path) -> None:
+    folders = _scratch_folders()
     local = HttpServe(_config(tmp_path), env={"AUDIT": "local.jsonl"})
     try:
         expected = _answers(local)
@@ -102,6 +110,7 @@ def test_calls_served_on_ray_answer_and_are_audited_as_locally(ray_head: str, pr
     assert "a log line" in lines
     assert left_after(5.0) == {}
     assert not leaked()
+    assert _scratch_folders() <= folders  # the actors' own folders too (a killed process removes nothing)
 
 
 @pytest.mark.timeout(180)
