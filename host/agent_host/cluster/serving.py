@@ -67,11 +67,6 @@ class RayAgents:
         self._slots = anyio.CapacityLimiter(pool_size(config, cluster))
         self._idle: list[Any] = []
 
-    @property
-    def size(self) -> int:
-        """Calls that run at once (actors at most)."""
-        return int(self._slots.total_tokens)
-
     async def run(self, offer: Offer, given: str, on_log: LogSink | None) -> Outcome:
         job = Job(offer.name, offer.settings, given, self._shipped[offer.wasm], (), logs=on_log is not None)
         async with self._slots:

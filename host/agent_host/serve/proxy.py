@@ -203,7 +203,7 @@ class ToolingProxy:
 
     async def read(self, uri: str) -> ResourceData:
         """Resource `uri`. Raises `ToolingError` (`not-found`, `denied`, `limit-exceeded`, ...)."""
-        owner = self._owners.get(uri) or (self.toolings[0] if len(self.toolings) == 1 else None)
+        owner = self._known_owner(uri)
         if owner is None:
             owner = await anyio.to_thread.run_sync(self._owner, uri)
         return await self._host.bridge.run(self._direct.read_resource, owner, uri)
@@ -212,12 +212,17 @@ class ToolingProxy:
         with closing(self.session()) as session:
             return self.owner(session, uri)
 
+    def _known_owner(self, uri: str) -> str | None:
+        """The owner of `uri` as last listed, else the one offered tooling; None: list again."""
+        return self._owners.get(uri) or (self.toolings[0] if len(self.toolings) == 1 else None)
+
     def owner(self, session: GuestSession, uri: str) -> str:
         """The offered tooling resource `uri` belongs to (listing again when it is not known; with one
         offered tooling, that one). Raises `ToolingError(not-found)`."""
-        if uri not in self._owners and len(self.toolings) != 1:
+        owner = self._known_owner(uri)
+        if owner is None:
             self._list_resources(session)
-        owner = self._owners.get(uri) or (self.toolings[0] if len(self.toolings) == 1 else None)
+            owner = self._known_owner(uri)
         if owner is None:
             raise ToolingError(
                 ErrorCode.NOT_FOUND,
