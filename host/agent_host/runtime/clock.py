@@ -3,7 +3,9 @@
 wasmtime checks epoch deadlines only while wasm runs, so a guest blocked in WASI (`time.sleep`)
 would outlive its limits, stops and signals (docs/notes/wasmtime-waits.md). Only timers become
 ready later in a guest's sandbox (no stdin, no network; files are always ready), so the host
-shadows `wasi:clocks/monotonic-clock` at the version the component imports: `subscribe-*` wait on
+shadows `wasi:clocks/monotonic-clock` under every name of the component that wasmtime could
+resolve to WASI's clock (`linkable.imports_of`: any version, pre-release or build metadata of the
+interface), so that no spelling reaches wasmtime's own: `subscribe-*` wait on
 the run's `RunGuard` (a stop or the deadline ends the wait at once; the guest then traps), then
 return a WASI pollable that is already ready. Timers never fire early; `now` counts from the run's
 start. Invariants: the pollable type is WASI's own, so WASI's destructor frees every pollable;
@@ -12,7 +14,6 @@ waits run on the guest's thread inside host functions, so they are never the gue
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Iterator
@@ -22,12 +23,10 @@ from typing import Final
 from wasmtime import Engine, Store, StoreContext, WasiConfig
 from wasmtime.component import Component, Func, Linker, ResourceAny, ResourceType
 
+from agent_host.runtime import linkable
 from agent_host.runtime.run_guard import RunGuard
 from agent_host.runtime.thread_state import host_function
 from agent_host.runtime.wasmtime_hooks import add_func
-
-CLOCK_INTERFACE: Final = re.compile(r"^wasi:clocks/monotonic-clock@0\.2\.\d+$")
-"""The WASI clock interfaces the host serves (WASI 0.2.x; another major version is left to WASI)."""
 
 _ADAPTER_WASI: Final = "0.2.0"
 """The WASI version the adapter imports (any 0.2.x of the linker serves it)."""
@@ -88,9 +87,10 @@ class ClockShim:
         return ready
 
     def define(self, linker: Linker, component: Component, engine: Engine) -> None:
-        """Shadow WASI's monotonic clock on `linker` at every 0.2.x version `component` imports.
-        Call after `add_wasip2` and before any other instance is open on `linker`."""
-        names = [name for name in component.type.imports(engine) if CLOCK_INTERFACE.match(name)]
+        """Shadow WASI's monotonic clock on `linker` under every import name of `component` that
+        resolves to it (`linkable.imports_of`: the linker takes an exact name first, so each of
+        them is the host's). Call after `add_wasip2` and before any other instance is open on `linker`."""
+        names = linkable.imports_of(component.type.imports(engine), linkable.CLOCK)
         if not names:
             return
         linker.allow_shadowing = True

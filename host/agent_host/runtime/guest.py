@@ -29,7 +29,7 @@ from wasmtime import Store, WasiConfig, WasmtimeError
 from wasmtime.component import Component, Instance
 
 from agent_host._support import scratch
-from agent_host.errors import ExitCode
+from agent_host.errors import ExitCode, HostError
 from agent_host.policy.grants import AgentPolicy
 from agent_host.runtime import descriptors, memory_limit, thread_state, wit_values
 from agent_host.runtime.engine import Runtime
@@ -46,6 +46,12 @@ Status = Literal["ok", "error", "trap", "diverged"]
 
 Tripped = TripKind | Literal["memory"]
 """What of the host's made a run trap: a `RunGuard` check, or `memory` (the host refused a growth)."""
+
+LEFT_BEHIND: Final = (
+    "the guest did not return from a WASI call the host cannot interrupt (a named pipe or device in a granted "
+    "folder?), and was left behind"
+)
+"""Said of a run the host stopped waiting for (`GuestThread.join`)."""
 
 _EXIT_CODES: Final[dict[str, int]] = {
     "ok": ExitCode.SUCCESS,
@@ -82,13 +88,42 @@ class Outcome:
         return self.code if self.code is not None else _EXIT_CODES[self.status]
 
 
+ABANDON_AFTER: Final = 2.0
+"""Seconds a run may go on past its stop request or its wall-clock deadline before the host stops
+waiting for its thread: a guest blocked in a WASI call that no check reaches (reading a named pipe
+in a granted folder) is abandoned, and its run ends with the stop's or the limit's outcome."""
+
+MAX_ABANDONED: Final = 16
+"""Abandoned guest threads one process keeps at most (each holds its store and linear memory until
+its WASI call returns); while this many are left, no guest starts (`GuestsStuck`)."""
+
+_abandoned: set[threading.Thread] = set()
+_abandoned_lock = threading.Lock()
+
+
+def abandoned_count() -> int:
+    """Guest threads abandoned (`ABANDON_AFTER`) and still blocked, in this process."""
+    with _abandoned_lock:
+        _abandoned.difference_update([thread for thread in _abandoned if not thread.is_alive()])
+        return len(_abandoned)
+
+
+class GuestsStuck(HostError):
+    """No guest starts while `MAX_ABANDONED` guests of this process are blocked where the host cannot
+    stop them."""
+
+    reference = "guests-stuck"
+    exit_code = ExitCode.TRAP
+
+
 class _Control:
-    """What another thread needs to stop a running guest."""
+    """What another thread needs to stop a running guest, and to give up on one that does not end."""
 
     def __init__(self, session: GuestSession) -> None:
         self.session = session
         self.guard: RunGuard | None = None
         self.stop_reason: str | None = None
+        self.stopped_at: float | None = None
         self.lock = threading.Lock()
 
     def attach(self, guard: RunGuard) -> None:
@@ -99,14 +134,38 @@ class _Control:
 
     def stop(self, reason: str) -> None:
         with self.lock:
-            self.stop_reason = reason
+            if self.stop_reason is None:
+                self.stop_reason, self.stopped_at = reason, time.monotonic()
             if self.guard is not None:
                 self.guard.stop(reason)
         self.session.interrupt(reason)
 
+    def give_up_at(self) -> float | None:
+        """When (`time.monotonic`) to stop waiting for the guest: `ABANDON_AFTER` past its stop
+        request or its wall-clock deadline, whichever comes first; None before either is known."""
+        with self.lock:
+            times = [self.stopped_at] if self.stopped_at is not None else []
+            if self.guard is not None:
+                times.append(self.guard.deadline)
+        return min(times) + ABANDON_AFTER if times else None
+
+    def verdict(self) -> tuple[TripKind, str]:
+        """Why a run given up on ended (`RunGuard.overdue`; a stop before it had a guard: that stop)."""
+        with self.lock:
+            guard, reason = self.guard, self.stop_reason
+        found = guard.overdue() if guard is not None else None
+        if found is not None:
+            return found
+        return "stopped", f"stopped by the host: {reason or 'stopped'}"
+
+
+JOIN_SLICE: Final = 0.1
+"""Seconds between looks at a stop request while `GuestThread.join` waits without a timeout."""
+
 
 class GuestThread:
-    """A guest running on its own thread."""
+    """A guest running on its own thread; `join` gives its outcome, and gives up on a guest blocked
+    past its stop or deadline where no check reaches it (`ABANDON_AFTER`)."""
 
     def __init__(
         self, thread: threading.Thread, result: list[Outcome], relay: list[BaseException], control: _Control
@@ -115,6 +174,9 @@ class GuestThread:
         self._result = result
         self._relay = relay
         self._control = control
+        self._started = time.monotonic()
+        self._given_up: Outcome | None = None
+        self._give_up_lock = threading.Lock()
         self.agent = control.session.agent
 
     def stop(self, reason: str) -> None:
@@ -125,17 +187,64 @@ class GuestThread:
 
     def join(self, timeout: float | None = None) -> Outcome | None:
         """The outcome, or None if the guest is still running after `timeout` seconds. Re-raises a
-        `KeyboardInterrupt`/`SystemExit` that a host function raised on the guest's thread."""
-        self._thread.join(timeout)
-        if self._thread.is_alive():
-            return None
+        `KeyboardInterrupt`/`SystemExit` that a host function raised on the guest's thread.
+
+        A guest still running `ABANDON_AFTER` seconds past its stop request or wall-clock deadline is
+        blocked where no check reaches it: its run ends then (`trap`, the stop or the limit, saying
+        it was left behind), its session is closed (what it opened is cancelled upstream), and its
+        thread is abandoned, holding its store until its WASI call returns (`MAX_ABANDONED`)."""
+        end = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if self._given_up is not None:
+                return self._given_up
+            now = time.monotonic()
+            give_up = self._control.give_up_at()
+            wake = min(t for t in (end, give_up, now + JOIN_SLICE) if t is not None)
+            self._thread.join(max(0.0, wake - now))
+            if not self._thread.is_alive():
+                break
+            now = time.monotonic()
+            if give_up is not None and now >= give_up:
+                return self._give_up()
+            if end is not None and now >= end:
+                return None
         if self._relay:
             raise self._relay[0]
         return self._result[0]
 
+    def _give_up(self) -> Outcome:
+        with self._give_up_lock:
+            if self._given_up is None:
+                tripped, reason = self._control.verdict()
+                self._control.stop(reason)
+                self._control.session.close()
+                with _abandoned_lock:
+                    _abandoned.add(self._thread)
+                logger.warning(
+                    "agent %s: its thread is left behind, blocked in a WASI call (%d in this process)",
+                    self.agent,
+                    abandoned_count(),
+                )
+                text = f"{reason}; {LEFT_BEHIND}"
+                duration = time.monotonic() - self._started
+                self._given_up = Outcome(self.agent, "trap", text, duration, tripped=tripped)
+            return self._given_up
+
     @property
     def running(self) -> bool:
-        return self._thread.is_alive()
+        """Whether the run goes on: its thread runs and was not given up on (`join`)."""
+        return self._thread.is_alive() and self._given_up is None
+
+    def ended(self, timeout: float | None = None) -> bool:
+        """Wait up to `timeout` seconds for the guest's thread itself to end (one given up on too:
+        once its WASI call returns, it frees its store and temp folder); whether it has."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    @property
+    def abandoned(self) -> bool:
+        """Whether `join` gave up on it (its thread may still be blocked)."""
+        return self._given_up is not None
 
 
 def start_guest(
@@ -151,6 +260,14 @@ def start_guest(
     `Outcome`: `ok`, `error` (`run` returned `err`) or `trap` (with its reason: the wasm trap, the
     Python exception the guest died of, a limit, or a host function's failure). `prepared`: an
     instance made ahead for this agent and policy (else one is made on that thread)."""
+    stuck = abandoned_count()
+    if stuck >= MAX_ABANDONED:
+        raise GuestsStuck(
+            f"agent {session.agent} not started: {stuck} guests of this process are blocked in WASI calls "
+            f"the host cannot interrupt (at most {MAX_ABANDONED})",
+            hint="a granted folder holds a named pipe or device a guest reads; restart agent-host, and grant folders "
+            "of regular files only",
+        )
     result: list[Outcome] = []
     relay: list[BaseException] = []
     control = _Control(session)
@@ -273,7 +390,8 @@ def run_guest(
     error_code: str | None = None
     try:
         if prepared is None:
-            prepared = prepare(runtime, component, policy, agent, session)
+            on_guard = control.attach if control is not None else None  # a stop or deadline ends start code
+            prepared = prepare(runtime, component, policy, agent, session, on_guard)
         guard, files = prepared.guard, prepared.files
         guard.begin()
         session.deadline = guard.deadline

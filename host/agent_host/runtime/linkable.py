@@ -1,27 +1,116 @@
-"""Which imports of a component the host can link, checked when a component is loaded.
+"""What a component may import: every import name resolved as wasmtime's linker resolves it, against
+one table of what the host provides, before the component is accepted.
 
-The host links WASI 0.2 (`Linker.add_wasip2`: io, clocks, random, cli, filesystem, sockets) and the
-interfaces of `agent-host:guest` (`runtime.imports`), nothing else: a guest has no network but its
-toolings. A component importing anything else fails at instantiation with wasmtime's "resource
-implementation is missing", which names neither the import nor a way out; `problem` names both,
-with a hint from `HINTS` by the import's package.
+wasmtime's linker (`NameMap::get` in wasmtime-environ) takes an import by its exact name, else by its
+semver track: `ns:pkg/iface@1.2.3+build` is served by any definition of `ns:pkg/iface@1.x.y`,
+`@0.2.3` by `@0.2.x`; a pre-release or `0.0.x` version matches its exact name only; build metadata
+never matters. `resolve` applies the same rule to `PROVIDED`, keyed by (interface, track), so an
+import resolves here exactly when the host's linker could serve it, whatever its spelling. A
+component with an import that does not resolve is refused at load (`problem` names each one).
+
+Invariant (tested): every provided interface that can make a guest wait is served by the host
+(`Serves.HOST`), where waits end at the run's stop or deadline. `runtime.clock` serves WASI's
+monotonic clock under every name of a component that resolves to it (`imports_of`), so no
+spelling reaches wasmtime's own. The WASI functions left to wasmtime wait only on pollables, and
+every pollable in the sandbox is ready when made (the host's timers, files, empty stdin, output
+files, sockets that may not connect). A wait nothing here can see (a named pipe in a granted
+folder) is the backstop's: `runtime.guest` abandons a run that does not return by its stop or
+deadline.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import enum
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Final
 
-PROVIDED: Final = (
-    "wasi:io/",
-    "wasi:clocks/",
-    "wasi:random/",
-    "wasi:cli/",
-    "wasi:filesystem/",
-    "wasi:sockets/",
-    "agent-host:guest/",
-)
-"""Prefixes of the imports the host links (WASI at any 0.2.x version: the linker matches by semver)."""
+
+class Serves(enum.Enum):
+    """Who serves an interface: wasmtime's WASI implementation, or the host's own functions."""
+
+    WASI = "wasi"
+    HOST = "host"
+
+
+class Waits(enum.Enum):
+    """Whether calling an interface's functions can make the guest's thread wait."""
+
+    NEVER = "never"
+    """Every function returns at once."""
+    POLLABLES = "pollables"
+    """Waits only on pollables (`poll`, `block`, blocking stream operations): see the module docstring."""
+    FILES = "files"
+    """File operations: may wait on a special file (a named pipe) in a folder the operator granted."""
+    BOUNDED = "bounded"
+    """Waits for time to pass or for the host (timers, tool calls, the inbox): must be the host's
+    own, which ends every such wait at the run's stop or deadline."""
+
+
+@dataclass(frozen=True)
+class Provided:
+    """One interface the host's linker defines, on one semver track."""
+
+    serves: Serves
+    waits: Waits
+
+
+WASI_TRACK: Final = "0.2"
+"""The WASI track `Linker.add_wasip2` defines (wasmtime 50: WASI 0.2.12)."""
+
+GUEST_PACKAGE: Final = "agent-host:guest"
+GUEST_TRACK: Final = "0.2"
+"""The track of `agent-host:guest` the host defines (`runtime.imports`: version 0.2.0)."""
+
+CLOCK: Final = "wasi:clocks/monotonic-clock"
+"""The interface whose timers the host serves (`runtime.clock`)."""
+
+_WASI: Final[Mapping[str, Waits]] = {
+    "wasi:io/error": Waits.NEVER,
+    "wasi:io/poll": Waits.POLLABLES,
+    "wasi:io/streams": Waits.POLLABLES,
+    "wasi:clocks/wall-clock": Waits.NEVER,
+    "wasi:random/random": Waits.NEVER,
+    "wasi:random/insecure": Waits.NEVER,
+    "wasi:random/insecure-seed": Waits.NEVER,
+    "wasi:cli/environment": Waits.NEVER,
+    "wasi:cli/exit": Waits.NEVER,
+    "wasi:cli/stdin": Waits.NEVER,
+    "wasi:cli/stdout": Waits.NEVER,
+    "wasi:cli/stderr": Waits.NEVER,
+    "wasi:cli/terminal-input": Waits.NEVER,
+    "wasi:cli/terminal-output": Waits.NEVER,
+    "wasi:cli/terminal-stdin": Waits.NEVER,
+    "wasi:cli/terminal-stdout": Waits.NEVER,
+    "wasi:cli/terminal-stderr": Waits.NEVER,
+    "wasi:filesystem/types": Waits.FILES,
+    "wasi:filesystem/preopens": Waits.NEVER,
+    "wasi:sockets/network": Waits.NEVER,
+    "wasi:sockets/instance-network": Waits.NEVER,
+    "wasi:sockets/udp": Waits.POLLABLES,
+    "wasi:sockets/udp-create-socket": Waits.NEVER,
+    "wasi:sockets/tcp": Waits.POLLABLES,
+    "wasi:sockets/tcp-create-socket": Waits.NEVER,
+    "wasi:sockets/ip-name-lookup": Waits.POLLABLES,
+}
+"""The interfaces of WASI 0.2 that wasmtime serves (deny-all: `runtime.guest._wasi`), by whether they wait."""
+
+_GUEST: Final[Mapping[str, Waits]] = {
+    "types": Waits.NEVER,
+    "tooling": Waits.BOUNDED,
+    "inbox": Waits.BOUNDED,
+    "log": Waits.NEVER,
+}
+"""The interfaces of `agent-host:guest` (`runtime.imports`; `types` declares types only)."""
+
+PROVIDED: Final[Mapping[tuple[str, str], Provided]] = {
+    **{(name, WASI_TRACK): Provided(Serves.WASI, waits) for name, waits in _WASI.items()},
+    (CLOCK, WASI_TRACK): Provided(Serves.HOST, Waits.BOUNDED),
+    **{(f"{GUEST_PACKAGE}/{name}", GUEST_TRACK): Provided(Serves.HOST, waits) for name, waits in _GUEST.items()},
+}
+"""Everything the host's linker defines, by (interface, semver track): the one table of what a
+component may import."""
 
 HINTS: Final = {
     "wasi:http/": (
@@ -34,23 +123,77 @@ HINTS: Final = {
 
 DEFAULT_HINT: Final = "build the guest against agent-host's WIT world `agent` (`agent-host wit --path` names it)"
 
+MAX_NAMED: Final = 8
+"""Imports named in one refusal (a component may list thousands)."""
 
-def _provided(name: str) -> bool:
-    if not name.startswith(PROVIDED):
-        return False
-    version = name.partition("@")[2]
-    return not name.startswith("wasi:") or not version or version.startswith("0.2.")
+MAX_NAME_SHOWN: Final = 120
+"""Characters of one import name shown in a refusal."""
+
+_NUMBER: Final = r"(?:0|[1-9][0-9]*)"
+_IDENTIFIER: Final = r"[0-9A-Za-z-]+"
+_PRE_IDENTIFIER: Final = rf"(?:{_NUMBER}|[0-9]*[A-Za-z-][0-9A-Za-z-]*)"
+SEMVER: Final = re.compile(
+    rf"({_NUMBER})\.({_NUMBER})\.({_NUMBER})"
+    rf"(?:-({_PRE_IDENTIFIER}(?:\.{_PRE_IDENTIFIER})*))?"
+    rf"(?:\+({_IDENTIFIER}(?:\.{_IDENTIFIER})*))?",
+    re.ASCII,
+)
+"""A version as the Rust `semver` crate parses it (no leading zeros, no `v`, nothing around it)."""
+
+_U64: Final = 2**64
+"""Version numbers are `u64` in the `semver` crate: a larger one does not parse."""
+
+
+def track(name: str) -> tuple[str, str] | None:
+    """(interface, track) of the import `name` as wasmtime's linker looks it up when no definition
+    has exactly that name; None when it takes exact names only (no version, a version that is not
+    semver, a pre-release, `0.0.x`). `wasi:io/poll@0.2.0+x` -> (`wasi:io/poll`, `0.2`)."""
+    interface, at, version = name.partition("@")  # the first `@`, as wasmtime's `find('@')`
+    if not at:
+        return None
+    found = SEMVER.fullmatch(version)
+    if found is None:
+        return None
+    major, minor, _patch, pre, _build = found.groups()
+    if any(int(number) >= _U64 for number in found.groups()[:3]) or pre is not None:
+        return None
+    if major != "0":
+        return interface, major
+    if minor != "0":
+        return interface, f"0.{minor}"
+    return None
+
+
+def resolve(name: str) -> Provided | None:
+    """What serves the import `name` (see `track`); None when the host provides nothing under it."""
+    key = track(name)
+    return PROVIDED.get(key) if key is not None else None
+
+
+def imports_of(names: Iterable[str], interface: str) -> list[str]:
+    """The import names among `names` that wasmtime could resolve to `interface` at any version:
+    every name that is `interface` followed by `@` and anything (a superset: the names of other
+    versions are refused at load, `problem`)."""
+    return [name for name in names if name.startswith(f"{interface}@")]
 
 
 def unlinkable(imports: Iterable[str]) -> list[str]:
-    """The names among `imports` (a component's, as wasmtime lists them) that the host does not link."""
-    return [name for name in imports if not _provided(name)]
+    """The names among `imports` (a component's, as wasmtime lists them) that the host does not provide."""
+    return [name for name in imports if resolve(name) is None]
 
 
 def problem(imports: Iterable[str]) -> tuple[str, str] | None:
-    """(message, hint) about the imports the host cannot link, or None when it links them all."""
+    """(message, hint) naming the imports the host does not provide, or None when it provides them all."""
     missing = unlinkable(imports)
     if not missing:
         return None
     hint = next((text for prefix, text in HINTS.items() if missing[0].startswith(prefix)), DEFAULT_HINT)
-    return f"imports {', '.join(missing)}, which agent-host does not provide", hint
+    shown = ", ".join(_shown(name) for name in missing[:MAX_NAMED])
+    more = f" and {len(missing) - MAX_NAMED} more" if len(missing) > MAX_NAMED else ""
+    return f"imports {shown}{more}, which agent-host does not provide", hint
+
+
+def _shown(name: str) -> str:
+    if len(name) <= MAX_NAME_SHOWN:
+        return name
+    return f"{name[: MAX_NAME_SHOWN - 3]}... ({len(name)} characters)"

@@ -146,6 +146,14 @@ class RunGuard:
         self.tripped, self.reason = verdict
         return self.reason
 
+    def overdue(self) -> tuple[TripKind, str] | None:
+        """From any thread: the stop request or the wall-clock limit the run is past (which, and the
+        reason, as a trap would report it), None while neither applies: for a run that goes on after
+        them (`runtime.guest` gives up waiting for a guest blocked where no check runs)."""
+        if self.tripped is not None and self.reason is not None:
+            return self.tripped, self.reason
+        return self._stop_verdict() or self._wall_verdict(time.monotonic())
+
     def after_trap(self) -> str | None:
         """On the guest's thread once wasm trapped: why the guard made it trap (see `reason`), None
         when it did not. With the epoch callback, that is what the callback recorded. On the public
@@ -167,18 +175,29 @@ class RunGuard:
         return "cpu_time", f"CPU time limit: run used more than {cpu.value:g} s of CPU ({cpu.key})"
 
     def _verdict(self, now: float) -> tuple[TripKind, str] | None:
-        if self._stop_reason is not None:
-            if self._stop_kind != "stopped":
-                return self._stop_kind, self._stop_reason
-            return "stopped", f"stopped by the host: {self._stop_reason}"
+        stopped = self._stop_verdict()
+        if stopped is not None:
+            return stopped
         if self.cpu_used > self._cpu_time.value:
             return self._cpu_verdict()
-        if now - self.started > self._wall_time.value:
-            wall = self._wall_time
-            return "wall_time", f"time limit: run did not finish within {wall.value:g} s ({wall.key})"
+        wall = self._wall_verdict(now)
+        if wall is not None:
+            return wall
         if self._files is not None and (files := self._files.check()) is not None:
             return "open_files", files
         return None
+
+    def _stop_verdict(self) -> tuple[TripKind, str] | None:
+        reason, kind = self._stop_reason, self._stop_kind
+        if reason is None:
+            return None
+        return (kind, reason) if kind != "stopped" else ("stopped", f"stopped by the host: {reason}")
+
+    def _wall_verdict(self, now: float) -> tuple[TripKind, str] | None:
+        if now - self.started <= self._wall_time.value:
+            return None
+        wall = self._wall_time
+        return "wall_time", f"time limit: run did not finish within {wall.value:g} s ({wall.key})"
 
     def _account(self, cpu: float) -> None:
         """Add the thread's CPU time since the last account, minus that of host functions, to

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -113,6 +114,8 @@ class GuestSession:
         self._subscriptions = Subscriptions(agent, toolings, self.inbox, self._loop, self._admission, self._audit)
         self._handles: dict[int, Handle] = {}
         self._next_rep = 1
+        self._closing = threading.Lock()
+        self._closed = False
 
     @property
     def last_error(self) -> ToolingError | None:
@@ -196,8 +199,12 @@ class GuestSession:
             self._cancel_where(lambda owner: owner != rep)
 
     def close(self) -> None:
-        """End of the guest's run (it returned or trapped): cancel everything it opened, upstream
-        too, and close the inbox. Idempotent."""
+        """End of the guest's run (it returned or trapped, or the host gave up on it): cancel
+        everything it opened, upstream too, and close the inbox. Idempotent; from any thread, once."""
+        with self._closing:
+            if self._closed:
+                return
+            self._closed = True
         self._cancel_where(lambda owner: False)
         self._handles.clear()
         self.inbox.close()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import signal
 import tempfile
 import threading
@@ -23,8 +24,9 @@ from typing import Final
 import pytest
 
 from agent_host import Host
-from agent_host.runtime.guest import GuestThread, Outcome
-from tests.support import cli_process
+from agent_host.runtime import guest as guest_module
+from agent_host.runtime.guest import LEFT_BEHIND, GuestsStuck, GuestThread, Outcome, abandoned_count
+from tests.support import cli_process, wat
 
 pytestmark = pytest.mark.component
 
@@ -33,46 +35,6 @@ BOUND: Final = 30.0
 """Seconds a test waits for a stopped guest: far below the hour its sleep asks for."""
 START: Final = 300.0
 """Seconds a test waits for a guest to start (its first compile on a loaded machine included)."""
-
-SLEEPER_WAT: Final = r"""
-(component
-  (import "wasi:io/poll@0.2.0" (instance $poll
-    (export "pollable" (type (sub resource)))
-    (export "[method]pollable.block" (func (param "self" (borrow 0))))))
-  (alias export $poll "pollable" (type $pollable))
-  (import "wasi:clocks/monotonic-clock@0.2.0" (instance $clock
-    (alias outer 1 $pollable (type))
-    (export "pollable" (type (eq 0)))
-    (export "subscribe-duration" (func (param "when" u64) (result (own 1))))))
-  (alias export $clock "subscribe-duration" (func $subscribe))
-  (alias export $poll "[method]pollable.block" (func $block))
-  (core module $mem
-    (memory (export "memory") 1)
-    (func (export "realloc") (param i32 i32 i32 i32) (result i32) (i32.const 1024)))
-  (core instance $m (instantiate $mem))
-  (alias core export $m "memory" (core memory $memory))
-  (alias core export $m "realloc" (core func $realloc))
-  (core func $sub (canon lower (func $subscribe)))
-  (core func $blk (canon lower (func $block)))
-  (core module $guest
-    (import "wasi" "subscribe" (func $subscribe (param i64) (result i32)))
-    (import "wasi" "block" (func $block (param i32)))
-    (import "m" "memory" (memory 1))
-    (data (i32.const 64) "slept")
-    (func (export "run") (param i32 i32) (result i32)
-      (call $block (call $subscribe (i64.const 3600000000000)))
-      (i32.store8 (i32.const 16) (i32.const 0))
-      (i32.store (i32.const 20) (i32.const 64))
-      (i32.store (i32.const 24) (i32.const 5))
-      (i32.const 16)))
-  (core instance $i (instantiate $guest
-    (with "wasi" (instance (export "subscribe" (func $sub)) (export "block" (func $blk))))
-    (with "m" (instance $m))))
-  (func (export "run") (param "input" string) (result (result string (error string)))
-    (canon lift (core func $i "run") (memory $memory) (realloc $realloc)))
-)
-"""
-"""A component that is not Python: `run` blocks an hour in WASI's `pollable.block`."""
 
 
 class Lines(io.StringIO):
@@ -143,7 +105,7 @@ def test_a_component_blocked_in_wasi_poll_is_stopped_at_its_limit(
     make_host: Callable[[str], Host], tmp_path: Path
 ) -> None:
     wasm = tmp_path / "sleeper.wasm"
-    wasm.write_text(SLEEPER_WAT)
+    wasm.write_text(wat.sleeper())
     host = make_host("[agents.raw]\ntimeout = 1\n")
     host.runtime.load(wasm)
     guest = host.start(wasm, "", agent="raw", policy=host.policy("raw", host.config.agents["raw"]))
@@ -186,3 +148,81 @@ def test_a_guest_reading_stdin_finds_it_closed_instead_of_waiting(
     outcome = joined(guest)
     assert outcome.status == "ok", outcome
     assert json.loads(outcome.text) == [{"ok": ""}, {"ok": ""}]
+
+
+def _unblock_in_background(pipe: Path) -> None:
+    """Open `pipe` for writing and close it at once, on a thread: a reader blocked opening it gets
+    end-of-file (the thread blocks until a reader comes, so it is a daemon)."""
+    threading.Thread(target=lambda: open(pipe, "wb").close(), daemon=True).start()
+
+
+def _pipe_reader(make_host: Callable[[str], Host], probe_wasm: Path, folder: Path, limits: str) -> GuestThread:
+    os.mkfifo(folder / "pipe")
+    host = make_host(f'[agents.reader]\n{limits}\ndirs = [{{ host = "{folder}", guest = "/data" }}]\n')
+    host.runtime.load(probe_wasm)
+    steps = [{"op": "print", "text": "reading"}, {"op": "read_file", "path": "/data/pipe"}]
+    return host.start(
+        probe_wasm, json.dumps({"steps": steps}), agent="reader",
+        policy=host.policy("reader", host.config.agents["reader"]), output=Lines("reading"),
+    )  # fmt: skip
+
+
+def test_a_guest_blocked_on_a_named_pipe_ends_at_its_limit_and_is_left_behind(
+    make_host: Callable[[str], Host], probe_wasm: Path, tmp_path: Path
+) -> None:
+    """A wait in WASI that no check reaches (opening a named pipe in a granted folder blocks in the
+    kernel) ends the run `ABANDON_AFTER` seconds past its limit, with the limit's outcome; the
+    thread is left behind, counted, and frees everything once the call returns."""
+    before = abandoned_count()
+    guest = _pipe_reader(make_host, probe_wasm, tmp_path, "timeout = 1")
+    try:
+        outcome = joined(guest)
+        assert (outcome.status, outcome.tripped) == ("trap", "wall_time"), outcome
+        assert outcome.text.startswith("time limit: run did not finish within 1 s"), outcome.text
+        assert LEFT_BEHIND in outcome.text
+        assert guest.abandoned and not guest.running
+        assert abandoned_count() == before + 1
+    finally:
+        _unblock_in_background(tmp_path / "pipe")
+    assert guest.ended(BOUND)
+    assert abandoned_count() == before
+
+
+def test_no_guest_starts_while_too_many_are_left_behind(
+    make_host: Callable[[str], Host], probe_wasm: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(guest_module, "MAX_ABANDONED", abandoned_count() + 1)
+    stuck = _pipe_reader(make_host, probe_wasm, tmp_path, "timeout = 1")
+    try:
+        assert joined(stuck).status == "trap"
+        host = make_host("[agents.other]\n")
+        with pytest.raises(GuestsStuck) as refused:
+            host.start(probe_wasm, json.dumps({"steps": []}), agent="other")
+        assert "blocked in WASI calls the host cannot interrupt" in refused.value.message
+        assert refused.value.hint is not None and "named pipe" in refused.value.hint
+    finally:
+        _unblock_in_background(tmp_path / "pipe")
+    assert stuck.ended(BOUND)
+    assert host.run(probe_wasm, json.dumps({"steps": []}), agent="other").status == "ok"
+
+
+def test_sigterm_ends_a_run_blocked_on_a_named_pipe_within_seconds(probe_wasm: Path, tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "agent-host.toml").write_text(
+        f'[agents.reader]\ncomponent = "{probe_wasm}"\ntimeout = 3600\n'
+        f'dirs = [{{ host = "{tmp_path}", guest = "/data" }}]\n'
+    )
+    steps = {"steps": [{"op": "print", "text": "reading"}, {"op": "read_file", "path": "/data/pipe"}]}
+    proc = cli_process.start("run", "--agent", "reader", "--input", json.dumps(steps), cwd=tmp_path)
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if "reading" in line:
+                break
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(BOUND) == 128 + signal.SIGTERM
+    finally:
+        proc.kill()
+        _, err = proc.communicate()
+        _unblock_in_background(tmp_path / "pipe")
+    assert "left behind" in err, err

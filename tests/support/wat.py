@@ -1,0 +1,57 @@
+"""Components written by hand in WAT, for tests that need what no toolchain builds: imports spelt
+as a hostile author would spell them, a guest with no Python in it.
+
+`sleeper(...)` is a component whose `run` subscribes to WASI's monotonic clock for `nanoseconds`
+and blocks on the pollable (WASI's `pollable.block`), then answers `slept`; the names of its two
+imports are parameters, so that one test can try every spelling of them.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+CLOCK: Final = "wasi:clocks/monotonic-clock@0.2.0"
+POLL: Final = "wasi:io/poll@0.2.0"
+HOUR_NS: Final = 3_600_000_000_000
+
+
+def sleeper(clock: str = CLOCK, poll: str = POLL, nanoseconds: int = HOUR_NS) -> str:
+    """The WAT text of a component whose `run` sleeps `nanoseconds` in WASI (imports named `clock`, `poll`)."""
+    return rf"""
+(component
+  (import "{poll}" (instance $poll
+    (export "pollable" (type (sub resource)))
+    (export "[method]pollable.block" (func (param "self" (borrow 0))))))
+  (alias export $poll "pollable" (type $pollable))
+  (import "{clock}" (instance $clock
+    (alias outer 1 $pollable (type))
+    (export "pollable" (type (eq 0)))
+    (export "subscribe-duration" (func (param "when" u64) (result (own 1))))))
+  (alias export $clock "subscribe-duration" (func $subscribe))
+  (alias export $poll "[method]pollable.block" (func $block))
+  (core module $mem
+    (memory (export "memory") 1)
+    (func (export "realloc") (param i32 i32 i32 i32) (result i32) (i32.const 1024)))
+  (core instance $m (instantiate $mem))
+  (alias core export $m "memory" (core memory $memory))
+  (alias core export $m "realloc" (core func $realloc))
+  (core func $sub (canon lower (func $subscribe)))
+  (core func $blk (canon lower (func $block)))
+  (core module $guest
+    (import "wasi" "subscribe" (func $subscribe (param i64) (result i32)))
+    (import "wasi" "block" (func $block (param i32)))
+    (import "m" "memory" (memory 1))
+    (data (i32.const 64) "slept")
+    (func (export "run") (param i32 i32) (result i32)
+      (call $block (call $subscribe (i64.const {nanoseconds})))
+      (i32.store8 (i32.const 16) (i32.const 0))
+      (i32.store (i32.const 20) (i32.const 64))
+      (i32.store (i32.const 24) (i32.const 5))
+      (i32.const 16)))
+  (core instance $i (instantiate $guest
+    (with "wasi" (instance (export "subscribe" (func $sub)) (export "block" (func $blk))))
+    (with "m" (instance $m))))
+  (func (export "run") (param "input" string) (result (result string (error string)))
+    (canon lift (core func $i "run") (memory $memory) (realloc $realloc)))
+)
+"""
