@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from agent_host import cache
 from agent_host._support.paths import cache_dir, template
 from agent_host._support.stopping import StopToken
 from agent_host.components.build import JAVASCRIPT, build_guest, guest_entry
@@ -60,7 +61,8 @@ def runner_component(stop: StopToken | None = None) -> Path:
     """The runner component, built on first use (a progress line; ~15 s once) and cached after.
     Raises `BuildError` or `Interrupted` as `builder.build_guest` does."""
     text = runner_source()
-    folder = cache_dir() / "dev-runner" / hashlib.sha256(text.encode()).hexdigest()[:16] / "dev-runner"
+    version = hashlib.sha256(text.encode()).hexdigest()[:16]
+    folder = cache.private_folder(cache_dir(), "dev-runner", version, "dev-runner")  # built as it is: no one else's
     module = folder / f"{RUNNER_MODULE}.py"
     if not module.is_file() or module.read_text(encoding="utf-8") != text:
         folder.mkdir(parents=True, exist_ok=True)

@@ -4,6 +4,7 @@
 (newest `keep` per guest, a size cap; `prune` after every build and compile, `clean` on request) and
 `locks` what a running host uses: each process pins (shared `flock`) the files it uses, and the pruner
 removes only files it can lock exclusively without waiting, so nothing in use is ever removed.
+`private` makes and checks its folders before anything in them is trusted: the user's alone.
 """
 
 from agent_host.cache.bounds import DEFAULT_KEEP as DEFAULT_KEEP
@@ -28,6 +29,9 @@ from agent_host.cache.locks import pinned as pinned
 from agent_host.cache.locks import publish as publish
 from agent_host.cache.locks import turn as turn
 from agent_host.cache.locks import unpin as unpin
+from agent_host.cache.private import UnsafeCacheError as UnsafeCacheError
+from agent_host.cache.private import private_cache as private_cache
+from agent_host.cache.private import private_folder as private_folder
 
 __all__ = (
     "DEFAULT_KEEP",
@@ -39,12 +43,15 @@ __all__ = (
     "Limits",
     "Listing",
     "Removal",
+    "UnsafeCacheError",
     "auto_prune",
     "clean",
     "in_use",
     "mark_used",
     "pin",
     "pinned",
+    "private_cache",
+    "private_folder",
     "prune",
     "publish",
     "record_source",

@@ -2,7 +2,7 @@
 
 Layout: `builds/<guest>-<key>.wasm` (+ `.source`: the guest folder it was built from),
 `compiled/<key>.cwasm` (+ `.sha256`; + `.source`: the wasm it was compiled from), `npm/`, `stamps/`
-(see `stamps`; not entries: pruned when their file is gone), and temp
+(see `stamps`; not entries: pruned when their file is gone), `locks/`, `dev-runner/`, and temp
 files `.tmp-*` of builds and compiles in progress. A build and the artifacts compiled from it are one
 `Entry`, grouped by guest folder; an artifact compiled from a file outside the cache is an entry of its
 own, grouped by that file (without a `.source`, by itself). `used` is the newest mtime of its files.
@@ -19,7 +19,10 @@ from typing import Final
 
 BUILDS: Final = "builds"
 COMPILED: Final = "compiled"
+LOCKS: Final = "locks"
 NPM: Final = "npm"
+FOLDER_MODE: Final = 0o700
+"""Permissions of a folder the host makes in the cache: its user's alone (`private`; the umask may narrow them)."""
 SOURCE: Final = ".source"
 UNKNOWN: Final = "(source unknown)"
 """The name of an artifact compiled before sources were recorded (each is a group of its own)."""

@@ -21,6 +21,8 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Final
 
+from agent_host.cache.contents import FOLDER_MODE
+
 TURN_POLL: Final = 0.1
 """Seconds between two tries of a `turn` another process holds."""
 
@@ -131,14 +133,14 @@ def turn(
     wait: Callable[[float], bool] | None = None,
     waiting: Callable[[], AbstractContextManager[object]] | None = None,
 ) -> Iterator[bool]:
-    """Run the body holding the exclusive lock on `lock` (created, with its folder), so that one
+    """Run the body holding the exclusive lock on `lock` (created, with its folder: mode 0700), so that one
     process at a time makes what it guards; the body then looks in the cache first, for what the
     process before it made. While another process holds it, `wait(TURN_POLL)` runs between tries
     (a stop token's `wait`: True when stopped) inside `waiting()` (a progress line); a stop yields
     False, nothing held. The file is removed at the end, so lock files do not pile up: a process
     that opened it just before may then make the same thing a second time, never a wrong one (the
     results are published atomically)."""
-    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.parent.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
     fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         if not _try_exclusive(fd):

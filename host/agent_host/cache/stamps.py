@@ -16,6 +16,8 @@ import tempfile
 from pathlib import Path
 from typing import Final
 
+from agent_host.cache.contents import FOLDER_MODE
+
 STAMPS: Final = "stamps"
 
 
@@ -53,7 +55,7 @@ def record(root: Path, path: Path, kind: str, value: str) -> None:
     target = _stamp_file(root, path, kind)
     body = json.dumps({"path": str(path.resolve()), "kind": kind, "identity": identity, "value": value})
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target.parent.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(body)

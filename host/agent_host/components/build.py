@@ -185,7 +185,8 @@ def build_guest(folder: Path, *, module: str | None = None, force: bool = False,
     `.source` names the folder (the cache keeps the newest builds per guest), and the cache is
     pruned afterwards. Raises `BuildError` whose first line ends with the cause (componentize-py's
     last line: the guest's Python error with its file and line) followed by the tail of the output,
-    and `Interrupted` when `stop` is set meanwhile (componentize-py is ended). Nothing is cached
+    and `Interrupted` when `stop` is set meanwhile (componentize-py is ended), `cache.UnsafeCacheError`
+    when another user may write in the cache (`cache.private`). Nothing is cached
     for a failed build. One process at a time builds a given key (`cache.turn`): another one that
     needs the same build waits for it (with a progress line) and takes it from the cache."""
     folder = folder.resolve()
@@ -201,7 +202,7 @@ def build_guest(folder: Path, *, module: str | None = None, force: bool = False,
     else:
         key = build_key(folder, name)
         tool = f"componentize-py {COMPONENTIZE_PY_VERSION}"
-    root = cache_dir()
+    root = cache.private_cache(cache_dir())  # refused when another user may write in it: builds are trusted
     target = root / "builds" / f"{folder.name}-{key}.wasm"
     if not force and _cached(target):
         return target

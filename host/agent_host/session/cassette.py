@@ -8,7 +8,7 @@ file names the host and WIT versions; another WIT contract is refused.
 Invariants: a tape holds only what the guest saw or sent, with every `${VAR}` value of the
 configuration written as `${secret}`, and at most `MAX_TAPE_BYTES`; a replay answers from the tape
 alone and raises `Diverged`, naming the first difference, at a call that is not next. No I/O but
-`load` and `save`.
+`load` (a regular file of at most `MAX_CASSETTE_BYTES`, nothing else read) and `save` (mode 0600).
 """
 
 from __future__ import annotations
@@ -36,6 +36,26 @@ WIT: Final = "agent-host:guest@0.2.0"
 
 MAX_TAPE_BYTES: Final = 64 * 1024 * 1024
 """JSON bytes one agent's tape may hold; past them the recording fails (the run goes on)."""
+
+MAX_CASSETTE_BYTES: Final = 64 * 1024 * 1024
+"""Bytes of a cassette file: a larger one is refused unread, and a recording that would pass them is
+not written (so a replay never holds more)."""
+
+READ_BYTES: Final = 1024 * 1024
+"""Bytes of a cassette file read at a time (a file may grow while it is read: the bound is counted)."""
+
+FILE_MODE: Final = 0o600
+"""Permissions of a cassette file, which holds every argument and answer: its user's alone, as the
+audit log with arguments (an existing file's are narrowed to them, never widened)."""
+
+_NOT_FILES: Final[Mapping[int, str]] = {
+    stat.S_IFDIR: "a folder",
+    stat.S_IFIFO: "a pipe (FIFO)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+"""What a path that is not a regular file names, by its file type (`stat.S_IFMT`), as messages say it."""
 
 SECRET: Final = "${secret}"
 """What replaces a configuration value that came from the environment."""
@@ -444,15 +464,12 @@ def _header(path: Path, data: Any) -> dict[str, Any]:
 
 
 def load(path: Path) -> Cassette:
-    """The cassette in `path`; `CassetteError` naming what is wrong (missing, not a cassette, another
-    format or WIT contract, a call or an outcome that a replay could not use)."""
+    """The cassette in `path`; `CassetteError` naming what is wrong (missing, not a regular file or
+    larger than `MAX_CASSETTE_BYTES` (`_read`), not a cassette, another format or WIT contract, a call
+    or an outcome that a replay could not use)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CassetteError(
-            f"{path}: no such cassette", hint="record one first: agent-host run ... --record FILE"
-        ) from None
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        data = json.loads(_read(path).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         raise CassetteError(f"{path}: not a cassette: {reason}") from None
     data = _header(path, data)
@@ -476,6 +493,53 @@ def load(path: Path) -> Cassette:
                 raise CassetteError(f"{where}: call {index + 1}: {problem}")
         agents[name] = Tape(tape.get("input", ""), tape["calls"], outcome)
     return Cassette(agents, str(data.get("host", "?")), WIT)
+
+
+def _read(path: Path) -> bytes:
+    """The bytes of the cassette file `path`, a regular file (or a link to one) of at most
+    `MAX_CASSETTE_BYTES`. It is opened without blocking and judged on the open descriptor (no race
+    with a file swapped in): a pipe, a device or a folder is refused at once, never read, and at
+    most one byte past the bound is read. `CassetteError` naming the path, what is wrong and the fix."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise CassetteError(
+            f"{path}: no such cassette", hint="record one first: agent-host run ... --record FILE"
+        ) from None
+    except OSError as exc:
+        raise CassetteError(f"{path}: cannot read the cassette: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = _NOT_FILES.get(stat.S_IFMT(info.st_mode), "not a regular file")
+            raise CassetteError(
+                f"{path}: {kind}, not a cassette file: a replay reads a regular file only",
+                hint="pass the file that `agent-host run ... --record FILE` wrote",
+            )
+        data = b"" if info.st_size > MAX_CASSETTE_BYTES else _at_most(fd, MAX_CASSETTE_BYTES + 1)
+    except OSError as exc:
+        raise CassetteError(f"{path}: cannot read the cassette: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if info.st_size > MAX_CASSETTE_BYTES or len(data) > MAX_CASSETTE_BYTES:
+        raise CassetteError(
+            f"{path}: more than {MAX_CASSETTE_BYTES // 2**20} MiB, the most a cassette may hold: not read",
+            hint="pass the file that `agent-host run ... --record FILE` wrote (never larger), or record it again",
+        )
+    return data
+
+
+def _at_most(fd: int, limit: int) -> bytes:
+    """What `fd` holds up to its end or `limit` bytes, whichever comes first."""
+    parts: list[bytes] = []
+    left = limit
+    while left:
+        part = os.read(fd, min(left, READ_BYTES))
+        if not part:
+            break
+        parts.append(part)
+        left -= len(part)
+    return b"".join(parts)
 
 
 def _problem(call: Any) -> str | None:
@@ -516,10 +580,11 @@ def _existing(path: Path) -> Cassette | None:
 
 
 def save(cassette: Cassette, path: Path, keep: bool = True) -> None:
-    """Write `cassette` to `path` at once (a temporary file renamed over it, with the old file's mode):
-    a reader never sees half a cassette. With `keep`, the tapes of other agents that a cassette
-    already at `path` holds stay. `CassetteError` when a tape overflowed, `path` is not a cassette's
-    file (`check_target`) or cannot be written."""
+    """Write `cassette` to `path` at once (a temporary file renamed over it): a reader never sees half
+    a cassette. The file has mode `FILE_MODE` from its first byte, whatever the umask (one replaced
+    keeps a narrower mode). With `keep`, the tapes of other agents that a cassette already at `path`
+    holds stay. `CassetteError` when a tape overflowed, the file would pass `MAX_CASSETTE_BYTES`,
+    `path` is not a cassette's file (`check_target`) or cannot be written."""
     overflowed = sorted(name for name, tape in cassette.agents.items() if tape.overflowed)
     if overflowed:
         raise CassetteError(
@@ -530,12 +595,20 @@ def save(cassette: Cassette, path: Path, keep: bool = True) -> None:
     agents = {**existing.agents, **cassette.agents} if keep and existing is not None else dict(cassette.agents)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o666 & ~_umask()
-        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        mode = FILE_MODE & _mode(path)
+        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # 0600, O_EXCL: no one else's
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as out:
+                os.fchmod(fd, mode)  # exactly: a umask could only have narrowed mkstemp's
                 _write(out, cassette, agents)
-            os.chmod(temp, mode)
+                out.flush()
+                size = os.fstat(fd).st_size
+            if size > MAX_CASSETTE_BYTES:
+                raise CassetteError(
+                    f"{path}: not written: the cassette would pass {MAX_CASSETTE_BYTES // 2**20} MiB, "
+                    "the most a replay reads",
+                    hint="record fewer agents into one file, or a shorter run",
+                )
             os.replace(temp, path)
         except BaseException:
             Path(temp).unlink(missing_ok=True)
@@ -557,10 +630,12 @@ def _write(out: Any, cassette: Cassette, agents: Mapping[str, Tape]) -> None:
     out.write("\n }\n}\n")
 
 
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
+def _mode(path: Path) -> int:
+    """The permissions of the file at `path` (`FILE_MODE` when there is none)."""
+    try:
+        return stat.S_IMODE(os.stat(path, follow_symlinks=False).st_mode)
+    except FileNotFoundError:
+        return FILE_MODE
 
 
 class Recording:
