@@ -118,9 +118,10 @@ class World:
     def session(self, agent: str = "tester", **kwargs: Any) -> GuestSession:
         return GuestSession(agent, self.bridge, self.toolings, self.policy(agent), **kwargs)
 
-    def audit_log(self) -> AuditLog:
-        """The audit log `audit_lines` reads (closed with the world)."""
-        log = AuditLog(self.tmp_path / "audit.jsonl")
+    def audit_log(self, *, include_arguments: bool = False) -> AuditLog:
+        """The audit log `audit_lines` reads (closed with the world); with `include_arguments`, the
+        arguments are written too (`[host] audit_arguments = true`)."""
+        log = AuditLog(self.tmp_path / "audit.jsonl", include_arguments=include_arguments)
         self._logs.append(log)
         return log
 

@@ -34,6 +34,7 @@ from agent_host.runtime.guest import GuestThread, start_guest
 from agent_host.runtime.guest import Outcome as Outcome
 from agent_host.runtime.pool import InstancePool
 from agent_host.session import GuestSession, LogSink
+from agent_host.session.audit_budget import AuditBudget, run_budget
 from agent_host.session.audit_log import AuditLog
 from agent_host.session.bridge import Bridge
 from agent_host.session.cassette import Playback, Recording, Tapes
@@ -156,10 +157,24 @@ class Host:
             pins=self.pins,
         )
 
-    def _new_session(self, kind: type[_S], agent: str, policy: AgentPolicy, on_log: LogSink | None = None) -> _S:
+    def _key(self, key: str) -> str:
+        """`[host]` key `key` as messages name it: with the file that sets it, when there is one."""
+        return f"{key} in {self.config.host.origin}" if self.config.source is not None else f"[host] {key}"
+
+    def _new_session(
+        self,
+        kind: type[_S],
+        agent: str,
+        policy: AgentPolicy,
+        on_log: LogSink | None = None,
+        audit_budget: AuditBudget | None = None,
+    ) -> _S:
+        """A session of `kind` for one run of `agent`, its audit lines charged to a budget of its own
+        (`[host] audit_run_max`) drawn from `audit_budget` too (a `serve` client's allowance)."""
         limits = self.config.host
-        key = f"max_pending_bytes in {limits.origin}" if self.config.source is not None else "[host] max_pending_bytes"
+        key = self._key("max_pending_bytes")
         inbox = Inbox(limits.inbox_size, limits.max_open_calls, limits.max_subscriptions, limits.max_pending_bytes, key)
+        budget = run_budget(agent, limits.audit_run_max, self._key("audit_run_max"), audit_budget)
         return kind(
             agent,
             self.bridge,
@@ -172,6 +187,7 @@ class Host:
             approver=self.approver,
             on_log=on_log,
             pins=self.pins,
+            audit_budget=budget,
         )
 
     def start(
@@ -184,13 +200,16 @@ class Host:
         output: TextIO | None = None,
         on_log: LogSink | None = None,
         pool: InstancePool | None = None,
+        audit_budget: AuditBudget | None = None,
     ) -> GuestThread:
         """Load (compiling once) and start the component in `wasm` (a file, or a component shipped
         from another machine) on its own thread, under `policy` (default: the agent's own,
         `agent_policy`). The guest's
         output lines go to `output` (default: `sys.stderr` as it is when the guest runs), its log
         lines to the host's log and to `on_log`. `pool` (from `pool()`, for this component, agent
-        and policy): an instance made ahead is run when one is ready.
+        and policy): an instance made ahead is run when one is ready. The run's audit lines are
+        charged to its own budget (`[host] audit_run_max`) and to `audit_budget` (a `serve`
+        client's allowance) when given.
 
         Raises `ComponentError` when `wasm` cannot be loaded, `Interrupted` once `stop_all` was
         called (before or during the compile): no guest starts after a stop request."""
@@ -203,7 +222,7 @@ class Host:
         policy = policy if policy is not None else self.agent_policy(agent)
         with self._lock:
             self.stop.check(what)
-            session = self._run_session(agent, policy, on_log, input_text)
+            session = self._run_session(agent, policy, on_log, input_text, audit_budget)
             prepared = pool.take() if pool is not None and pool.serves(component, agent, policy) else None
             guest = start_guest(self.runtime, component, session, input_text, policy, output, prepared)
             self._running = [g for g in self._running if g.running] + [guest]
@@ -220,19 +239,26 @@ class Host:
             self._pools.append(made)
         return made
 
-    def _run_session(self, agent: str, policy: AgentPolicy, on_log: LogSink | None, input_text: str) -> GuestSession:
+    def _run_session(
+        self,
+        agent: str,
+        policy: AgentPolicy,
+        on_log: LogSink | None,
+        input_text: str,
+        audit_budget: AuditBudget | None = None,
+    ) -> GuestSession:
         """The session of a guest `start` runs: recording or replaying when the host has `tapes`
         (`CassetteError` when the cassette has no tape of `agent`)."""
         if isinstance(self.tapes, Recording):
-            recording = self._new_session(RecordingSession, agent, policy, on_log)
+            recording = self._new_session(RecordingSession, agent, policy, on_log, audit_budget)
             recording.recorder = self.tapes.recorder(agent, input_text)
             return recording
         if isinstance(self.tapes, Playback):
             player = self.tapes.player(agent)
-            replaying = self._new_session(ReplayingSession, agent, policy, on_log)
+            replaying = self._new_session(ReplayingSession, agent, policy, on_log, audit_budget)
             replaying.player = player
             return replaying
-        return self._new_session(GuestSession, agent, policy, on_log)
+        return self._new_session(GuestSession, agent, policy, on_log, audit_budget)
 
     def run(
         self,

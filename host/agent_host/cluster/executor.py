@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Final, TextIO
 
 from agent_host._support.paths import cache_dir
+from agent_host._support.rotation import LogBounds
 from agent_host._support.stopping import StopToken
 from agent_host.app.runs import AgentRun, Finished, not_started
 from agent_host.cluster.actors import Actors
@@ -136,8 +137,11 @@ class RayExecutor:
         self._cache = cache if cache is not None else cache_dir()
         self._output = output
         settings = config.host
+        bounds = LogBounds(settings.audit_log_max, settings.audit_log_keep)
         self._audit = (
-            AuditLog(settings.audit_log, include_arguments=settings.audit_arguments) if settings.audit_log else None
+            AuditLog(settings.audit_log, include_arguments=settings.audit_arguments, bounds=bounds)
+            if settings.audit_log
+            else None
         )
         self._ray = import_ray()
         self._actors = Actors(config, approve)

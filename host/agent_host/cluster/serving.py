@@ -29,11 +29,12 @@ from agent_host.app.host import Host, Outcome
 from agent_host.cluster.actors import Actors
 from agent_host.cluster.connection import Cluster, import_ray
 from agent_host.cluster.executor import check_fit, event_handler, pool_size, ray_reason
-from agent_host.cluster.messages import Ended, GuestLog, Job, WorkerFailure
+from agent_host.cluster.messages import AuditLine, Ended, GuestLog, Job, WorkerFailure
 from agent_host.cluster.shipping import Shipment, ship
 from agent_host.config import Config
 from agent_host.serve.agents import CRASHED, STOP_WAIT, LogSink, Offer, stopped
 from agent_host.serve.limit_log import LimitLog
+from agent_host.session.audit_budget import AuditBudget
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +58,7 @@ class RayAgents:
         check_fit(config, cluster, approve)
         self._ray = import_ray()
         self._actors = Actors(config, approve)
+        self._audit = host.audit
         self._handle = event_handler(host.audit, output)
         self._limit_log = LimitLog(logger)
         token = stop if stop is not None else StopToken()
@@ -67,14 +69,19 @@ class RayAgents:
         self._slots = anyio.CapacityLimiter(pool_size(config, cluster))
         self._idle: list[Any] = []
 
-    async def run(self, offer: Offer, given: str, on_log: LogSink | None) -> Outcome:
+    async def run(
+        self, offer: Offer, given: str, on_log: LogSink | None, audit_budget: AuditBudget | None = None
+    ) -> Outcome:
         job = Job(offer.name, offer.settings, given, self._shipped[offer.wasm], (), logs=on_log is not None)
         async with self._slots:
             actor = self._idle.pop() if self._idle else await anyio.to_thread.run_sync(self._new_actor)
             ended = threading.Event()
             kept = True
             try:
-                return await anyio.to_thread.run_sync(self._attempt, actor, job, on_log, ended, abandon_on_cancel=True)
+                attempt = self._attempt
+                return await anyio.to_thread.run_sync(
+                    attempt, actor, job, on_log, ended, audit_budget, abandon_on_cancel=True
+                )
             except anyio.get_cancelled_exc_class():
                 actor.cancel.remote("the client cancelled the call")
                 with anyio.CancelScope(shield=True):
@@ -91,9 +98,17 @@ class RayAgents:
                 else:
                     self._forget(actor)
 
-    def _attempt(self, actor: Any, job: Job, on_log: LogSink | None, ended: threading.Event) -> Outcome:
-        """In a worker thread: one run of `job` on `actor`, its events handled as they arrive. Raises
-        Ray's errors (`HostError` when the worker could not start the agent)."""
+    def _attempt(
+        self,
+        actor: Any,
+        job: Job,
+        on_log: LogSink | None,
+        ended: threading.Event,
+        audit_budget: AuditBudget | None,
+    ) -> Outcome:
+        """In a worker thread: one run of `job` on `actor`, its events handled as they arrive (its
+        audit lines charged to `audit_budget`). Raises Ray's errors (`HostError` when the worker could
+        not start the agent)."""
         started = time.monotonic()
         try:
             for ref in actor.run.remote(job):
@@ -105,6 +120,8 @@ class RayAgents:
                     if isinstance(event, GuestLog):
                         if on_log is not None:
                             on_log(event.level, event.message)
+                    elif isinstance(event, AuditLine) and self._audit is not None:
+                        self._audit.write_line(event.line, audit_budget)
                     else:
                         self._handle(event)
             raise self._ray.exceptions.RayError(f"agent {job.agent}: its run ended without an outcome")

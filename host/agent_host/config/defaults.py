@@ -66,6 +66,18 @@ DEFAULT_AUDIT_LOG_MAX: Final = 64 * 1024 * 1024
 DEFAULT_AUDIT_LOG_KEEP: Final = 5
 """Rotated audit logs kept (`[host] audit_log_keep`): AUDIT.1 (newest) ... AUDIT.5."""
 
+DEFAULT_AUDIT_RUN_MAX: Final = 4 * 1024 * 1024
+"""Bytes of audit lines one agent run may write (`[host] audit_run_max`): 1/96 of the default
+history (6 files of 64 MiB); beyond, its lines are counted, not written."""
+
+DEFAULT_AUDIT_CLIENT_MAX: Final = 4 * 1024 * 1024
+"""Bytes of audit lines one client of `agent-host serve` may write at once (`[serve]
+audit_client_max`): 1/96 of the default history; refilled at `DEFAULT_AUDIT_CLIENT_RATE`."""
+
+DEFAULT_AUDIT_CLIENT_RATE: Final = 4 * 1024
+"""Bytes per second a `serve` client's audit allowance refills (`[serve] audit_client_rate`): about
+14 MiB an hour, so one client alone takes over a day to fill the default history."""
+
 DEFAULT_GUEST_OUTPUT_MAX: Final = 16 * 1024 * 1024
 """Bytes of stdout, and as many of stderr, one guest run may write (`[host] guest_output_max`);
 beyond, its output is dropped (a notice says so)."""

@@ -19,8 +19,11 @@ from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_
 
 from agent_host.config.base import At, Named, Need, Placed, Table, fail, problem, source_of
 from agent_host.config.defaults import (
+    DEFAULT_AUDIT_CLIENT_MAX,
+    DEFAULT_AUDIT_CLIENT_RATE,
     DEFAULT_AUDIT_LOG_KEEP,
     DEFAULT_AUDIT_LOG_MAX,
+    DEFAULT_AUDIT_RUN_MAX,
     DEFAULT_CPU_TIME,
     DEFAULT_GUEST_OUTPUT_MAX,
     DEFAULT_INBOX_SIZE,
@@ -176,6 +179,9 @@ class HostSettings(Placed):
     """Bytes of the audit log before it is rotated (renamed AUDIT.1, older ones shifted)."""
     audit_log_keep: Steps = DEFAULT_AUDIT_LOG_KEEP
     """Rotated audit logs kept (AUDIT.1 ... AUDIT.N); 0: the log is emptied when it is full."""
+    audit_run_max: Size = DEFAULT_AUDIT_RUN_MAX
+    """Bytes of audit lines one agent run (each call `agent-host serve` runs too) may write ("4MiB");
+    beyond, its lines are counted, not written, and one line at the run's end says how many."""
     server_log_max: Size = DEFAULT_SERVER_LOG_MAX
     """Bytes of a stdio server's stderr log before it is rotated."""
     server_log_keep: Steps = DEFAULT_SERVER_LOG_KEEP
@@ -341,6 +347,12 @@ class ServeSettings(Placed):
     past `session_idle` for ever."""
     max_subscriptions_per_session: Count = 64
     """Resources one MCP session (or one `subscriptions/listen` stream) may be subscribed to at once."""
+    audit_client_max: Size = DEFAULT_AUDIT_CLIENT_MAX
+    """Bytes of audit lines one client may write at once ("4MiB"): its calls' lines, their agents'
+    runs and proxied operations included; beyond, they are counted, not written, until its allowance
+    refills (`audit_client_rate`), and one line then says how many."""
+    audit_client_rate: Size = DEFAULT_AUDIT_CLIENT_RATE
+    """Bytes per second by which a client's audit allowance (`audit_client_max`) refills ("4KiB")."""
     max_connections: Count = 512
     """HTTP connections open at once; more are refused at once (503 `limit-exceeded`, the request
     unread). Lowered at start to fit the open-file limit (ulimit -n), which must leave room besides."""

@@ -33,6 +33,7 @@ from agent_host.policy.grants import AgentPolicy
 from agent_host.serve.answers import Answer, ServedTool
 from agent_host.serve.feed import Feed
 from agent_host.serve.limit_log import LimitLog
+from agent_host.session.audit_budget import AuditBudget
 from agent_host.session.guest_log import cut
 
 logger = logging.getLogger(__name__)
@@ -156,10 +157,13 @@ class AgentRunner(Protocol):
     """Where an offered agent's guests run: this process (`LocalAgents`) or a Ray cluster
     (`cluster.serving.RayAgents`)."""
 
-    async def run(self, offer: Offer, given: str, on_log: LogSink | None) -> Outcome:
+    async def run(
+        self, offer: Offer, given: str, on_log: LogSink | None, audit_budget: AuditBudget | None = None
+    ) -> Outcome:
         """Run a fresh guest of `offer` with input `given` to its end, its log lines to `on_log` (from
-        any thread). When the caller is cancelled, the guest is stopped and waited for (at most
-        `STOP_WAIT` seconds) before the cancellation goes on. Raises `HostError` when it cannot start."""
+        any thread), its audit lines charged to `audit_budget` too (the client's allowance). When the
+        caller is cancelled, the guest is stopped and waited for (at most `STOP_WAIT` seconds) before
+        the cancellation goes on. Raises `HostError` when it cannot start."""
         ...
 
     def close(self) -> None:
@@ -186,10 +190,13 @@ class LocalAgents:
         for pool in self._pools.values():  # before serving: the first calls find them, and memory is steady
             pool.filled(POOL_FILL_WAIT)
 
-    async def run(self, offer: Offer, given: str, on_log: LogSink | None) -> Outcome:
+    async def run(
+        self, offer: Offer, given: str, on_log: LogSink | None, audit_budget: AuditBudget | None = None
+    ) -> Outcome:
         name = offer.name
+        pool = self._pools.get(name)
         guest = self._host.start(
-            offer.wasm, given, agent=name, policy=offer.policy, on_log=on_log, pool=self._pools.get(name)
+            offer.wasm, given, agent=name, policy=offer.policy, on_log=on_log, pool=pool, audit_budget=audit_budget
         )
         try:
             outcome = await anyio.to_thread.run_sync(guest.join, abandon_on_cancel=True)
@@ -235,14 +242,22 @@ class AgentCalls:
         """The offered agents as tools."""
         return [ServedTool(o.name, o.description, o.input_schema) for o in self.offers.values()]
 
-    async def call(self, name: str, arguments: Mapping[str, Any], on_log: AsyncLogSink | None = None) -> Answer:
+    async def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        on_log: AsyncLogSink | None = None,
+        *,
+        audit_budget: AuditBudget | None = None,
+    ) -> Answer:
         """Run agent `name` (one of `offers`) with `arguments` in a fresh guest and answer; each log
-        line of the guest is passed to `on_log` while it runs (on this loop, in order)."""
+        line of the guest is passed to `on_log` while it runs (on this loop, in order); its audit
+        lines are charged to `audit_budget` too (the client's allowance)."""
         offer = self.offers[name]
         given = self._input(offer, arguments)
         if isinstance(given, Answer):
             return given
-        return await self._run(offer, given, on_log)
+        return await self._run(offer, given, on_log, audit_budget)
 
     def _input(self, offer: Offer, arguments: Mapping[str, Any]) -> str | Answer:
         """The guest's input for `arguments`: with an `input_schema`, the arguments (checked against
@@ -267,7 +282,9 @@ class AgentCalls:
             )
         return given
 
-    async def _run(self, offer: Offer, given: str, on_log: AsyncLogSink | None) -> Answer:
+    async def _run(
+        self, offer: Offer, given: str, on_log: AsyncLogSink | None, audit_budget: AuditBudget | None
+    ) -> Answer:
         """One guest of `offer` with input `given`, to its end (or stopped when the caller cancels)."""
         name = offer.name
         with Feed[LogLine](self._log_buffer, _line_cost, _dropped_marker) as lines:  # closed however it ends
@@ -280,7 +297,7 @@ class AgentCalls:
                 async with anyio.create_task_group() as tg:
                     if on_log is not None:
                         tg.start_soon(_forward, lines, _unpacked(on_log), drain, self._limit_log)
-                    outcome = await self.runner.run(offer, given, sink if on_log else None)
+                    outcome = await self.runner.run(offer, given, sink if on_log else None, audit_budget)
                     lines.close()  # the guest ended: the forwarder delivers what is left, then ends
                     drain.deadline = anyio.current_time() + LOG_DRAIN_WAIT
             except HostError as exc:

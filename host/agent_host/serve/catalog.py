@@ -6,7 +6,8 @@ A tool name is an agent's name or `TOOLING.TOOL` (never colliding). Every call i
 JSON (`strict_json.check`, else `invalid-arguments`), takes a turn of its client (`turns.Turns`:
 `max_concurrent` at once, `queue` waiting, divided between clients, the rest `limit-exceeded`),
 ends in an `Answer` (no exception but cancellation escapes) and is one audit line (`serve-call`)
-whatever happens to it. Once the server stops (`stopping`), calls in flight have `grace` seconds,
+whatever happens to it; the call's audit lines are charged to its client's allowance
+(`audit_budget.Allowances`). Once the server stops (`stopping`), calls in flight have `grace` seconds,
 then each answers `cancelled`. Offering nothing is a warning naming the config file, not an error.
 """
 
@@ -35,6 +36,7 @@ from agent_host.serve.limit_log import LimitLog
 from agent_host.serve.proxy import CLIENT, ToolingProxy
 from agent_host.serve.relay import Relay
 from agent_host.serve.turns import Evicted, Turns
+from agent_host.session.audit_budget import Allowances, AuditBudget
 from agent_host.session.audit_log import AuditLog
 
 logger = logging.getLogger(__name__)
@@ -63,18 +65,28 @@ class Catalog:
         self.relay = Relay(proxy, self.settings, self.slots, self.limit_log) if proxy is not None else None
         self._turns = turns
         self._audit = audit
+        keys = f"audit_client_max, audit_client_rate in {self.settings.origin}"
+        self.allowances = Allowances(
+            self.settings.audit_client_max, self.settings.audit_client_rate, agent=CLIENT, keys=keys
+        )
+        """The audit allowance of each client."""
         self._in_flight: set[anyio.CancelScope] = set()
         self._cutoff = math.inf
         """When calls in flight are cancelled (the loop's clock): set by `stopping`."""
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Catalog]:
-        """Serve from this catalog for the block (the relay of the toolings' changes runs in it)."""
-        if self.relay is None:
-            yield self
-            return
-        async with self.relay.running():
-            yield self
+        """Serve from this catalog for the block (the relay of the toolings' changes runs in it); at
+        its end, what the clients' audit allowances counted is told."""
+        try:
+            if self.relay is None:
+                yield self
+            else:
+                async with self.relay.running():
+                    yield self
+        finally:
+            if self._audit is not None:
+                self._audit.tell(self.allowances.pending())
 
     async def tools(self) -> list[ServedTool]:
         """Every offered tool: the agents, then the proxied tools the grants let the client see."""
@@ -107,8 +119,13 @@ class Catalog:
         for scope in self._in_flight:
             scope.deadline = min(scope.deadline, self._cutoff)
 
-    def record(self, name: str, argument_bytes: int, outcome: str, started: float) -> None:
-        """One audit line for a call of tool `name` that began at `started` (`time.monotonic`)."""
+    def record(self, name: str, argument_bytes: int, outcome: str, started: float, client: str = LOCAL) -> None:
+        """One audit line for a call of tool `name` by `client` that began at `started`
+        (`time.monotonic`), charged to the client's allowance."""
+        with self.allowances.held(client) as allowance:
+            self._record(name, argument_bytes, outcome, started, allowance)
+
+    def _record(self, name: str, argument_bytes: int, outcome: str, started: float, allowance: AuditBudget) -> None:
         if self._audit is not None:
             self._audit.record(
                 agent=CLIENT,
@@ -118,6 +135,7 @@ class Catalog:
                 argument_bytes=argument_bytes,
                 outcome=outcome,
                 duration=time.monotonic() - started,
+                budget=allowance,
             )
 
     async def call(
@@ -132,17 +150,19 @@ class Catalog:
     ) -> Answer:
         """Call tool `name` with `arguments` in a turn of `client` (`clients.client_of_scope`): an
         agent's guest logs to `on_log`, a proxied tool reports progress to `on_progress`. Audited
-        (`argument_bytes`: the size of the arguments as received; absent: of their JSON text)."""
+        (`argument_bytes`: the size of the arguments as received; absent: of their JSON text), the
+        call's lines charged to the client's allowance."""
         started = time.monotonic()
         outcome = ErrorCode.CANCELLED.value  # unless an answer comes: the caller cancelled the call
-        try:
-            answer = await self._call(name, arguments, on_log, on_progress, client)
-            outcome = answer.code or "ok"
-            return answer
-        finally:
-            if self._audit is not None:
-                size = argument_bytes if argument_bytes is not None else _size(arguments)
-                self.record(name, size, outcome, started)
+        with self.allowances.held(client) as allowance:
+            try:
+                answer = await self._call(name, arguments, on_log, on_progress, client, allowance)
+                outcome = answer.code or "ok"
+                return answer
+            finally:
+                if self._audit is not None:
+                    size = argument_bytes if argument_bytes is not None else _size(arguments)
+                    self._record(name, size, outcome, started, allowance)
 
     async def _call(
         self,
@@ -151,6 +171,7 @@ class Catalog:
         on_log: AsyncLogSink | None,
         on_progress: Callable[[Progress], Awaitable[None]] | None,
         client: str,
+        allowance: AuditBudget,
     ) -> Answer:
         if not self.knows(name):
             message = f"no tool {name!r} is offered; offered: {self.names()}"
@@ -169,9 +190,9 @@ class Catalog:
             try:
                 async with self._turns.turn(ticket):
                     if name in self.agents.offers:
-                        return await self.agents.call(name, arguments, on_log)
+                        return await self.agents.call(name, arguments, on_log, audit_budget=allowance)
                     assert self.proxy is not None, "knows() routed it to the proxy"
-                    return await self.proxy.call(name, dict(arguments), on_progress)
+                    return await self.proxy.call(name, dict(arguments), on_progress, audit_budget=allowance)
             except Evicted as exc:
                 self.limit_log.reached("queue", f"refused a waiting call: {exc}")
                 return Answer.failure(ErrorCode.LIMIT_EXCEEDED, str(exc))

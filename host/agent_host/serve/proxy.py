@@ -31,6 +31,7 @@ from agent_host.policy.grants import AgentPolicy
 from agent_host.serve.answers import Answer, ServedTool
 from agent_host.serve.feed import Feed
 from agent_host.session import GuestSession
+from agent_host.session.audit_budget import AuditBudget
 from agent_host.session.guest_log import MAX_LOG_MESSAGE, cut
 from agent_host.toolings import ProgressFn
 
@@ -143,11 +144,18 @@ class ToolingProxy:
             self._listed[tooling] = tools
         return tools
 
-    async def call(self, name: str, arguments: JsonObject, on_progress: AsyncProgressSink | None = None) -> Answer:
+    async def call(
+        self,
+        name: str,
+        arguments: JsonObject,
+        on_progress: AsyncProgressSink | None = None,
+        *,
+        audit_budget: AuditBudget | None = None,
+    ) -> Answer:
         """Call the offered tool `name` (`route` gives it) with `arguments`; its progress reports go to
-        `on_progress` while it runs. A refusal or failure is an `Answer` with its code. The call is
-        one coroutine on the bridge loop (`LoopSession.call_tool`); cancelling this one cancels it,
-        upstream too."""
+        `on_progress` while it runs, its audit lines are charged to `audit_budget` (the client's
+        allowance). A refusal or failure is an `Answer` with its code. The call is one coroutine on
+        the bridge loop (`LoopSession.call_tool`); cancelling this one cancels it, upstream too."""
         route = self.route(name)
         assert route is not None, "the caller routes only offered tool names here"
         text = json.dumps(arguments, ensure_ascii=False)
@@ -160,14 +168,16 @@ class ToolingProxy:
             async with anyio.create_task_group() as tg:
                 if on_progress is not None:
                     tg.start_soon(reports.forward, on_progress)
-                answer = await self._host.bridge.run(self._call, *route, text, report)
+                answer = await self._host.bridge.run(self._call, *route, text, report, audit_budget)
                 reports.close()
         return answer
 
-    async def _call(self, tooling: str, tool: str, arguments: str, report: ProgressFn | None) -> Answer:
+    async def _call(
+        self, tooling: str, tool: str, arguments: str, report: ProgressFn | None, audit_budget: AuditBudget | None
+    ) -> Answer:
         """On the bridge loop: one call, to its answer."""
         try:
-            outcome = await self._direct.call_tool(tooling, tool, arguments, report)
+            outcome = await self._direct.call_tool(tooling, tool, arguments, report, audit_budget)
         except ToolingError as exc:
             return Answer.of_error(exc)
         return Answer.of_result(json.loads(outcome.value))

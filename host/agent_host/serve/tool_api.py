@@ -88,34 +88,33 @@ def routes(catalog: Catalog, security: TransportSecuritySettings, max_body: int)
     async def tools_call(request: Request) -> Response:
         name = request.path_params["name"]
         started = time.monotonic()
+        client = client_of_scope(request.scope)
         refused = await guard.validate_request(request, is_post=True)
         if refused is not None:
-            catalog.record(name, 0, REFUSAL_CODES.get(refused.status_code, "denied"), started)
+            catalog.record(name, 0, REFUSAL_CODES.get(refused.status_code, "denied"), started, client)
             return _as_error(refused)
         if not catalog.knows(name):
-            catalog.record(name, 0, "not-found", started)
+            catalog.record(name, 0, "not-found", started, client)
             return error("not-found", f"no tool {name!r} is offered; offered: {catalog.names()}")
         body = bytearray()
         try:
             async for chunk in request.stream():
                 body += chunk
                 if len(body) > max_body:
-                    catalog.record(name, len(body), "limit-exceeded", started)
+                    catalog.record(name, len(body), "limit-exceeded", started, client)
                     return error("limit-exceeded", f"the request body is larger than max_body ({max_body} bytes)", 413)
         except ClientDisconnect:  # hung up mid-body: nobody to answer
-            catalog.record(name, len(body), "cancelled", started)
+            catalog.record(name, len(body), "cancelled", started, client)
             return Response(status_code=400)
         try:
             arguments = strict_json.loads(body or b"{}")
         except strict_json.JsonTextError as exc:
-            catalog.record(name, len(body), "invalid-arguments", started)
+            catalog.record(name, len(body), "invalid-arguments", started, client)
             return error("invalid-arguments", f"the body is not strict JSON (RFC 8259): {exc}")
         if not isinstance(arguments, dict):
-            catalog.record(name, len(body), "invalid-arguments", started)
+            catalog.record(name, len(body), "invalid-arguments", started, client)
             return error("invalid-arguments", "the body must be a JSON object: the tool's arguments")
-        answer = await unless_hung_up(
-            request, catalog.call(name, arguments, argument_bytes=len(body), client=client_of_scope(request.scope))
-        )
+        answer = await unless_hung_up(request, catalog.call(name, arguments, argument_bytes=len(body), client=client))
         if answer is None:
             return Response(status_code=400)  # the client is gone; the call was cancelled (and audited)
         if answer.code is not None:

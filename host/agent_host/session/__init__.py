@@ -6,7 +6,8 @@
 - `subscriptions`: subscriptions, through the toolings' shared `Watchers`;
 - `questions`: a server's questions put to the guest (`elicitation = "guest"`);
 - `deadline`: every bounded wait, and its one message;
-- `audit`: audit spans; `guest_log`: the guest's `log`.
+- `audit`: audit spans (`audit_log` the file, `audit_line` a line's bounds, `audit_budget` what a
+  run or a client may write); `guest_log`: the guest's `log`.
 
 Imports neither wasmtime nor mcp.
 """

@@ -5,7 +5,9 @@ operation. Its outcome is `ok`, or what ended it: a `ToolingError` its code, ano
 `internal`, a cancellation (`BaseException`) `cancelled`. An operation that handles its own
 failure says so with `span.fail(error)`; one that goes on elsewhere (an asynchronous call, which
 records itself when it ends) calls `span.defer()` so that only a failure before that is written.
-Spans never suppress exceptions. Without an audit log nothing is written.
+Spans never suppress exceptions. Without an audit log nothing is written. A trail's lines are charged
+to its `budget` (`audit_budget`: a run's, drawn from a `serve` client's too); `end` says how many
+it counted instead of writing them.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from types import TracebackType
 
 from agent_host.errors import ErrorCode, ToolingError
 from agent_host.model import Operation
+from agent_host.session.audit_budget import AuditBudget
+from agent_host.session.audit_line import utf8_size
 from agent_host.session.audit_log import AuditLog
 
 OK = "ok"
@@ -33,9 +37,11 @@ def outcome_of(exc: BaseException) -> str:
 class AuditTrail:
     """The audit of one agent's operations (see the module docstring)."""
 
-    def __init__(self, agent: str, log: AuditLog | None) -> None:
+    def __init__(self, agent: str, log: AuditLog | None, budget: AuditBudget | None = None) -> None:
+        """`budget`: what its lines are charged to (None: nothing, they are only bounded in size)."""
         self.agent = agent
         self.log = log
+        self.budget = budget
 
     def span(self, operation: Operation, tooling: str, target: str | None = None, arguments: str | None = None) -> Span:
         """A span for one operation on `tooling` (`target`: a tool name, URI or id)."""
@@ -58,11 +64,17 @@ class AuditTrail:
             tooling=tooling,
             operation=operation.value,
             target=target,
-            argument_bytes=len(arguments.encode("utf-8")) if arguments is not None else 0,
+            argument_bytes=utf8_size(arguments) if arguments is not None else 0,
             outcome=outcome,
             duration=duration,
             arguments=arguments,
+            budget=self.budget,
         )
+
+    def end(self) -> None:
+        """The run ended: one line tells what its budget counted instead of writing (if anything)."""
+        if self.log is not None and self.budget is not None:
+            self.log.end(self.budget)
 
 
 class Span:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from agent_host.config import DEFAULT_RECV_TIMEOUT
+from agent_host.config.defaults import DEFAULT_AUDIT_RUN_MAX
 from agent_host.errors import ErrorCode, ToolingError
 from agent_host.model import CallOutcome, Envelope, Operation, ResourceData, ResourceSpec, ToolSpec
 from agent_host.policy.approval import ApprovalRequest, Approver, Decision, DenyAll
@@ -27,6 +28,7 @@ from agent_host.policy.validation import ArgumentValidator
 from agent_host.session import guest_log
 from agent_host.session.admission import MAX_NAME_CHARS, MAX_URI_CHARS, Admission, AdmittedCall, check_length
 from agent_host.session.audit import AuditTrail
+from agent_host.session.audit_budget import AuditBudget, run_budget
 from agent_host.session.audit_log import AuditLog
 from agent_host.session.bridge import Bridge, Interrupt
 from agent_host.session.calls import OpenCalls, shape
@@ -90,7 +92,10 @@ class GuestSession:
         approver: Approver | None = None,
         on_log: LogSink | None = None,
         pins: Pins | None = None,
+        audit_budget: AuditBudget | None = None,
     ) -> None:
+        """`audit_budget`: what the run's audit lines are charged to (`Host` makes it from `[host]
+        audit_run_max`); absent, a budget of the default `audit_run_max`."""
         self.agent = agent
         self.policy = policy
         self._on_log = on_log
@@ -104,7 +109,9 @@ class GuestSession:
         self._interrupt = Interrupt()
         self._deadline = Deadline(policy.limits.wall_time.key)
         self._loop = LoopCalls(agent, bridge, self._deadline, self._interrupt)
-        self._audit = AuditTrail(agent, audit)
+        if audit_budget is None:
+            audit_budget = run_budget(agent, DEFAULT_AUDIT_RUN_MAX, "the default [host] audit_run_max")
+        self._audit = AuditTrail(agent, audit, audit_budget)
         validator = validator if validator is not None else ArgumentValidator()
         self._admission = Admission(agent, policy, validator, pins)
         self._questions = GuestQuestions(self.inbox, validator)
@@ -208,6 +215,7 @@ class GuestSession:
         self._cancel_where(lambda owner: False)
         self._handles.clear()
         self.inbox.close()
+        self._audit.end()  # one line tells what the run's audit budget counted instead of writing
 
     def interrupt(self, reason: str) -> None:
         """From any thread (host shutdown): end the wait the guest is blocked in and refuse every

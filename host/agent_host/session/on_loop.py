@@ -5,8 +5,9 @@ coroutine run on the bridge loop (`Bridge.run`), so the checks, the audit and th
 cost no thread hand-over beyond reaching that loop. The checks, their order, the bounds and the
 audit lines are those of `GuestSession`'s blocking operations (`admission`, `deadline`, `audit`); a
 server's question during a call is declined (no one can answer it). Holds no per-call state: one
-instance serves any number of concurrent operations. Every operation raises only `ToolingError` (a
-host bug becomes `internal`, logged).
+instance serves any number of concurrent operations; an operation's audit lines are charged to the
+`audit_budget` it is given (a `serve` client's allowance). Every operation raises only
+`ToolingError` (a host bug becomes `internal`, logged).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from agent_host.policy.pins import Pins
 from agent_host.policy.validation import ArgumentValidator
 from agent_host.session.admission import MAX_NAME_CHARS, MAX_URI_CHARS, Admission, AdmittedCall, check_length
 from agent_host.session.audit import AuditTrail
+from agent_host.session.audit_budget import AuditBudget
 from agent_host.session.audit_log import AuditLog
 from agent_host.session.calls import shape
 from agent_host.session.deadline import bounded_call, request_hint, within
@@ -48,12 +50,17 @@ class LoopSession:
         self.policy = policy
         self._toolings = toolings
         self._approver = approver
+        self._log = audit
         self._audit = AuditTrail(agent, audit)
         self._admission = Admission(agent, policy, validator, pins)
 
-    async def tooling(self, name: str) -> Tooling:
+    def _trail(self, audit_budget: AuditBudget | None) -> AuditTrail:
+        """The audit of one operation whose lines are charged to `audit_budget`."""
+        return self._audit if audit_budget is None else AuditTrail(self.agent, self._log, audit_budget)
+
+    async def tooling(self, name: str, audit_budget: AuditBudget | None = None) -> Tooling:
         """Tooling `name`, granted and connected (as `GuestSession.get`, audited the same way)."""
-        with self._audit.span(Operation.GET, name):
+        with self._trail(audit_budget).span(Operation.GET, name):
             config = self._toolings.config(name)
             self.policy.grants.check_tooling(name)
             return await within(
@@ -66,13 +73,19 @@ class LoopSession:
             )
 
     async def call_tool(
-        self, tooling_name: str, name: str, arguments: str, on_progress: ProgressFn | None = None
+        self,
+        tooling_name: str,
+        name: str,
+        arguments: str,
+        on_progress: ProgressFn | None = None,
+        audit_budget: AuditBudget | None = None,
     ) -> CallOutcome:
         """Admit, approve and run a call of tool `name` of `tooling_name` (`arguments`: JSON text),
         its progress reports to `on_progress` (on the loop): the outcome as a guest's
-        `call-tool-blocking` gets it. Audited as an asynchronous call (`call-tool`)."""
-        tooling = await self.tooling(tooling_name)
-        with self._audit.span(Operation.CALL_TOOL, tooling.name, name, arguments):
+        `call-tool-blocking` gets it. Audited as an asynchronous call (`call-tool`), its lines charged
+        to `audit_budget`."""
+        tooling = await self.tooling(tooling_name, audit_budget)
+        with self._trail(audit_budget).span(Operation.CALL_TOOL, tooling.name, name, arguments):
             call = await self._admit(tooling, name, arguments)
             result: CallResult | None = tooling.call_tool_now(name, call.parsed, agent=self.agent)
             if result is None:

@@ -182,10 +182,11 @@ def test_serve_names_only_agents_it_can_serve() -> None:
     typo = error_of("[serve]\nmax_concurent = 2\n")
     assert (typo.message, typo.hint) == (
         f"{FILE}: serve.max_concurent: unknown key",
-        "known keys here: agents, allowed_hosts, body_timeout, grace, grants, header_timeout, http, idle_timeout, "
-        "listen_idle, log_buffer, max_body, max_concurrent, max_connections, max_connections_per_client, "
-        "max_pending_answers, max_sessions, max_sessions_per_client, max_subscriptions_per_session, min_send_rate, "
-        "queue, ready_instances, send_timeout, session_idle, tokens, toolings",
+        "known keys here: agents, allowed_hosts, audit_client_max, audit_client_rate, body_timeout, grace, grants, "
+        "header_timeout, http, idle_timeout, listen_idle, log_buffer, max_body, max_concurrent, max_connections, "
+        "max_connections_per_client, max_pending_answers, max_sessions, max_sessions_per_client, "
+        "max_subscriptions_per_session, min_send_rate, queue, ready_instances, send_timeout, session_idle, tokens, "
+        "toolings",
     )
     lines = str(error_of('[agents.a]\n[serve]\nagents = ["a", "b"]\n')).splitlines()
     assert lines == [
