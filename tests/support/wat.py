@@ -55,3 +55,38 @@ def sleeper(clock: str = CLOCK, poll: str = POLL, nanoseconds: int = HOUR_NS) ->
     (canon lift (core func $i "run") (memory $memory) (realloc $realloc)))
 )
 """
+
+
+ECHO: Final = r"""
+(component
+  (core module $mem
+    (memory (export "memory") 1)
+    (global $next (mut i32) (i32.const 1024))
+    (func (export "realloc") (param i32 i32 i32 i32) (result i32)
+      (local $at i32)
+      (local.set $at (global.get $next))
+      (global.set $next (i32.add (local.get $at) (local.get 3)))
+      (if (i32.gt_u (global.get $next) (i32.mul (memory.size) (i32.const 65536)))
+        (then (if (i32.lt_s
+                    (memory.grow (i32.add (i32.const 1)
+                      (i32.div_u (i32.sub (global.get $next) (i32.mul (memory.size) (i32.const 65536)))
+                                 (i32.const 65536))))
+                    (i32.const 0))
+                (then unreachable))))
+      (local.get $at)))
+  (core instance $m (instantiate $mem))
+  (alias core export $m "memory" (core memory $memory))
+  (alias core export $m "realloc" (core func $realloc))
+  (core module $guest
+    (import "m" "memory" (memory 1))
+    (func (export "run") (param i32 i32) (result i32)
+      (i32.store8 (i32.const 16) (i32.const 0))
+      (i32.store (i32.const 20) (local.get 0))
+      (i32.store (i32.const 24) (local.get 1))
+      (i32.const 16)))
+  (core instance $i (instantiate $guest (with "m" (instance $m))))
+  (func (export "run") (param "input" string) (result (result string (error string)))
+    (canon lift (core func $i "run") (memory $memory) (realloc $realloc)))
+)
+"""
+"""A component whose `run` answers its input as it is (no imports, no Python)."""

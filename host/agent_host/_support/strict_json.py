@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Final
 
 MAX_DEPTH: Final = 128
@@ -29,6 +29,9 @@ MAX_INTEGER_DIGITS: Final = 1000
 
 MAX_WHERE: Final = 80
 """Characters of a path named in an error (a path 128 levels deep is cut)."""
+
+_LONG_NUMBER: Final = re.compile(rf"[0-9]{{{MAX_INTEGER_DIGITS + 1}}}")
+"""A run of digits longer than an integer may be (in a string or a number: the hook decides)."""
 
 _SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
 """An escape of a UTF-16 surrogate (maybe half of a valid pair: the walk decides)."""
@@ -95,8 +98,11 @@ def parse(text: str) -> object:
             return found
         return value
 
+    hooks: dict[str, Callable[[str], object]] = {"parse_constant": constant, "parse_float": number}
+    if _LONG_NUMBER.search(text):  # else every integer is short: Python's own parsing is faster
+        hooks["parse_int"] = integer
     try:
-        value = json.loads(text, parse_constant=constant, parse_int=integer, parse_float=number)
+        value = json.loads(text, **hooks)  # type: ignore[arg-type]
     except json.JSONDecodeError as exc:
         raise JsonTextError(f"not JSON ({exc.msg})", f"line {exc.lineno}, column {exc.colno}") from None
     except RecursionError:
@@ -146,39 +152,96 @@ def dumps(value: object) -> str:
     return text
 
 
+_Place = tuple["_Place | None", "str | int"] | None
+"""Where a value sits: None for the whole value, else (the place of its container, its key or
+index). Each value walked holds one such pair: its path is made into text only when reported."""
+
+
+def _path(place: _Place) -> str:
+    """The path (`$.a[0]['b c']`) of `place`, its text cut to at most `MAX_WHERE` characters."""
+    parts: list[str | int] = []
+    while place is not None:
+        place, key = place
+        parts.append(key)
+    parts.reverse()
+    text = "$"
+    for key in parts:
+        text += f"[{key}]" if isinstance(key, int) else f".{key}" if _plain(key) else f"[{key[:40]!r}]"
+        if len(text) > MAX_WHERE:
+            break  # JsonTextError cuts it: the rest is never made
+    return text
+
+
+_Frame = tuple[Iterator[tuple[str | int, object]], _Place, int]
+"""A container being walked: its remaining (key or index, value) entries, its place, its depth."""
+
+_BIG: Final = 10**300
+"""Integers within ±`_BIG` have fewer than `MAX_INTEGER_DIGITS` digits: no need to count them."""
+
+
 def _walk(value: object) -> None:
-    """Raise `JsonTextError` for the first part of `value` outside the rules (iterative: any depth)."""
-    stack: list[tuple[object, str, int]] = [(value, "$", 0)]
-    while stack:
-        item, path, depth = stack.pop()
-        if isinstance(item, dict | list):
-            if depth >= MAX_DEPTH:
-                raise JsonTextError(f"nested more than {MAX_DEPTH} levels deep", path)
-            if isinstance(item, dict):
-                for key in item:
-                    if not isinstance(key, str):
-                        raise JsonTextError(f"an object key that is a {type(key).__name__}, not a string", path)
-                    _check_text(key, f"{path} (a key)")
-                inner = [
-                    (v, f"{path}.{k}" if _plain(k) else f"{path}[{str(k)[:40]!r}]", depth + 1) for k, v in item.items()
-                ]
-            else:
-                inner = [(v, f"{path}[{index}]", depth + 1) for index, v in enumerate(item)]
-            stack.extend(reversed(inner))  # popped in document order: the first problem is reported
-        elif isinstance(item, str):
-            _check_text(item, path)
-        elif isinstance(item, _Rejected):
-            raise JsonTextError(item.problem, path)
-        elif isinstance(item, float):
-            if not math.isfinite(item):
-                raise JsonTextError(_not_a_number(item), path)
-        elif isinstance(item, bool) or item is None:
-            continue
-        elif isinstance(item, int):
-            if _too_many_digits(item):
-                raise JsonTextError(f"an integer of more than {MAX_INTEGER_DIGITS} digits", path)
+    """Raise `JsonTextError` for the first part of `value` outside the rules, in document order
+    (iterative: any depth). Memory is bounded by the depth, not the size, of `value`: the walk holds
+    one iterator per container it is inside, and makes the text of one path only, the one it reports.
+    Time is linear in the size: a plain value costs a type test (`_check_item` for the others)."""
+    _check_item(value, None, 0)
+    frames: list[_Frame] = []
+    _enter(frames, value, None, 0)
+    while frames:
+        entries, place, depth = frames[-1]
+        for key, item in entries:
+            kind = type(item)
+            if kind is str:
+                if not item.isascii():  # type: ignore[attr-defined]
+                    _check_text(item, (place, key))
+            elif kind is int:
+                if not -_BIG < item < _BIG:  # type: ignore[operator]
+                    _check_item(item, (place, key), depth + 1)
+            elif kind is dict or kind is list:
+                inner: _Place = (place, key)
+                _check_item(item, inner, depth + 1)
+                _enter(frames, item, inner, depth + 1)
+                break  # walk it now (document order); this container's iterator resumes after
+            elif item is not None and kind is not bool and kind is not float:
+                _check_item(item, (place, key), depth + 1)
+            elif kind is float and not math.isfinite(item):  # type: ignore[arg-type]
+                _check_item(item, (place, key), depth + 1)
         else:
-            raise JsonTextError(f"a {type(item).__name__}, which is not a JSON value", path)
+            frames.pop()
+
+
+def _enter(frames: list[_Frame], item: object, place: _Place, depth: int) -> None:
+    """Push the entries of `item` when it is a container (its keys checked first)."""
+    if isinstance(item, dict):
+        for key in item:
+            if not isinstance(key, str):
+                raise JsonTextError(f"an object key that is a {type(key).__name__}, not a string", _path(place))
+            if not key.isascii():
+                _check_text(key, place, " (a key)")
+        frames.append((iter(item.items()), place, depth))
+    elif isinstance(item, list):
+        frames.append((enumerate(item), place, depth))
+
+
+def _check_item(item: object, place: _Place, depth: int) -> None:
+    """Raise `JsonTextError` when `item` itself (not what it holds) is outside the rules."""
+    if isinstance(item, dict | list):
+        if depth >= MAX_DEPTH:
+            raise JsonTextError(f"nested more than {MAX_DEPTH} levels deep", _path(place))
+    elif isinstance(item, str):
+        _check_text(item, place)
+    elif isinstance(item, _Rejected):
+        raise JsonTextError(item.problem, _path(place))
+    elif isinstance(item, float):
+        if not math.isfinite(item):
+            raise JsonTextError(_not_a_number(item), _path(place))
+    elif isinstance(item, bool) or item is None:
+        return
+    elif isinstance(item, int):
+        if _too_many_digits(item):
+            raise JsonTextError(f"an integer of more than {MAX_INTEGER_DIGITS} digits", _path(place))
+    else:
+        raise JsonTextError(f"a {type(item).__name__}, which is not a JSON value", _path(place))
 
 
 _LOG10_2: Final = math.log10(2)
@@ -198,12 +261,13 @@ def _plain(key: object) -> bool:
     return isinstance(key, str) and key.isidentifier() and len(key) <= 40
 
 
-def _check_text(text: object, path: str) -> None:
+def _check_text(text: object, place: _Place, what: str = "") -> None:
     if isinstance(text, str) and not text.isascii():
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as exc:
             code = ord(text[exc.start])
             raise JsonTextError(
-                f"a lone UTF-16 surrogate (\\u{code:04x}) that no UTF-8 text can hold", f"{path}, character {exc.start}"
+                f"a lone UTF-16 surrogate (\\u{code:04x}) that no UTF-8 text can hold",
+                f"{_path(place)}{what}, character {exc.start}",
             ) from None

@@ -1,20 +1,22 @@
 """Tool arguments checked against the tool's input schema before a call leaves the host, and results
-against its output schema when they come back.
+against its output schema when they come back, with `jsonschema` (the class the schema's `$schema`
+names, Draft 2020-12 by default; validators cached per schema object, `CACHE_SIZE`, under a lock).
 
-Every kind of tooling is checked the same way, with `jsonschema` (the validator class follows the
-schema's `$schema`; Draft 2020-12 when absent). Validators are built once per (tooling, tool, schema
-object) and cached (`CACHE_SIZE` entries, LRU), shared by every guest thread under a lock. Bad
-arguments are `invalid-arguments`, a result whose `structuredContent` is missing or breaks the
-output schema `protocol`: both name the tool, the path (`$.a.b[0]`), what is wrong and the rule
-(keyword), most relevant first (at most `MAX_REPORTED`). A schema that is itself invalid (the
-server's fault) is not enforced: it is logged once. `jsonschema` is imported at the first check.
+Bad arguments are `invalid-arguments`, a result breaking its output schema `protocol`: both name the
+tool, the path, what is wrong and the rule, most relevant first (`MAX_REPORTED`). An invalid schema
+is logged once and not enforced. The value is untrusted, so a check costs memory and time linear in
+its size: at most `MAX_COLLECTED` violations are collected (`MAX_CONTEXT` per `anyOf`/`oneOf`
+branch), and jsonschema, which quotes the `repr` of the value at fault in each message, is given a
+copy whose `repr` is cut to `MAX_SHOWN` characters. `jsonschema` is imported at the first check.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
@@ -29,6 +31,18 @@ CACHE_SIZE: Final = 1024
 
 MAX_REPORTED: Final = 3
 """Schema violations named in one error message."""
+
+MAX_COLLECTED: Final = 16
+"""Schema violations collected from one check, the most relevant of them reported."""
+
+MAX_CONTEXT: Final = 4
+"""Violations kept per branch of an `anyOf` or `oneOf` (what its failure is explained by)."""
+
+MAX_SHOWN: Final = 80
+"""Characters of a value quoted in a violation's message."""
+
+MAX_MESSAGE: Final = 300
+"""Characters of one violation's message in an error."""
 
 
 class ArgumentValidator:
@@ -83,12 +97,15 @@ class ArgumentValidator:
             return None
         from jsonschema.exceptions import best_match, relevance  # imported at the first check: ~60 ms
 
-        errors = sorted(validator.iter_errors(value), key=relevance)
-        if not errors:
+        collected = list(itertools.islice(validator.iter_errors(_quiet(value)), MAX_COLLECTED + 1))
+        if not collected:
             return None
+        errors = sorted(collected[:MAX_COLLECTED], key=relevance)
         first = best_match(errors)
         ordered = [first] + [e for e in errors if e is not first]
         described = "; ".join(_describe(error) for error in ordered[:MAX_REPORTED])
+        if len(collected) > MAX_COLLECTED:
+            return f"{described} (and more)"
         more = f" (and {len(errors) - MAX_REPORTED} more)" if len(errors) > MAX_REPORTED else ""
         return described + more
 
@@ -115,7 +132,7 @@ class ArgumentValidator:
         cls = validators.validator_for(schema, default=Draft202012Validator)
         try:
             cls.check_schema(schema)
-            validator: Any = cls(schema)
+            validator: Any = _bounded(cls)(schema)
         except SchemaError as exc:
             logger.warning(
                 "tooling %r: tool %r has an invalid %s schema (%s); not enforced", tooling, tool, kind, exc.message
@@ -126,4 +143,160 @@ class ArgumentValidator:
 
 def _describe(error: ValidationError) -> str:
     path = "$" + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path)
-    return f"at {path}: {error.message} (rule: {error.validator})"
+    message = error.message if len(error.message) <= MAX_MESSAGE else f"{error.message[: MAX_MESSAGE - 3]}..."
+    return f"at {_cut(path, MAX_SHOWN)}: {message} (rule: {error.validator})"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
+
+
+_bounded_classes: dict[type, type] = {}
+_bounded_lock = threading.Lock()
+
+
+def _bounded(cls: Any) -> Any:
+    """`cls` (a jsonschema validator class) whose `anyOf` and `oneOf` keep at most `MAX_CONTEXT`
+    violations per branch: as jsonschema's own, which collect every violation of every branch."""
+    with _bounded_lock:
+        found = _bounded_classes.get(cls)
+        if found is None:
+            from jsonschema import validators
+
+            found = validators.extend(cls, {"anyOf": _any_of, "oneOf": _one_of})  # type: ignore[no-untyped-call]
+            _bounded_classes[cls] = found
+        return found
+
+
+def _branch_errors(validator: Any, instance: object, subschema: Any, index: int) -> list[ValidationError]:
+    return list(itertools.islice(validator.descend(instance, subschema, schema_path=index), MAX_CONTEXT))
+
+
+def _any_of(validator: Any, any_of: list[Any], instance: object, schema: Any) -> Iterator[ValidationError]:
+    """The `anyOf` keyword, as jsonschema's, with `MAX_CONTEXT` violations at most per branch."""
+    from jsonschema.exceptions import ValidationError
+
+    context: list[ValidationError] = []
+    for index, subschema in enumerate(any_of):
+        errors = _branch_errors(validator, instance, subschema, index)
+        if not errors:
+            return
+        context.extend(errors)
+    yield ValidationError(f"{instance!r} is not valid under any of the given schemas", context=context)
+
+
+def _one_of(validator: Any, one_of: list[Any], instance: object, schema: Any) -> Iterator[ValidationError]:
+    """The `oneOf` keyword, as jsonschema's, with `MAX_CONTEXT` violations at most per branch."""
+    from jsonschema.exceptions import ValidationError
+
+    context: list[ValidationError] = []
+    first_valid: int | None = None
+    for index, subschema in enumerate(one_of):
+        errors = _branch_errors(validator, instance, subschema, index)
+        if not errors:
+            first_valid = index
+            break
+        context.extend(errors)
+    if first_valid is None:
+        yield ValidationError(f"{instance!r} is not valid under any of the given schemas", context=context)
+        return
+    more = [
+        index
+        for index in range(first_valid + 1, len(one_of))
+        if validator.evolve(schema=one_of[index]).is_valid(instance)
+    ]
+    if more:
+        shown = ", ".join(_cut(repr(one_of[index]), MAX_SHOWN) for index in [*more, first_valid])
+        yield ValidationError(f"{instance!r} is valid under each of {shown}")
+
+
+class _Object(dict[str, Any]):
+    """A JSON object checked by jsonschema: its `repr` is cut (`MAX_SHOWN`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return _shown(self)
+
+
+class _Array(list[Any]):
+    """A JSON array checked by jsonschema: its `repr` is cut (`MAX_SHOWN`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return _shown(self)
+
+
+class _Text(str):
+    """A JSON string checked by jsonschema: its `repr` is cut (`MAX_SHOWN`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return _shown(self)
+
+
+def _quiet(value: object) -> object:
+    """A copy of `value` (parsed JSON) whose objects, arrays and strings have a cut `repr` (iterative:
+    memory beyond the copy bounded by the depth; time linear in the size)."""
+    top = _Array()
+    frames: list[tuple[Iterator[tuple[object, object]], _Object | _Array]] = [(iter([(None, value)]), top)]
+    while frames:
+        entries, into = frames[-1]
+        for key, item in entries:
+            made: object = _Text(item) if type(item) is str else item
+            inner: Iterator[tuple[object, object]] | None = None
+            if isinstance(item, dict):
+                made, inner = _Object(), iter(item.items())
+            elif isinstance(item, list):
+                made, inner = _Array(), ((None, each) for each in item)
+            if isinstance(into, _Array):
+                into.append(made)
+            else:
+                into[_Text(key) if type(key) is str else key] = made  # type: ignore[index]
+            if inner is not None:
+                frames.append((inner, made))  # type: ignore[arg-type]
+                break
+        else:
+            frames.pop()
+    return top[0]
+
+
+def _shown(value: object) -> str:
+    """Python's `repr` of `value` (parsed JSON), cut to `MAX_SHOWN` characters, at a cost bounded by
+    that length whatever the size of `value` (each step writes at least one character)."""
+    parts: list[str] = []
+    left = MAX_SHOWN
+
+    def emit(text: str) -> bool:
+        """Write `text` (what fits); whether there is room for more."""
+        nonlocal left
+        parts.append(text[: max(left, 0)])
+        left -= len(text)
+        return left >= 0
+
+    def visit(item: object) -> bool:
+        """Write `item`; whether there is room for more."""
+        if isinstance(item, dict):
+            return (
+                emit("{")
+                and all(_entry(index, key, inner) for index, (key, inner) in enumerate(item.items()))
+                and emit("}")
+            )
+        if isinstance(item, list):
+            return (
+                emit("[")
+                and all(emit(", " if index else "") and visit(inner) for index, inner in enumerate(item))
+                and emit("]")
+            )
+        if isinstance(item, str):
+            return emit(str.__repr__(item[: max(left, 0) + 1]))
+        if isinstance(item, int) and not isinstance(item, bool) and item.bit_length() > 64:
+            return emit(f"<an integer of {item.bit_length()} bits>")
+        return emit(repr(item))
+
+    def _entry(index: int, key: object, inner: object) -> bool:
+        return emit(", " if index else "") and visit(key) and emit(": ") and visit(inner)
+
+    return "".join(parts) if visit(value) else "".join(parts) + "..."

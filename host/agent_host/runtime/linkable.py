@@ -1,21 +1,14 @@
-"""What a component may import: every import name resolved as wasmtime's linker resolves it, against
-one table of what the host provides, before the component is accepted.
+"""What a component may import: each import name resolved as wasmtime's linker resolves it, against
+one table of what the host provides (`PROVIDED`), before the component is accepted.
 
-wasmtime's linker (`NameMap::get` in wasmtime-environ) takes an import by its exact name, else by its
-semver track: `ns:pkg/iface@1.2.3+build` is served by any definition of `ns:pkg/iface@1.x.y`,
-`@0.2.3` by `@0.2.x`; a pre-release or `0.0.x` version matches its exact name only; build metadata
-never matters. `resolve` applies the same rule to `PROVIDED`, keyed by (interface, track), so an
-import resolves here exactly when the host's linker could serve it, whatever its spelling. A
-component with an import that does not resolve is refused at load (`problem` names each one).
-
-Invariant (tested): every provided interface that can make a guest wait is served by the host
-(`Serves.HOST`), where waits end at the run's stop or deadline. `runtime.clock` serves WASI's
-monotonic clock under every name of a component that resolves to it (`imports_of`), so no
-spelling reaches wasmtime's own. The WASI functions left to wasmtime wait only on pollables, and
-every pollable in the sandbox is ready when made (the host's timers, files, empty stdin, output
-files, sockets that may not connect). A wait nothing here can see (a named pipe in a granted
-folder) is the backstop's: `runtime.guest` abandons a run that does not return by its stop or
-deadline.
+wasmtime (`NameMap::get`) takes an import by its exact name, else by its semver track (`@1.2.3+b`
+by any `@1.x.y`, `@0.2.3` by any `@0.2.x`; a pre-release or `0.0.x` by its exact name only; build
+metadata never matters): `track` does the same, so an import resolves here exactly when the host's
+linker could serve it, whatever its spelling; `problem` names those that do not. Invariant (tested):
+every interface that can wait for time or the host is the host's own; `runtime.clock` serves WASI's
+clock under every name that could reach it (`imports_of`). WASI's own functions wait only on
+pollables, all ready when made in the sandbox; a wait in the OS (a named pipe in a granted folder)
+is the backstop's (`runtime.guest.ABANDON_AFTER`).
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from typing import Any, Final, Protocol
 import anyio
 import anyio.to_thread
 
+from agent_host._support import off_loop
 from agent_host._support.stopping import StopToken
 from agent_host.app.host import Host, Outcome
 from agent_host.components.build import resolve_component
@@ -254,7 +255,7 @@ class AgentCalls:
         line of the guest is passed to `on_log` while it runs (on this loop, in order); its audit
         lines are charged to `audit_budget` too (the client's allowance)."""
         offer = self.offers[name]
-        given = self._input(offer, arguments)
+        given = await off_loop.run(self._input, offer, arguments, size=off_loop.size_of(arguments))
         if isinstance(given, Answer):
             return given
         return await self._run(offer, given, on_log, audit_budget)
@@ -262,7 +263,8 @@ class AgentCalls:
     def _input(self, offer: Offer, arguments: Mapping[str, Any]) -> str | Answer:
         """The guest's input for `arguments`: with an `input_schema`, the arguments (checked against
         it) as JSON text; else `arguments["input"]` (absent: the agent's configured `input`). A
-        refusal is an `invalid-arguments` answer naming what is wrong."""
+        refusal is an `invalid-arguments` answer naming what is wrong. Linear in the size of
+        `arguments` (`off_loop`)."""
         schema = offer.settings.input_schema
         if schema is not None:
             try:
@@ -302,21 +304,27 @@ class AgentCalls:
                     drain.deadline = anyio.current_time() + LOG_DRAIN_WAIT
             except HostError as exc:
                 return Answer.failure(ErrorCode.UNAVAILABLE, f"agent {name!r} cannot start: {exc}")
-        limit = offer.policy.limits.max_result_bytes
-        if _oversize(outcome.text, limit.value):
-            what = "answer" if outcome.status == "ok" else "error"
-            return Answer.failure(
-                ErrorCode.LIMIT_EXCEEDED,
-                f"agent {name}'s {what} is larger than the limit of {int(limit.value)} bytes ({limit.key}); "
-                "it was not sent",
-            )
-        if outcome.status == "ok":
-            return Answer.of_text(outcome.text)
-        if outcome.status == CRASHED:
-            return Answer.failure(ErrorCode.UNAVAILABLE, f"agent {name} crashed: {outcome.text}")
-        what = "failed" if outcome.status == "error" else "was stopped"
-        code = TRIPPED_CODES.get(outcome.tripped or "", ErrorCode.TOOL_FAILED)
-        return Answer.failure(code, f"agent {name} {what}: {outcome.text}")
+        return await off_loop.run(_answer, offer, outcome, size=len(outcome.text))
+
+
+def _answer(offer: Offer, outcome: Outcome) -> Answer:
+    """The answer of a guest's run that ended with `outcome` (linear in the length of its text)."""
+    name = offer.name
+    limit = offer.policy.limits.max_result_bytes
+    if _oversize(outcome.text, limit.value):
+        what = "answer" if outcome.status == "ok" else "error"
+        return Answer.failure(
+            ErrorCode.LIMIT_EXCEEDED,
+            f"agent {name}'s {what} is larger than the limit of {int(limit.value)} bytes ({limit.key}); "
+            "it was not sent",
+        )
+    if outcome.status == "ok":
+        return Answer.of_text(outcome.text)
+    if outcome.status == CRASHED:
+        return Answer.failure(ErrorCode.UNAVAILABLE, f"agent {name} crashed: {outcome.text}")
+    what = "failed" if outcome.status == "error" else "was stopped"
+    code = TRIPPED_CODES.get(outcome.tripped or "", ErrorCode.TOOL_FAILED)
+    return Answer.failure(code, f"agent {name} {what}: {outcome.text}")
 
 
 def _oversize(text: str, limit: float) -> bool:

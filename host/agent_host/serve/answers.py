@@ -3,16 +3,20 @@
 An `Answer` is in MCP's wire form (content blocks, optional structured content) whatever answered:
 an agent's guest or a proxied tool. A failure carries the WIT `error-code` name in `code`, its
 `message` (which never repeats the code) and, in the content, `CODE: MESSAGE` (MCP has no field for
-the code); a failed proxied call keeps the upstream result's own content.
+the code); a failed proxied call keeps the upstream result's own content. A guest's answer is JSON
+when it is strict JSON (`strict_json`: nested at most 128 deep, ...); other text, however much it
+looks like JSON, is answered as text. Making an answer from a large text costs time linear in it:
+callers on the loop build one with `off_loop.run` (`of_text`, `rendered`).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Final
 
+from agent_host._support import off_loop, strict_json
 from agent_host.errors import ErrorCode, ToolingError
 from agent_host.model import JsonObject
 
@@ -29,6 +33,18 @@ class ServedTool:
     builtin: bool = False
 
 
+_NOT_PARSED: Final = object()
+_NOT_JSON: Final = object()
+
+
+def _parse(text: str) -> Any:
+    """The value of `text` when it is strict JSON, else `_NOT_JSON` (linear in its length)."""
+    try:
+        return strict_json.parse(text)
+    except strict_json.JsonTextError:
+        return _NOT_JSON
+
+
 @dataclass(frozen=True)
 class Answer:
     """A finished call (see the module docstring)."""
@@ -39,6 +55,8 @@ class Answer:
     """The WIT `error-code` name when the call failed (`invalid-arguments`, `denied`, ...)."""
     failure_message: str | None = None
     """For a failure made here (`failure`): what went wrong, without the code."""
+    parsed: Any = field(default=_NOT_PARSED, compare=False, repr=False)
+    """The JSON value of `text`, parsed once (`of_text`); `_NOT_JSON` when it is not strict JSON."""
 
     @property
     def message(self) -> str:
@@ -63,10 +81,20 @@ class Answer:
             return self.structured
         if any(block.get("type") != "text" for block in self.content):
             return list(self.content)
-        try:
-            return json.loads(self.text)
-        except ValueError:
-            return self.text
+        parsed = self.parsed if self.parsed is not _NOT_PARSED else _parse(self.text)
+        return self.text if parsed is _NOT_JSON else parsed
+
+    @property
+    def size(self) -> int:
+        """About how much work rendering it is: the characters of its text blocks, or the values of
+        its structured content (`off_loop.size_of`), whichever is more."""
+        structured = off_loop.size_of(self.structured) if self.structured is not None else 0
+        return max(sum(len(str(block.get("text", ""))) for block in self.content), structured)
+
+    def rendered(self) -> bytes:
+        """The HTTP API's body of a successful answer: `{"result": VALUE}` as UTF-8 JSON."""
+        body = {"result": self.value}
+        return json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
 
     def wire(self) -> JsonObject:
         """The MCP `CallToolResult` of this answer, as JSON."""
@@ -77,12 +105,10 @@ class Answer:
 
     @classmethod
     def of_text(cls, text: str) -> Answer:
-        """A successful answer of one text block; structured too when the text is a JSON object."""
-        try:
-            parsed = json.loads(text)
-        except ValueError:
-            parsed = None
-        return cls(({"type": "text", "text": text},), parsed if isinstance(parsed, dict) else None)
+        """A successful answer of one text block; structured too when the text is a strict JSON object."""
+        parsed = _parse(text)
+        structured = parsed if isinstance(parsed, dict) else None
+        return cls(({"type": "text", "text": text},), structured, parsed=parsed)
 
     @classmethod
     def failure(cls, code: ErrorCode | str, message: str) -> Answer:

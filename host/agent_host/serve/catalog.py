@@ -3,12 +3,12 @@
 It holds the offered agents (`agents.AgentCalls`), with `[serve] toolings` the proxied toolings
 (`proxy.ToolingProxy`) and their relay (`relay.Relay`), and what clients share (`clients.ClientSlots`).
 A tool name is an agent's name or `TOOLING.TOOL` (never colliding). Every call is checked as strict
-JSON (`strict_json.check`, else `invalid-arguments`), takes a turn of its client (`turns.Turns`:
-`max_concurrent` at once, `queue` waiting, divided between clients, the rest `limit-exceeded`),
-ends in an `Answer` (no exception but cancellation escapes) and is one audit line (`serve-call`)
-whatever happens to it; the call's audit lines are charged to its client's allowance
-(`audit_budget.Allowances`). Once the server stops (`stopping`), calls in flight have `grace` seconds,
-then each answers `cancelled`. Offering nothing is a warning naming the config file, not an error.
+JSON (`strict_json.check`, off the loop when large: `off_loop`; else `invalid-arguments`), takes a
+turn of its client (`turns.Turns`: `max_concurrent` at once, `queue` waiting, divided between
+clients, the rest `limit-exceeded`), ends in an `Answer` (no exception but cancellation escapes) and
+is one audit line (`serve-call`) whatever happens to it, charged to its client's allowance
+(`audit_budget.Allowances`). Once the server stops (`stopping`), calls in flight have `grace`
+seconds, then each answers `cancelled`. Offering nothing is a warning naming the config file.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any, Final
 
 import anyio
 
-from agent_host._support import strict_json
+from agent_host._support import off_loop, strict_json
 from agent_host._support.stopping import StopToken
 from agent_host.app.host import Host
 from agent_host.config import Config, ServeSettings
@@ -177,7 +177,7 @@ class Catalog:
             message = f"no tool {name!r} is offered; offered: {self.names()}"
             return Answer.failure(ErrorCode.NOT_FOUND, message)
         try:
-            strict_json.check(dict(arguments))
+            await off_loop.run(strict_json.check, dict(arguments), size=off_loop.size_of(arguments))
         except strict_json.JsonTextError as exc:
             message = f"the arguments are not strict JSON: {exc}"
             return Answer.failure(ErrorCode.INVALID_ARGUMENTS, message)

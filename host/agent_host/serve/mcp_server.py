@@ -28,6 +28,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
+from agent_host._support import off_loop
 from agent_host._version import __version__
 from agent_host.errors import ErrorCode, ToolingError
 from agent_host.model import Progress, ResourceData
@@ -151,7 +152,7 @@ def build_server(catalog: Catalog) -> Server[Any]:
             answer = watched if watched is not None else Answer.failure(ErrorCode.CANCELLED, HUNG_UP)
         else:
             answer = await call
-        return types.CallToolResult.model_validate(answer.wire())
+        return await off_loop.run(types.CallToolResult.model_validate, answer.wire(), size=answer.size)
 
     if relay is None:
         return _Server(

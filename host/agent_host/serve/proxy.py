@@ -23,6 +23,7 @@ from typing import Any, Final
 import anyio
 import anyio.to_thread
 
+from agent_host._support import off_loop
 from agent_host.app.host import Host
 from agent_host.config.models import SERVE_CLIENT
 from agent_host.errors import ErrorCode, ToolingError
@@ -158,7 +159,7 @@ class ToolingProxy:
         the bridge loop (`LoopSession.call_tool`); cancelling this one cancels it, upstream too."""
         route = self.route(name)
         assert route is not None, "the caller routes only offered tool names here"
-        text = json.dumps(arguments, ensure_ascii=False)
+        text = await off_loop.run(_text_of, arguments, size=off_loop.size_of(arguments))
         with Feed[Progress](PROGRESS_BUFFER, _report_cost) as reports:
 
             def push(progress: float, total: float | None, message: str | None) -> None:  # on the bridge loop
@@ -180,7 +181,7 @@ class ToolingProxy:
             outcome = await self._direct.call_tool(tooling, tool, arguments, report, audit_budget)
         except ToolingError as exc:
             return Answer.of_error(exc)
-        return Answer.of_result(json.loads(outcome.value))
+        return await off_loop.run(_answer_of, outcome.value, size=len(outcome.value))
 
     # -- resources ---------------------------------------------------------------------------------
 
@@ -259,3 +260,13 @@ class ToolingProxy:
             json.dumps({"uri": uri}),
         )
         return (granting or list(self.toolings))[0], refusal
+
+
+def _answer_of(value: str) -> Answer:
+    """The answer of a proxied call whose outcome is `value` (JSON text of a `CallToolResult`)."""
+    return Answer.of_result(json.loads(value))
+
+
+def _text_of(arguments: JsonObject) -> str:
+    """The JSON text of a call's `arguments` (strict JSON already: `Catalog` checked them)."""
+    return json.dumps(arguments, ensure_ascii=False)

@@ -5,7 +5,8 @@
 or `{"error": {"code", "message"}}` with the status of `STATUS` for its WIT error code; `GET
 /openapi.json` describes both; another method on these paths is a 405 in the same format, with
 an `Allow` header, naming the method to use. The checks of `/mcp` apply (token, Host/Origin, `max_body`). A body
-must be strict JSON (`strict_json`), else 400 `invalid-arguments` naming what is wrong. Every call is
+must be strict JSON (`strict_json`), else 400 `invalid-arguments` naming what is wrong; parsing a
+body and rendering an answer run off the loop when large (`off_loop`). Every call is
 audited (`Catalog.record`), refused ones too. A client that hangs up mid-call cancels it (its guest
 stopped, its turn freed); one that hangs up mid-body is recorded as `cancelled`, nothing else.
 """
@@ -22,7 +23,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from agent_host._support import strict_json
+from agent_host._support import off_loop, strict_json
 from agent_host._version import __version__
 from agent_host.serve.catalog import Catalog
 from agent_host.serve.clients import client_of_scope
@@ -107,7 +108,7 @@ def routes(catalog: Catalog, security: TransportSecuritySettings, max_body: int)
             catalog.record(name, len(body), "cancelled", started, client)
             return Response(status_code=400)
         try:
-            arguments = strict_json.loads(body or b"{}")
+            arguments = await off_loop.run(strict_json.loads, bytes(body or b"{}"), size=len(body))
         except strict_json.JsonTextError as exc:
             catalog.record(name, len(body), "invalid-arguments", started, client)
             return error("invalid-arguments", f"the body is not strict JSON (RFC 8259): {exc}")
@@ -119,7 +120,7 @@ def routes(catalog: Catalog, security: TransportSecuritySettings, max_body: int)
             return Response(status_code=400)  # the client is gone; the call was cancelled (and audited)
         if answer.code is not None:
             return error(answer.code, answer.message)
-        return JSONResponse({"result": answer.value})
+        return Response(await off_loop.run(answer.rendered, size=answer.size), media_type="application/json")
 
     async def openapi(request: Request) -> Response:
         refused = await guard.validate_request(request)

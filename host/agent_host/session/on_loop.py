@@ -3,8 +3,9 @@
 For callers that already live on an event loop (`serve`'s proxied tools): each operation is one
 coroutine run on the bridge loop (`Bridge.run`), so the checks, the audit and the upstream request
 cost no thread hand-over beyond reaching that loop. The checks, their order, the bounds and the
-audit lines are those of `GuestSession`'s blocking operations (`admission`, `deadline`, `audit`); a
-server's question during a call is declined (no one can answer it). Holds no per-call state: one
+audit lines are those of `GuestSession`'s blocking operations (`admission`, `deadline`, `audit`;
+the checks of large arguments and results run off the loop: `off_loop`); a server's question
+during a call is declined (no one can answer it). Holds no per-call state: one
 instance serves any number of concurrent operations; an operation's audit lines are charged to the
 `audit_budget` it is given (a `serve` client's allowance). Every operation raises only
 `ToolingError` (a host bug becomes `internal`, logged).
@@ -15,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from agent_host._support import off_loop
 from agent_host.model import CallOutcome, CallResult, Operation, ResourceData
 from agent_host.policy.approval import Approver
 from agent_host.policy.grants import AgentPolicy
@@ -96,8 +98,13 @@ class LoopSession:
                 what = f"tooling {tooling.name!r}: the call of tool {name!r}"
                 result = await within(what, bounded_call, tooling.config, what, run, on_progress, timeout=None)
             assert result is not None, "a call's result"
-            self._admission.check_result(call, result)
-            return shape(self.policy.limits, name, arguments, result)
+            return await off_loop.run(self._shaped, call, result, size=off_loop.size_of(result.value))
+
+    def _shaped(self, call: AdmittedCall, result: CallResult) -> CallOutcome:
+        """`result` checked against the tool's output schema and shaped as a guest gets it (linear in
+        its size: `off_loop`)."""
+        self._admission.check_result(call, result)
+        return shape(self.policy.limits, call.name, call.arguments, result)
 
     async def read_resource(self, tooling_name: str, uri: str) -> ResourceData:
         """Resource `uri` of `tooling_name`, as `GuestSession.read_resource` reads it."""
@@ -113,14 +120,15 @@ class LoopSession:
         """`Admission`'s checks, the spec looked up here (and a pinning tooling's first listing
         reviewed), then approval."""
         check_length(name, MAX_NAME_CHARS, "a tool name")
-        parsed = self._admission.precheck(tooling, name, arguments)
+        size = len(arguments)
+        parsed = await off_loop.run(self._admission.precheck, tooling, name, arguments, size=size)
         spec = tooling.cached_tool_spec(name)
         if spec is None:
             spec = await self._request(tooling, f"looking up tool {name!r}", tooling.tool_spec, name)
         pins = self._admission.pins
         if not pins.seen(tooling.name):
             pins.review(tooling.name, await self._request(tooling, "tools/list", tooling.list_tools))
-        call = self._admission.admit_with(tooling, name, arguments, parsed, spec)
+        call = await off_loop.run(self._admission.admit_with, tooling, name, arguments, parsed, spec, size=size)
         if call.to_approve:
             request = self._admission.approval_request(call)
             decision = await within(
