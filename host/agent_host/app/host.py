@@ -134,15 +134,18 @@ class Host:
         on_log: LogSink | None = None,
         *,
         allow: Iterable[str] = (),
+        audit_budget: AuditBudget | None = None,
     ) -> GuestSession:
         """A session for agent `agent` under `policy`, by default the agent's own (`agent_policy`,
         deny by default, with what `allow` names granted besides; `allow=["*"]`: every configured
-        tooling). `allow` with a `policy` is a `UsageError`: the policy decides alone."""
+        tooling). `allow` with a `policy` is a `UsageError`: the policy decides alone. Its audit
+        lines are charged to a budget of `[host] audit_run_max`, or to `audit_budget` alone when
+        given (a long-lived session of `serve`: a client's allowance, or one that refills)."""
         if policy is None:
             policy = self.agent_policy(agent, allow)
         elif allow:
             raise UsageError("Host.session: pass either policy or allow, not both (allow is part of a policy)")
-        return self._new_session(GuestSession, agent, policy, on_log)
+        return self._new_session(GuestSession, agent, policy, on_log, charged=audit_budget)
 
     def loop_session(self, agent: str, policy: AgentPolicy) -> LoopSession:
         """Operations of `agent` under `policy` as coroutines for the bridge loop (`Bridge.run`):
@@ -168,13 +171,16 @@ class Host:
         policy: AgentPolicy,
         on_log: LogSink | None = None,
         audit_budget: AuditBudget | None = None,
+        *,
+        charged: AuditBudget | None = None,
     ) -> _S:
         """A session of `kind` for one run of `agent`, its audit lines charged to a budget of its own
-        (`[host] audit_run_max`) drawn from `audit_budget` too (a `serve` client's allowance)."""
+        (`[host] audit_run_max`) drawn from `audit_budget` too (a `serve` client's allowance); to
+        `charged` alone when given."""
         limits = self.config.host
         key = self._key("max_pending_bytes")
         inbox = Inbox(limits.inbox_size, limits.max_open_calls, limits.max_subscriptions, limits.max_pending_bytes, key)
-        budget = run_budget(agent, limits.audit_run_max, self._key("audit_run_max"), audit_budget)
+        budget = charged or run_budget(agent, limits.audit_run_max, self._key("audit_run_max"), audit_budget)
         return kind(
             agent,
             self.bridge,
@@ -188,6 +194,7 @@ class Host:
             on_log=on_log,
             pins=self.pins,
             audit_budget=budget,
+            owns_audit_budget=charged is None,
         )
 
     def start(

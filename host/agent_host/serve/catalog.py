@@ -62,7 +62,7 @@ class Catalog:
         self.slots = ClientSlots(self.settings.max_sessions_per_client)
         """The sessions and listen streams each client holds (shared by the HTTP app and the relay)."""
         self.limit_log = LimitLog(logger)
-        self.relay = Relay(proxy, self.settings, self.slots, self.limit_log) if proxy is not None else None
+        self.relay: Relay | None = None
         self._turns = turns
         self._audit = audit
         keys = f"audit_client_max, audit_client_rate in {self.settings.origin}"
@@ -70,6 +70,8 @@ class Catalog:
             self.settings.audit_client_max, self.settings.audit_client_rate, agent=CLIENT, keys=keys
         )
         """The audit allowance of each client."""
+        if proxy is not None:
+            self.relay = Relay(proxy, self.settings, self.slots, self.limit_log, self.allowances)
         self._in_flight: set[anyio.CancelScope] = set()
         self._cutoff = math.inf
         """When calls in flight are cancelled (the loop's clock): set by `stopping`."""
@@ -88,10 +90,13 @@ class Catalog:
             if self._audit is not None:
                 self._audit.tell(self.allowances.pending())
 
-    async def tools(self) -> list[ServedTool]:
-        """Every offered tool: the agents, then the proxied tools the grants let the client see."""
-        proxied = await self.proxy.tools() if self.proxy is not None else []
-        return self.agents.tools() + proxied
+    async def tools(self, client: str = LOCAL) -> list[ServedTool]:
+        """Every offered tool: the agents, then the proxied tools the grants let the client see
+        (listing them upstream is audited, charged to `client`'s allowance)."""
+        if self.proxy is None:
+            return self.agents.tools()
+        with self.allowances.held(client) as allowance:
+            return self.agents.tools() + await self.proxy.tools(allowance)
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
         """The input schema of offered tool `name` as known without asking anyone (None: not known

@@ -24,6 +24,10 @@ CLIENT_SCOPE_KEY: Final = "agent_host.client"
 """The ASGI scope key under which the token middleware records the client's name."""
 LOCAL: Final = "local"
 """The client of a connection that is not HTTP (stdio, in process)."""
+RELAY: Final = "relay"
+"""What `serve`'s relay does for no client in particular (watching the offered toolings), as a client
+of its own: its audit lines have an allowance as a client's."""
+
 LOOPBACK: Final = "loopback"
 """Every client without a token that connects from a loopback address (see the module docstring)."""
 UNKNOWN: Final = "address unknown"

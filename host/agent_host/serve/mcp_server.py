@@ -125,7 +125,7 @@ def build_server(catalog: Catalog) -> Server[Any]:
                 output_schema=dict(tool.output_schema) if tool.output_schema is not None else None,
                 annotations=types.ToolAnnotations.model_validate(tool.annotations) if tool.annotations else None,
             )
-            for tool in await catalog.tools()
+            for tool in await catalog.tools(client_of_request(ctx.request))
         ]
         return types.ListToolsResult(tools=tools)
 
@@ -169,13 +169,13 @@ def build_server(catalog: Catalog) -> Server[Any]:
         relay.seen(ctx)
         resources = [
             types.Resource(uri=spec.uri, name=spec.name, description=spec.description, mime_type=spec.mime_type)
-            for spec in await proxy.resources()
+            for spec in await proxy.resources(catalog.allowances.of(client_of_request(ctx.request)))
         ]
         return types.ListResourcesResult(resources=resources)
 
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         try:
-            data = await proxy.read(str(params.uri))
+            data = await proxy.read(str(params.uri), catalog.allowances.of(client_of_request(ctx.request)))
         except ToolingError as exc:
             raise _refused(exc, str(params.uri)) from None
         return types.ReadResourceResult(contents=[_contents(data)])

@@ -90,9 +90,10 @@ class ToolingProxy:
         self._generation[tooling] = self._generation.get(tooling, 0) + 1
         self._listed.pop(tooling, None)
 
-    def session(self) -> GuestSession:
-        """A new session of agent `serve` (use it from one worker thread, then close it)."""
-        return self._host.session(CLIENT, self.policy)
+    def session(self, audit_budget: AuditBudget | None = None) -> GuestSession:
+        """A new session of agent `serve` (use it from one worker thread, then close it), its audit
+        lines charged to `audit_budget` (the client's allowance it acts for) when given."""
+        return self._host.session(CLIENT, self.policy, audit_budget=audit_budget)
 
     def route(self, name: str) -> tuple[str, str] | None:
         """(tooling, tool) of an offered tool name `TOOLING.TOOL`; None when `name` is not one."""
@@ -110,18 +111,19 @@ class ToolingProxy:
 
     # -- tools -------------------------------------------------------------------------------------
 
-    async def tools(self) -> list[ServedTool]:
-        """The tools of the offered toolings that the grants let the client see, in tooling order."""
-        return await anyio.to_thread.run_sync(self._tools)
+    async def tools(self, audit_budget: AuditBudget | None = None) -> list[ServedTool]:
+        """The tools of the offered toolings that the grants let the client see, in tooling order;
+        the audit lines of listing them charged to `audit_budget` (the client's allowance)."""
+        return await anyio.to_thread.run_sync(self._tools, audit_budget)
 
-    def _tools(self) -> list[ServedTool]:
+    def _tools(self, audit_budget: AuditBudget | None) -> list[ServedTool]:
         served: list[ServedTool] = []
         session: GuestSession | None = None
         try:
             for tooling in self.toolings:
                 kept = self._listed.get(tooling)
                 if kept is None:
-                    session = session or self.session()
+                    session = session or self.session(audit_budget)
                     kept = self._list_tools(session, tooling)
                 served += kept
         finally:
@@ -185,13 +187,13 @@ class ToolingProxy:
 
     # -- resources ---------------------------------------------------------------------------------
 
-    async def resources(self) -> list[ResourceSpec]:
+    async def resources(self, audit_budget: AuditBudget | None = None) -> list[ResourceSpec]:
         """The resources of the offered toolings that the grants let the client see; a URI listed by
-        two toolings is the first one's."""
-        return await anyio.to_thread.run_sync(self._resources)
+        two toolings is the first one's. The audit lines charged to `audit_budget` (the client's)."""
+        return await anyio.to_thread.run_sync(self._resources, audit_budget)
 
-    def _resources(self) -> list[ResourceSpec]:
-        with closing(self.session()) as session:
+    def _resources(self, audit_budget: AuditBudget | None) -> list[ResourceSpec]:
+        with closing(self.session(audit_budget)) as session:
             return self._list_resources(session)
 
     def _list_resources(self, session: GuestSession) -> list[ResourceSpec]:
@@ -212,15 +214,16 @@ class ToolingProxy:
         self._owners = owners
         return list(listed.values())
 
-    async def read(self, uri: str) -> ResourceData:
-        """Resource `uri`. Raises `ToolingError` (`not-found`, `denied`, `limit-exceeded`, ...)."""
+    async def read(self, uri: str, audit_budget: AuditBudget | None = None) -> ResourceData:
+        """Resource `uri`, the audit lines charged to `audit_budget` (the client's allowance). Raises
+        `ToolingError` (`not-found`, `denied`, `limit-exceeded`, ...)."""
         owner = self._known_owner(uri)
         if owner is None:
-            owner = await anyio.to_thread.run_sync(self._owner, uri)
-        return await self._host.bridge.run(self._direct.read_resource, owner, uri)
+            owner = await anyio.to_thread.run_sync(self._owner, uri, audit_budget)
+        return await self._host.bridge.run(self._direct.read_resource, owner, uri, audit_budget)
 
-    def _owner(self, uri: str) -> str:
-        with closing(self.session()) as session:
+    def _owner(self, uri: str, audit_budget: AuditBudget | None) -> str:
+        with closing(self.session(audit_budget)) as session:
             return self.owner(session, uri)
 
     def _known_owner(self, uri: str) -> str | None:

@@ -41,10 +41,11 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from agent_host.config import ServeSettings
 from agent_host.errors import ErrorCode, ToolingError
 from agent_host.model import Envelope
-from agent_host.serve.clients import ClientSlots, client_of_request
+from agent_host.serve.clients import RELAY, ClientSlots, client_of_request
 from agent_host.serve.limit_log import LimitLog
-from agent_host.serve.proxy import ToolingProxy
+from agent_host.serve.proxy import CLIENT, ToolingProxy
 from agent_host.session import GuestSession
+from agent_host.session.audit_budget import Allowances, AuditBudget
 from agent_host.toolings.mcp.sdk_hooks import connection_of
 
 logger = logging.getLogger(__name__)
@@ -95,8 +96,22 @@ async def _notify(connection: Connection, key: str) -> None:
 class Relay:
     """See the module docstring. Enter `running()` on the server's loop before serving."""
 
-    def __init__(self, proxy: ToolingProxy, settings: ServeSettings, slots: ClientSlots, limit_log: LimitLog) -> None:
+    def __init__(
+        self,
+        proxy: ToolingProxy,
+        settings: ServeSettings,
+        slots: ClientSlots,
+        limit_log: LimitLog,
+        allowances: Allowances | None = None,
+    ) -> None:
+        """`allowances`: the clients' audit allowances, charged with the audit lines of what the relay
+        does for each (subscribing upstream for it); the relay's own lines have an allowance of their
+        own, as large and refilled alike."""
         self._proxy = proxy
+        keys = f"audit_client_max, audit_client_rate in {settings.origin}"
+        self._allowances = allowances or Allowances(
+            settings.audit_client_max, settings.audit_client_rate, agent=CLIENT, keys=keys
+        )
         self._settings = settings
         self._slots = slots
         self._limit_log = limit_log
@@ -126,7 +141,7 @@ class Relay:
     async def running(self) -> AsyncIterator[None]:
         """Watch the toolings and relay their changes for the block; at its end every subscription
         upstream is released."""
-        session = self._session = self._proxy.session()
+        session = self._session = self._proxy.session(self._allowances.of(RELAY))
         ended: BaseException | None = None
         try:
             async with anyio.create_task_group() as tg:
@@ -173,27 +188,31 @@ class Relay:
                     return
                 logger.info("changes of tooling %s are not relayed: %s", tooling, exc)
 
-    async def acquire(self, uri: str) -> None:
-        """Watch resource `uri` upstream for one more client. Raises `ToolingError` (`denied`,
-        `not-found`, `unavailable` when the server cannot notify, `limit-exceeded`)."""
+    async def acquire(self, uri: str, client: str = RELAY) -> None:
+        """Watch resource `uri` upstream for one more client (`client`: the audit lines of subscribing
+        are charged to its allowance). Raises `ToolingError` (`denied`, `not-found`, `unavailable`
+        when the server cannot notify, `limit-exceeded`)."""
         async with self._lock:
             watched = self._watched.get(uri)
             if watched is not None:
                 watched.holders += 1
                 return
-            rep, sub_id = await anyio.to_thread.run_sync(self._subscribe, uri, limiter=self._one)
+            budget = self._allowances.of(client)
+            rep, sub_id = await anyio.to_thread.run_sync(self._subscribe, uri, budget, limiter=self._one)
             self._watched[uri] = _Watched(rep, sub_id, 1)
             self._uris[sub_id] = uri
 
-    def _subscribe(self, uri: str) -> tuple[int, str]:
+    def _subscribe(self, uri: str, budget: AuditBudget) -> tuple[int, str]:
         session = self._session
         assert session is not None, "running() set it"
-        tooling, refusal = self._proxy.subscribable(session, uri)
-        rep = self._rep(session, tooling)
-        return rep, session.subscribe(rep, "resource", uri, refusal)
+        with session.charged_to(budget):
+            tooling, refusal = self._proxy.subscribable(session, uri)
+            rep = self._rep(session, tooling)
+            return rep, session.subscribe(rep, "resource", uri, refusal)
 
-    async def release(self, uri: str) -> None:
-        """One client less watches resource `uri`; the last one ends the subscription upstream."""
+    async def release(self, uri: str, client: str = RELAY) -> None:
+        """One client less watches resource `uri`; the last one ends the subscription upstream (its
+        audit line charged to `client`'s allowance)."""
         async with self._lock:
             watched = self._watched.get(uri)
             if watched is None:
@@ -205,8 +224,13 @@ class Relay:
             self._uris.pop(watched.sub_id, None)
             session = self._session
             assert session is not None, "running() set it"
-            unsubscribe = session.unsubscribe
-            await anyio.to_thread.run_sync(unsubscribe, watched.rep, "resource", watched.sub_id, limiter=self._one)
+            budget = self._allowances.of(client)
+
+            def unsubscribe() -> None:
+                with session.charged_to(budget):
+                    session.unsubscribe(watched.rep, "resource", watched.sub_id)
+
+            await anyio.to_thread.run_sync(unsubscribe, limiter=self._one)
 
     # -- downstream --------------------------------------------------------------------------------
 
@@ -292,7 +316,7 @@ class Relay:
             raise self._beyond(self._too_many(len(held), "this MCP session holds", "unsubscribe from one first"))
         held.add(uri)  # before the wait upstream: a concurrent request of this connection counts it
         try:
-            await self.acquire(uri)
+            await self.acquire(uri, client_of_request(ctx.request))
         except BaseException:
             held.discard(uri)
             raise
@@ -301,9 +325,10 @@ class Relay:
 
     async def unsubscribe(self, ctx: ServerRequestContext[Any], uri: str) -> None:
         """`resources/unsubscribe` (2025-11-25)."""
-        await self.unsubscribe_connection(connection_of(ctx), uri)
+        await self.unsubscribe_connection(connection_of(ctx), uri, client_of_request(ctx.request))
 
-    async def unsubscribe_connection(self, connection: Connection, uri: str) -> None:
+    async def unsubscribe_connection(self, connection: Connection, uri: str, client: str = RELAY) -> None:
+        """`connection` no longer watches `uri` (it unsubscribed, as `client`, or went away)."""
         holders = self._legacy_uris.get(uri)
         if holders is None or connection not in holders:
             return
@@ -314,7 +339,7 @@ class Relay:
         outbox = self._outboxes.get(connection)
         if outbox is not None:
             outbox.waiting.pop(f"uri:{uri}", None)
-        await self.release(uri)
+        await self.release(uri, client)
 
     async def listen(
         self, ctx: ServerRequestContext[Any], params: SubscriptionsListenRequestParams
@@ -336,7 +361,7 @@ class Relay:
         self._listens.add(handler)
         try:
             for uri in uris:
-                await self.acquire(uri)
+                await self.acquire(uri, client)
                 held.append(uri)
             return await self._listened(ctx, params, handler)
         finally:
@@ -344,7 +369,7 @@ class Relay:
             self._slots.release(client, slot)
             with anyio.CancelScope(shield=True):
                 for uri in held:
-                    await self.release(uri)
+                    await self.release(uri, client)
 
     async def _listened(
         self, ctx: ServerRequestContext[Any], params: SubscriptionsListenRequestParams, handler: ListenHandler

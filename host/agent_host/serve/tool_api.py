@@ -70,8 +70,8 @@ def routes(catalog: Catalog, security: TransportSecuritySettings, max_body: int)
     """The API's routes, for the server's Starlette application."""
     guard = TransportSecurityMiddleware(security)
 
-    async def listing() -> list[dict[str, Any]]:
-        tools = await catalog.tools()
+    async def listing(request: Request) -> list[dict[str, Any]]:
+        tools = await catalog.tools(client_of_scope(request.scope))
         return [
             {
                 "name": t.name,
@@ -84,7 +84,7 @@ def routes(catalog: Catalog, security: TransportSecuritySettings, max_body: int)
 
     async def tools_list(request: Request) -> Response:
         refused = await guard.validate_request(request)
-        return _as_error(refused) if refused is not None else JSONResponse({"tools": await listing()})
+        return _as_error(refused) if refused is not None else JSONResponse({"tools": await listing(request)})
 
     async def tools_call(request: Request) -> Response:
         name = request.path_params["name"]
@@ -124,7 +124,7 @@ def routes(catalog: Catalog, security: TransportSecuritySettings, max_body: int)
 
     async def openapi(request: Request) -> Response:
         refused = await guard.validate_request(request)
-        return _as_error(refused) if refused is not None else JSONResponse(_openapi(await listing()))
+        return _as_error(refused) if refused is not None else JSONResponse(_openapi(await listing(request)))
 
     return [
         Route("/tools/list", tools_list, methods=["GET"]),

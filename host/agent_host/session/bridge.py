@@ -152,6 +152,11 @@ class _Waiter(Generic[_T]):
             self._task.cancel()
 
     @property
+    def was_started(self) -> bool:
+        """Whether the task was created (from any thread): it was handed over."""
+        return self._task is not None
+
+    @property
     def running(self) -> bool:
         """Whether the task was started and has not ended (from any thread)."""
         return self._task is not None and not self._task.done()
@@ -294,12 +299,14 @@ class Bridge:
                 submitted = True
             return waiter.result(None)
         except BaseException:
-            if submitted:
+            if submitted or waiter.was_started:  # a signal landing in `submit` after the hand-over too
                 if stop is not None and waiter.running:
                     self._loop.call_soon_threadsafe(stop)
                 else:
                     waiter.cancel()  # nothing when it has ended; when it has not started, at its start
                 waiter.ended()
+            else:
+                waiter.cancel()  # handed over after all (the signal landed in `submit`): cancelled at its start
             raise
 
     async def run(self, fn: Callable[..., Awaitable[_T]], *args: Any) -> _T:

@@ -9,11 +9,12 @@ the agent's policy is enforced before anything leaves the host, and every operat
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -93,9 +94,11 @@ class GuestSession:
         on_log: LogSink | None = None,
         pins: Pins | None = None,
         audit_budget: AuditBudget | None = None,
+        owns_audit_budget: bool = True,
     ) -> None:
         """`audit_budget`: what the run's audit lines are charged to (`Host` makes it from `[host]
-        audit_run_max`); absent, a budget of the default `audit_run_max`."""
+        audit_run_max`); absent, a budget of the default `audit_run_max`. `owns_audit_budget`: whether
+        `close` ends it (one line telling what it counted); not when it is borrowed (a client's)."""
         self.agent = agent
         self.policy = policy
         self._on_log = on_log
@@ -112,6 +115,7 @@ class GuestSession:
         if audit_budget is None:
             audit_budget = run_budget(agent, DEFAULT_AUDIT_RUN_MAX, "the default [host] audit_run_max")
         self._audit = AuditTrail(agent, audit, audit_budget)
+        self._owns_audit_budget = owns_audit_budget
         validator = validator if validator is not None else ArgumentValidator()
         self._admission = Admission(agent, policy, validator, pins)
         self._questions = GuestQuestions(self.inbox, validator)
@@ -205,6 +209,20 @@ class GuestSession:
         if self._handles.pop(rep, None) is not None:
             self._cancel_where(lambda owner: owner != rep)
 
+    @contextlib.contextmanager
+    def charged_to(self, budget: AuditBudget | None) -> Iterator[None]:
+        """Charge the audit lines of the operations in the block to `budget` instead of the session's
+        own (None: its own): a long-lived session of `serve` acting for one client at a time. Use it
+        from the thread that runs the session's operations."""
+        if budget is None:
+            yield
+            return
+        own, self._audit.budget = self._audit.budget, budget
+        try:
+            yield
+        finally:
+            self._audit.budget = own
+
     def close(self) -> None:
         """End of the guest's run (it returned or trapped, or the host gave up on it): cancel
         everything it opened, upstream too, and close the inbox. Idempotent; from any thread, once."""
@@ -215,7 +233,8 @@ class GuestSession:
         self._cancel_where(lambda owner: False)
         self._handles.clear()
         self.inbox.close()
-        self._audit.end()  # one line tells what the run's audit budget counted instead of writing
+        if self._owns_audit_budget:  # one line tells what the run's audit budget counted instead of writing
+            self._audit.end()
 
     def interrupt(self, reason: str) -> None:
         """From any thread (host shutdown): end the wait the guest is blocked in and refuse every

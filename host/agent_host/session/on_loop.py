@@ -106,10 +106,11 @@ class LoopSession:
         self._admission.check_result(call, result)
         return shape(self.policy.limits, call.name, call.arguments, result)
 
-    async def read_resource(self, tooling_name: str, uri: str) -> ResourceData:
-        """Resource `uri` of `tooling_name`, as `GuestSession.read_resource` reads it."""
-        tooling = await self.tooling(tooling_name)
-        with self._audit.span(Operation.READ_RESOURCE, tooling.name, uri[:MAX_URI_CHARS]):
+    async def read_resource(self, tooling_name: str, uri: str, audit_budget: AuditBudget | None = None) -> ResourceData:
+        """Resource `uri` of `tooling_name`, as `GuestSession.read_resource` reads it; audited, its
+        lines charged to `audit_budget`."""
+        tooling = await self.tooling(tooling_name, audit_budget)
+        with self._trail(audit_budget).span(Operation.READ_RESOURCE, tooling.name, uri[:MAX_URI_CHARS]):
             check_length(uri, MAX_URI_CHARS, "a resource URI")
             self.policy.grants.check_resource(tooling.name, uri)
             data = await self._request(tooling, f"the read of resource {uri!r}", tooling.read_resource, uri)

@@ -16,6 +16,7 @@ import pytest
 from agent_host import Host, parse_config
 from agent_host.serve.agents import AgentCalls
 from agent_host.serve.catalog import Catalog
+from agent_host.serve.proxy import ToolingProxy
 from agent_host.serve.turns import Turns
 from agent_host.session.audit_line import MAX_FIELD_CHARS, MAX_LINE_BYTES
 from agent_host.session.audit_log import BUDGET_OPERATION, AuditLog
@@ -58,3 +59,30 @@ async def test_one_clients_refused_calls_are_counted_past_its_allowance_and_othe
     assert (huge_line["operation"], huge_line["lines_not_written"]) == (BUDGET_OPERATION, 1)
     assert MAX_FIELD_CHARS < huge_line["bytes_not_written"] <= MAX_LINE_BYTES  # counted as it would be written, cut
     assert path.stat().st_size < 4096 + 2048  # the allowance, the other's line and the telling line
+
+
+async def test_listing_and_reading_through_the_proxy_are_charged_to_the_clients_allowance(tmp_path: Path) -> None:
+    """A client listing the offered tools and reading a resource again and again: the audit lines of
+    those operations upstream (`get`, `list-tools`, `read-resource`) come out of its allowance, so it
+    cannot rotate away another client's lines with many small ones."""
+    text = (
+        '[tooling.mock]\nkind = "mock"\n[[tooling.mock.tools]]\nname = "echo"\nresults = [{ text = "hi" }]\n'
+        '[[tooling.mock.resources]]\nuri = "mem://a"\ntext = "a"\n'
+        '[serve]\ntoolings = ["mock"]\naudit_client_max = "4KiB"\naudit_client_rate = 1\n'
+    )
+    config = parse_config(text, tmp_path / "agent-host.toml", {})
+    path = tmp_path / "audit.jsonl"
+    log = AuditLog(path)
+    with Host(config, audit=log) as host:
+        proxy = ToolingProxy(host, ["mock"], host.policy("serve", None, ["mock"]))
+        catalog = Catalog(AgentCalls(host, []), proxy, Turns(1, 1), config.serve, log)
+        async with catalog.running():
+            for _ in range(CALLS):
+                await catalog.tools("token 1")
+                await proxy.read("mem://a", catalog.allowances.of("token 1"))
+            await proxy.read("mem://a", catalog.allowances.of("token 2"))
+    lines = lines_of(path)
+    told = [line for line in lines if line["operation"] == BUDGET_OPERATION]
+    assert {(line["agent"], line["target"]) for line in told} == {("serve", "token 1")}
+    assert sum(line["lines_not_written"] for line in told) > CALLS  # most of the first client's lines
+    assert [line["operation"] for line in lines[-3:]] == ["get", "read-resource", BUDGET_OPERATION]  # token 2's
