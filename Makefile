@@ -1,5 +1,5 @@
 # agent-host. On a fresh machine (Python 3.11+):
-#   make demo   set everything up, build the example agent and run it against the bundled MCP server
+#   make demo   install agent-host (the runtime alone), build the example agent and run it against the bundled MCP server
 #   make test   set everything up, lint, type-check and run every test, with coverage
 #   make test-fast   the unit tests alone (under a minute)
 #   make docs   serve the documentation site on http://127.0.0.1:8000 (mkdocs.yml; `make lint` builds it strictly)
@@ -9,15 +9,28 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+RUNTIME := $(VENV)/.runtime
+PIP := $(BIN)/python -m pip install --disable-pip-version-check --progress-bar on
+PYTHON_CHECK := $(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "agent-host needs Python 3.11 or newer: run make PYTHON=python3.11")'
 
 .PHONY: setup guests demo test test-fast lint docs bench clean
 
+# What development needs: the package with its dev and Ray extras, and the dev runner built ahead
+# (the first `agent-host dev` of a guest then starts at once).
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "agent-host needs Python 3.11 or newer: run make PYTHON=python3.11")'
+	@$(PYTHON_CHECK)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,ray]'
+	$(PIP) -e '.[dev,ray]'
+	$(BIN)/agent-host dev --prepare
+	touch $(RUNTIME) $@
+
+# What the demo needs: the package alone (its runtime dependencies).
+$(RUNTIME): pyproject.toml
+	@$(PYTHON_CHECK)
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) -e .
 	touch $@
 
 guests: setup
@@ -25,8 +38,12 @@ guests: setup
 	$(BIN)/agent-host build tests/guests/probe
 	$(BIN)/agent-host build tests/guests/blunders
 
-demo: setup
+demo: $(RUNTIME)
 	$(BIN)/agent-host run guests/demo
+	@echo
+	@echo 'next: . $(VENV)/bin/activate, then write an agent and run it on every save:'
+	@echo '  agent-host new scout && agent-host dev guests/scout'
+	@echo 'README.md, "Quick start", goes on from there; make setup installs the development tools.'
 
 lint: setup
 	$(BIN)/ruff check host tests guests docs/hooks

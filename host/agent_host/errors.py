@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import enum
 import signal
-from typing import ClassVar, Final
+from typing import ClassVar
 
 
 class ExitCode(enum.IntEnum):
@@ -38,14 +38,25 @@ class ExitCode(enum.IntEnum):
         return 128 + (signum if signum is not None else signal.SIGINT)
 
 
-MISSING_MODULE_HINT: Final = (
-    "a guest can import the standard library, agentlib and what its folder holds, never the host's installed "
-    "packages: copy a pure-Python package into the guest folder (`pip install --no-deps --target FOLDER "
-    "PACKAGE`, then its pure-Python dependencies likewise); a package with native extensions cannot run in a guest; "
-    "a built guest holds only the standard-library modules its code imports as it loads: import one used later "
-    "(inside a function, by importlib) at the top of app.py"
-)
-"""What to do about a module a guest cannot import: the same hint for a build and a dev run."""
+def missing_module_hints(detail: str, folder: str | None = None) -> tuple[str, ...]:
+    """What to do about a module a guest cannot import (`detail`: Python's message, such as
+    `No module named 'requests.adapters'`), the fix for this case first: the same hints for a build,
+    a run and a dev run. `folder`: the guest folder, when known."""
+    named = detail.partition("No module named ")[2].strip().strip("'\"").partition(".")[0]
+    package = named or "PACKAGE"
+    return (
+        f"copy it into the guest folder: pip install --no-deps --target {folder or 'GUEST_FOLDER'} {package}"
+        + (f" (the package that provides module {named})" if named else ""),
+        "a guest imports the standard library, agentlib and what its folder holds, never the host's packages; "
+        "copy the package's pure-Python dependencies likewise (a native extension cannot run in a guest)",
+        "a built guest holds only the standard-library modules its code imports as it loads: import one used later "
+        "(inside a function, by importlib) at the top of app.py",
+    )
+
+
+def hint_lines(hints: tuple[str, ...]) -> str:
+    """Several hints as one `HostError.hint` (each on its own `  hint:` line as the command line prints it)."""
+    return "\n  hint: ".join(hints)
 
 
 class ErrorCode(enum.StrEnum):

@@ -9,9 +9,10 @@ at the boundary, where componentize-py would panic and lose the reason:
   the guest's own line that called;
 - a value that is not a str leaves as `Err("run() must return str, got TYPE (FILE:LINE)")`;
 - any other exception is printed on stderr in Python's own format, with only the guest's frames,
-  paths relative to its folder and the source lines (`keep_sources`), and the guest exits with
-  `UNCAUGHT_EXIT` (a trap for the host, without Rust panic text). A `MemoryError` first releases
-  what the failed run held, then is reported as `MemoryError: raised at FILE:LINE`.
+  paths relative to its folder and the source lines (`keep_sources`), and leaves `run` as
+  `Err("TYPE: message (at FILE:LINE)")`: the agent failed, as a JavaScript guest's uncaught error
+  does (exit 1; traps stay for the host's limits). A `MemoryError` first releases what the failed
+  run held. If even the report fails, the guest exits with `UNCAUGHT_EXIT` (a trap).
 `Err(str)` and a returned str pass through untouched.
 """
 
@@ -31,7 +32,7 @@ from wit_world.imports import types
 
 from agentlib.errors import code_name
 
-__all__ = ("keep_sources", "wrap")
+__all__ = ("failure", "keep_sources", "wrap")
 
 UNCAUGHT_EXIT = 70
 """The guest's exit status after an uncaught exception was reported (EX_SOFTWARE)."""
@@ -65,16 +66,18 @@ def wrap(guest: type) -> type:
         def run(self, input: str) -> str:
             try:
                 value = super().run(input)
-            except Err as failure:
-                if isinstance(failure.value, str):
+            except Err as declined:
+                if isinstance(declined.value, str):
                     raise
-                raise Err(f"{_describe(failure.value)} (raised at {_where(failure.__traceback__)})") from None
+                raise Err(f"{_describe(declined.value)} (raised at {_where(declined.__traceback__)})") from None
             except MemoryError as exhausted:
                 where = _release(exhausted.__traceback__)
                 del exhausted
-                _die(MemoryError(f"raised at {where}"))
+                sys.stderr.write(f"Traceback (most recent call last):\nMemoryError: raised at {where}\n")
+                sys.stderr.flush()
+                raise Err(f"MemoryError (at {where})") from None
             except Exception as uncaught:
-                _die(uncaught)
+                raise failure(uncaught) from None
             if not isinstance(value, str):
                 got = "None" if value is None else type(value).__name__
                 raise Err(f"run() must return str, got {got} ({_where_defined(guest)})")
@@ -96,6 +99,27 @@ def keep_sources(folder: str) -> None:
             continue
         lines = text.splitlines(keepends=True)
         linecache.cache[str(path)] = (len(text), None, lines, str(path))
+
+
+def failure(exc: BaseException) -> Err[str]:
+    """`Err("TYPE: message (at FILE:LINE)")` for an exception that escaped `run`, after its traceback
+    is printed on stderr (the guest's frames only); if even that fails, the guest exits (`_die`)."""
+    try:
+        report = traceback.TracebackException(type(exc), exc, exc.__traceback__)
+        _own_frames(report)
+        sys.stderr.write("Traceback (most recent call last):\n" if not report.stack else "")
+        sys.stderr.write("".join(report.format()))
+        sys.stderr.flush()
+        message = str(exc)
+        where = _where(exc.__traceback__)
+        if isinstance(exc, SyntaxError) and exc.filename:  # where the source is broken, not where it was read
+            where = f"{_short(str(exc.filename))}:{exc.lineno}"
+            message = exc.msg
+    except BaseException:
+        _die(exc)
+        raise
+    named = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return Err(f"{named} (at {where})")
 
 
 def _die(exc: BaseException) -> None:

@@ -67,7 +67,18 @@ def runner_component(stop: StopToken | None = None) -> Path:
     if not module.is_file() or module.read_text(encoding="utf-8") != text:
         folder.mkdir(parents=True, exist_ok=True)
         module.write_text(text, encoding="utf-8")
-    return build_guest(folder, module=RUNNER_MODULE, stop=stop)
+    return build_guest(folder, module=RUNNER_MODULE, stop=stop, label="the dev runner (once; cached for every guest)")
+
+
+def prepare_runner(stop: StopToken | None = None) -> Path:
+    """The runner component built and compiled for this machine (both cached): what `agent-host dev
+    --prepare` and `make setup` do, so that a first dev run starts at once. Raises as `runner_component`."""
+    from agent_host.runtime.engine import Runtime
+
+    wasm = runner_component(stop)
+    with Runtime(cache_dir()) as runtime:
+        runtime.load(wasm, stop)
+    return wasm
 
 
 def check_source(folder: Path, module: str | None = None) -> str:

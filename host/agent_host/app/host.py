@@ -14,7 +14,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TextIO, TypeVar
 
@@ -279,12 +279,15 @@ class Host:
         """Run a guest to completion (see `start`)."""
         return self.wait(self.start(wasm, input_text, agent=agent, policy=policy, output=output))
 
-    def wait(self, guest: GuestThread) -> Outcome:
-        """Wait for `guest` to finish and return its outcome (polling every `JOIN_POLL` seconds)."""
+    def wait(self, guest: GuestThread, on_wait: Callable[[GuestThread], None] | None = None) -> Outcome:
+        """Wait for `guest` to finish and return its outcome (polling every `JOIN_POLL` seconds;
+        `on_wait(guest)` is called at each poll, on this thread)."""
         while True:
             outcome = guest.join(JOIN_POLL)
             if outcome is not None:
                 return outcome
+            if on_wait is not None:
+                on_wait(guest)
 
     @property
     def running_agents(self) -> list[str]:

@@ -105,16 +105,14 @@ def call_tool(host: Host, tooling: str, tool: str, arguments: str) -> CallReport
 
 def config_problems(config: Config) -> list[str]:
     """Every problem found without starting anything: agents' components that are missing or not
-    guests, toolings an agent's guest asks for that it cannot get (`unmet_needs`), python tools
-    that cannot be imported. Empty when there is none."""
+    guests, python tools that cannot be imported. Empty when there is none (what an agent's guest
+    asks for and cannot get is a warning: `config_warnings`)."""
     problems: list[str] = []
     for name, agent in sorted(config.agents.items()):
         if agent.component is not None:
             problem = component_problem(agent.component)
             if problem is not None:
                 problems.append(f"[agents.{name}] component: {problem} ({agent.origin})")
-            else:
-                problems += unmet_needs(config, name, agent)
     python = [tooling for tooling in config.toolings.values() if tooling.kind == "python"]
     if python:
         from agent_host.toolings.python import import_tools  # only a config with python toolings pays for it
@@ -152,9 +150,21 @@ def import_problems(config: Config, stop: StopToken | None = None) -> list[str]:
     return problems
 
 
+def config_warnings(config: Config) -> list[str]:
+    """What may stop an agent on some inputs without being wrong: each tooling its guest names that
+    this file does not define or does not grant it (`unmet_needs`). A guest may reach a tooling only
+    on some inputs and handle its absence, so these are warnings (`config check --strict`: errors)."""
+    warnings: list[str] = []
+    for name, agent in sorted(config.agents.items()):
+        if agent.component is not None and component_problem(agent.component) is None:
+            warnings += unmet_needs(config, name, agent)
+    return warnings
+
+
 def unmet_needs(config: Config, name: str, agent: AgentConfig) -> list[str]:
-    """A problem for each tooling the guest of agent `name` asks for by name (`guest_needs`) that
-    this file does not define or does not grant the agent: it could not run as configured."""
+    """A warning for each tooling the guest of agent `name` names (`needs.toolings_asked`) that this
+    file does not define or does not grant the agent: where it asks for it, it gets `not-found` or
+    `denied`."""
     if agent.component is None:
         return []
     problems = []

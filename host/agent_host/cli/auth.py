@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 import click
 
 from agent_host.cli import render
-from agent_host.cli.options import EPILOG, State, common_options, complete_toolings
+from agent_host.cli.options import State, common_options, complete_toolings, epilog
 from agent_host.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
@@ -29,7 +29,9 @@ COLUMNS: Final = (
 )
 
 
-@click.group("auth", epilog=EPILOG, short_help="Log in to, show or forget the OAuth tokens of HTTP toolings.")
+@click.group(
+    "auth", epilog=epilog(0, 2, 130, 143), short_help="Log in to, show or forget the OAuth tokens of HTTP toolings."
+)
 @common_options
 def group() -> None:
     """Log in to the OAuth-protected HTTP toolings (`auth = {...}`), show or forget their tokens."""
@@ -59,7 +61,9 @@ async def _ask(url: str) -> str:
     return str(answer)
 
 
-@group.command("login", epilog=EPILOG, help="Log in to TOOLING once (prints a URL; paste back where it led).")
+@group.command(
+    "login", epilog=epilog(0, 2, 130, 143), help="Log in to TOOLING once (prints a URL; paste back where it led)."
+)
 @click.argument("tooling", metavar="TOOLING", shell_complete=complete_toolings)
 @common_options
 @click.pass_obj
@@ -76,9 +80,11 @@ def login(state: State, tooling: str) -> int:
     return ExitCode.SUCCESS
 
 
-@group.command("status", epilog=EPILOG, help="Show the stored login of TOOLING (default: every tooling with auth).")
+@group.command(
+    "status", epilog=epilog(0, 2, 130, 143), help="Show the stored login of TOOLING (default: every tooling with auth)."
+)
 @click.argument("tooling", required=False, metavar="[TOOLING]", shell_complete=complete_toolings)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option("--json", "as_json", is_flag=True, default=False, help="Print JSON instead of a table.")
 @common_options
 @click.pass_obj
 def status(state: State, tooling: str | None, as_json: bool) -> int:
@@ -108,7 +114,7 @@ def status(state: State, tooling: str | None, as_json: bool) -> int:
     return ExitCode.SUCCESS
 
 
-@group.command("logout", epilog=EPILOG, help="Forget the tokens of TOOLING (a running host notices).")
+@group.command("logout", epilog=epilog(0, 2, 130, 143), help="Forget the tokens of TOOLING (a running host notices).")
 @click.argument("tooling", metavar="TOOLING", shell_complete=complete_toolings)
 @common_options
 @click.pass_obj

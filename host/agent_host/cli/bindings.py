@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from agent_host.cli import render
-from agent_host.cli.options import EPILOG, State, common_options
+from agent_host.cli.options import State, common_options, epilog
 from agent_host.errors import ExitCode
 
 HELP = """\b
@@ -25,7 +25,9 @@ Keep DIR out of guest folders. With --lang ts: TypeScript declarations of the wo
 JavaScript guests (default DIR ./typings-ts), which 'agent-host new --lang js' points at."""
 
 
-@click.command("bindings", help=HELP, epilog=EPILOG, short_help="Write typed bindings for editors and type checkers.")
+@click.command(
+    "bindings", help=HELP, epilog=epilog(0, 2), short_help="Write typed bindings for editors and type checkers."
+)
 @click.argument("folder", metavar="[DIR]", required=False, type=click.Path(file_okay=False))
 @click.option(
     "--lang",

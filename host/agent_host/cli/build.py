@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from agent_host.cli import render
-from agent_host.cli.options import EPILOG, State, common_options, module_option
+from agent_host.cli.options import State, common_options, epilog, module_option
 from agent_host.errors import ExitCode
 
 HELP = """\b
@@ -20,12 +20,14 @@ into the folder); a module imported only at run time (importlib.import_module) i
 it in app.py."""
 
 
-@click.command("build", help=HELP, epilog=EPILOG, short_help="Build a guest folder into a component.")
+@click.command("build", help=HELP, epilog=epilog(0, 2, 130, 143), short_help="Build a guest folder into a component.")
 @click.argument("guest", metavar="GUEST", type=click.Path())
 @module_option
 @click.option("-o", "--output", metavar="PATH", type=click.Path(), help="Also copy the component to PATH.")
-@click.option("--force", is_flag=True, help="Rebuild even when the cache is current.")
-@click.option("--no-compile", is_flag=True, help="Only build; the first run compiles the component (~10 s).")
+@click.option("--force", is_flag=True, default=False, help="Rebuild even when the cache is current.")
+@click.option(
+    "--no-compile", is_flag=True, default=False, help="Only build; the first run compiles the component (~10 s)."
+)
 @common_options
 @click.pass_obj
 def command(state: State, guest: str, module: str | None, output: str | None, force: bool, no_compile: bool) -> int:

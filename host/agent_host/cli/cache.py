@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 import click
 
 from agent_host.cli import render
-from agent_host.cli.options import EPILOG, State, common_options
+from agent_host.cli.options import State, common_options, epilog
 from agent_host.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -33,12 +33,12 @@ COLUMNS: Final = (
 @click.group(
     "cache",
     invoke_without_command=True,
-    epilog=EPILOG,
+    epilog=epilog(0, 2),
     short_help="List, prune or clean the build cache.",
     help="List what the cache holds (builds per guest, compiled components, npm/) with sizes; "
     "prune it to its limits, or clean it. Nothing a running host uses is removed.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the listing as JSON.")
+@click.option("--json", "as_json", is_flag=True, default=False, help="Print the listing as JSON.")
 @common_options
 @click.pass_context
 def group(ctx: click.Context, as_json: bool) -> int | None:
@@ -47,15 +47,15 @@ def group(ctx: click.Context, as_json: bool) -> int | None:
     return None
 
 
-@group.command("list", epilog=EPILOG, help="List what the cache holds (the default action).")
-@click.option("--json", "as_json", is_flag=True, help="Print the listing as JSON.")
+@group.command("list", epilog=epilog(0, 2), help="List what the cache holds (the default action).")
+@click.option("--json", "as_json", is_flag=True, default=False, help="Print the listing as JSON.")
 @common_options
 @click.pass_obj
 def list_(state: State, as_json: bool) -> int:
     return _list(as_json)
 
 
-@group.command("prune", epilog=EPILOG, help="Keep the newest builds per guest and the total under the size cap.")
+@group.command("prune", epilog=epilog(0, 2), help="Keep the newest builds per guest and the total under the size cap.")
 @click.option("--keep", type=click.IntRange(min=1), metavar="N", help="Builds kept per guest (default: 3).")
 @click.option("--max", "max_size", metavar="SIZE", help="Size cap: 2GiB, 500MB, bytes or none (default: 2GiB).")
 @common_options
@@ -74,7 +74,7 @@ def prune(state: State, keep: int | None, max_size: str | None) -> int:
     return ExitCode.SUCCESS
 
 
-@group.command("clean", epilog=EPILOG, help="Remove everything (builds, compiled components, npm/) not in use.")
+@group.command("clean", epilog=epilog(0, 2), help="Remove everything (builds, compiled components, npm/) not in use.")
 @common_options
 @click.pass_obj
 def clean(state: State) -> int:

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 import click
 
 from agent_host.cli import render
-from agent_host.cli.options import EPILOG, State, approve_option, approver, common_options, complete_toolings
+from agent_host.cli.options import State, approve_option, approver, common_options, complete_toolings, epilog
 from agent_host.errors import ErrorCode, ExitCode, ToolingError, UsageError
 
 HELP = """\b
@@ -28,7 +28,9 @@ from stdin, or KEY=VALUE pairs (VALUE as JSON when it parses, else a string):
 Exit code 1 when the tool reports an error."""
 
 
-@click.command("call", help=HELP, epilog=EPILOG, short_help="Call one tool from the host and print its result.")
+@click.command(
+    "call", help=HELP, epilog=epilog(0, 1, 2, 130, 143), short_help="Call one tool from the host and print its result."
+)
 @click.argument("tooling", metavar="TOOLING", shell_complete=complete_toolings)
 @click.argument("tool", metavar="TOOL")
 @click.argument("arguments", nargs=-1, metavar="[ARGS]...")
@@ -36,6 +38,7 @@ Exit code 1 when the tool reports an error."""
     "--json",
     "as_json",
     is_flag=True,
+    default=False,
     help='Always print JSON: the result, or {"error": {"code", "message", "data"}} when there is none.',
 )
 @approve_option

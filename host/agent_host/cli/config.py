@@ -1,9 +1,10 @@
 """`agent-host config init|check`: write a starter configuration file, or validate one.
 
 `check` reports every problem, not only the first (components, python tool imports and, with
-`--connect`, every tooling's handshake) on stderr, then fails with exit code 2; `--json` prints
-`{source, ok, toolings, agents, problems, connected}` on stdout as well. `schema` prints the
-JSON Schema of the file for editors.
+`--connect`, every tooling's handshake) on stderr, then fails with exit code 2; a tooling a guest
+names that the file does not give its agent is a warning (exit 0; `--strict`: a problem); `--json`
+prints `{source, ok, toolings, agents, problems, warnings, connected}` on stdout as well. `schema`
+prints the JSON Schema of the file for editors.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from agent_host.cli import render
-from agent_host.cli.options import EPILOG, State, common_options
+from agent_host.cli.options import State, common_options, epilog
 from agent_host.errors import ConfigError, ExitCode
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 @click.group(
     "config",
-    epilog=EPILOG,
+    epilog=epilog(0, 2, 130, 143),
     short_help="Write or check a configuration file.",
     help="Write a starter file, or validate one.",
 )
@@ -35,12 +36,12 @@ def group() -> None:
 
 @group.command(
     "init",
-    epilog=EPILOG,
+    epilog=epilog(0, 2, 130, 143),
     help="Write a commented starter file (an agent for each guest folder in ./guests; in comments when its guest "
     "asks for a tooling the file does not define).",
 )
 @click.argument("path", required=False, metavar="[PATH]", type=click.Path())
-@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+@click.option("--force", is_flag=True, default=False, help="Overwrite an existing file.")
 @common_options
 @click.pass_obj
 def init(state: State, path: str | None, force: bool) -> int:
@@ -64,7 +65,14 @@ def init(state: State, path: str | None, force: bool) -> int:
         for name, folder in guests
         if (missing := [a.tooling for a in toolings_asked(base / folder) if a.tooling not in defined])
     }
-    target.write_text(starter_config_text(guests, unmet), encoding="utf-8")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(starter_config_text(guests, unmet), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write {shlex.quote(str(target))}: {exc.strerror or exc}",
+            hint="give a path in a folder you can write to",
+        ) from None
     ready = [name for name, _ in guests if name not in unmet]
     agents = f"agents: {', '.join(ready) or 'none'}" if guests else "no guest folders in ./guests yet"
     render.note(f"wrote {target} ({agents})")
@@ -80,17 +88,21 @@ def init(state: State, path: str | None, force: bool) -> int:
 
 @group.command(
     "check",
-    epilog=EPILOG,
+    epilog=epilog(0, 2, 130, 143),
     help="Validate a configuration file and report every problem at once: keys and values, components (a .wasm's "
-    "imports against what the host provides), python "
-    "tool imports, the toolings each agent's guest asks for by name (--connect: the servers too).",
+    "imports against what the host provides), python tool imports (--connect: the servers too). A tooling an "
+    "agent's guest names that the file does not define or grant is a warning: the guest may reach it only on "
+    "some inputs (--strict: an error, for CI).",
 )
 @click.argument("path", required=False, metavar="[PATH]", type=click.Path())
-@click.option("--connect", is_flag=True, help="Also start (or reach) every tooling and complete the MCP handshake.")
-@click.option("--json", "as_json", is_flag=True, help="Also print the result as JSON on stdout.")
+@click.option(
+    "--connect", is_flag=True, default=False, help="Also start (or reach) every tooling and complete the MCP handshake."
+)
+@click.option("--strict", is_flag=True, default=False, help="Fail (exit 2) on warnings too.")
+@click.option("--json", "as_json", is_flag=True, default=False, help="Also print the result as JSON on stdout.")
 @common_options
 @click.pass_obj
-def check(state: State, path: str | None, connect: bool, as_json: bool) -> int:
+def check(state: State, path: str | None, connect: bool, strict: bool, as_json: bool) -> int:
     from agent_host.app import inventory
     from agent_host.config import find_config_file, load_config
 
@@ -99,9 +111,12 @@ def check(state: State, path: str | None, connect: bool, as_json: bool) -> int:
         config = load_config(file)
     except ConfigError as exc:
         if as_json:
-            render.json_out(_result(str(file) if file else None, None, list(exc.problems), None))
+            render.json_out(_result(str(file) if file else None, None, list(exc.problems), [], None))
         raise
     problems = inventory.config_problems(config)
+    warnings = inventory.config_warnings(config)
+    if strict:
+        problems, warnings = problems + warnings, []
     from agent_host.cli.signals import signals
 
     with signals(raise_at_once=True) as stopper:  # a .wasm component is compiled (once) to read its imports
@@ -126,31 +141,39 @@ def check(state: State, path: str | None, connect: bool, as_json: bool) -> int:
                 problems.append(f"[tooling.{name}]: {error}")
     for problem in problems:
         render.problem(problem)
+    for warning in warnings:
+        render.error(warning, kind="warning")
     if as_json:
-        render.json_out(_result(config.describe_source(), config, problems, connected))
+        render.json_out(_result(config.describe_source(), config, problems, warnings, connected))
     if problems:
         raise ConfigError(f"{config.describe_source()}: {len(problems)} problem(s) found (listed above)")
     if not as_json:
         toolings = ", ".join(sorted(config.toolings)) or "none"
         agents = ", ".join(sorted(config.agents)) or "none"
         every = " (every tooling connected)" if connect else ""
-        render.line(f"{config.describe_source()}: OK: toolings: {toolings}; agents: {agents}{every}")
+        warned = f" ({len(warnings)} warning(s) above)" if warnings else ""
+        render.line(f"{config.describe_source()}: OK: toolings: {toolings}; agents: {agents}{every}{warned}")
     return ExitCode.SUCCESS
 
 
-def _result(source: str | None, config: Config | None, problems: list[str], connected: list[str] | None) -> Any:
+def _result(
+    source: str | None, config: Config | None, problems: list[str], warnings: list[str], connected: list[str] | None
+) -> Any:
     return {
         "source": source,
         "ok": not problems,
         "toolings": sorted(config.toolings) if config is not None else [],
         "agents": sorted(config.agents) if config is not None else [],
         "problems": problems,
+        "warnings": warnings,
         "connected": connected,
     }
 
 
 @group.command(
-    "schema", epilog=EPILOG, help="Print the JSON Schema of the file (for editors: agent-host config schema > FILE)."
+    "schema",
+    epilog=epilog(0, 2, 130, 143),
+    help="Print the JSON Schema of the file (for editors: agent-host config schema > FILE).",
 )
 @common_options
 @click.pass_obj

@@ -18,16 +18,16 @@ import click
 
 from agent_host.cli import render
 from agent_host.cli.options import (
-    EPILOG,
     State,
     allow_option,
     common_options,
     complete_agents,
+    epilog,
     input_option,
     module_option,
 )
 from agent_host.cli.run import read_input
-from agent_host.errors import BuildError
+from agent_host.errors import BuildError, ExitCode
 
 if TYPE_CHECKING:
     from agent_host._support.stopping import StopToken
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 @click.command(
     "dev",
-    epilog=EPILOG,
+    epilog=epilog(0, 1, 2, 3, 130, 143),
     short_help="Run a guest folder from its source, again on every save.",
     help="Run GUEST (a guest folder; default: --agent's component) from its source with the prebuilt dev runner "
     "(a JavaScript guest: built from each save), then again each time a file of the folder changes, keeping the "
@@ -52,7 +52,16 @@ if TYPE_CHECKING:
 )
 @allow_option
 @module_option
-@click.option("--once", is_flag=True, help="Run once and exit (what `run --dev` does), without watching.")
+@click.option(
+    "--once", is_flag=True, default=False, help="Run once and exit (what `run --dev` does), without watching."
+)
+@click.option(
+    "--prepare",
+    is_flag=True,
+    default=False,
+    help="Only build and compile the dev runner (once, ~25 s; cached for every Python guest), so that the first "
+    "dev run starts at once; no GUEST.",
+)
 @common_options
 @click.pass_obj
 def command(
@@ -63,12 +72,18 @@ def command(
     allow: tuple[str, ...],
     module: str | None,
     once: bool,
+    prepare: bool,
 ) -> int:
     from agent_host.app import devmode, runs
     from agent_host.app.host import Host
     from agent_host.cli.signals import signals
     from agent_host.errors import UsageError
 
+    if prepare:
+        with signals(raise_at_once=True) as stopper:
+            prepared = devmode.prepare_runner(stopper.token)
+        render.line(str(prepared))
+        return ExitCode.SUCCESS
     config = state.load_config()
     settings = runs.agent_settings(config, agent) if agent else None
     if guest is not None:

@@ -23,7 +23,7 @@ import click
 
 from agent_host._support.paths import template
 from agent_host.cli import render
-from agent_host.cli.options import EPILOG, State, common_options
+from agent_host.cli.options import State, common_options, epilog
 from agent_host.errors import ExitCode, UsageError
 
 TEMPLATE = "guest_app.py.txt"
@@ -35,7 +35,7 @@ TYPE_CHECKER_TEMPLATES: Final = {"pyrightconfig.json": "pyrightconfig.json.txt",
     "new",
     help="Create DIR/NAME/app.py, a minimal agent, with pyrightconfig.json and mypy.ini for type checking "
     "(--lang js: DIR/NAME/app.js with jsconfig.json). NAME: letters, digits, '-' and '_' (also the folder's name).",
-    epilog=EPILOG,
+    epilog=epilog(0, 2),
     short_help="Create a guest folder from a template.",
 )
 @click.argument("name", metavar="NAME")
@@ -74,7 +74,18 @@ def command(state: State, name: str, parent: str, bindings: str | None, lang: st
         now = bindings_state(folder_of_bindings).value
         write = "agent-host bindings"
     render.line(str(folder))
-    render.note(f"run it with: agent-host run {shlex.quote(str(folder))}")
+    quoted = shlex.quote(str(folder))
+    if lang == "js":
+        render.note(f"try it: agent-host dev {quoted} (runs it again on every save; each save is built, ~10 s)")
+    else:
+        render.note(
+            f"try it: agent-host dev {quoted} (runs it from its source again on every save, no build; the first dev "
+            "run of all builds the dev runner once, ~25 s)"
+        )
+    render.note(
+        f"build and run it: agent-host run {quoted} (the first build takes 20-30 s and ~50 MB of cache; "
+        "agent-host cache prune bounds the cache)"
+    )
     hint = _BINDINGS_HINTS.get(now)
     if hint is not None:
         write += f" {shlex.quote(bindings)}" if bindings else ""

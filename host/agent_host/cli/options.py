@@ -9,6 +9,7 @@ body finds everything set. Also: shell completion of tooling and agent names fro
 from __future__ import annotations
 
 import os
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -24,10 +25,31 @@ if TYPE_CHECKING:
     from agent_host.policy.approval import Approver
 F = TypeVar("F", bound=Callable[..., Any])
 
-EPILOG: Final = """\b
-exit codes: 0 ok, 1 the guest (or a called tool) returned an error, 2 usage or configuration error, 3 trap or limit,
-130 stopped by SIGINT (Ctrl-C), 143 stopped by SIGTERM.
-config file: --config FILE, else $AGENT_HOST_CONFIG, else ./agent-host.toml, else the embedded default."""
+EXIT_CODES: Final = {
+    0: "ok",
+    1: "the guest (or a called tool) returned an error",
+    2: "usage or configuration error",
+    3: "trap or limit",
+    4: "a replayed run diverged from its cassette",
+    130: "stopped by SIGINT (Ctrl-C)",
+    143: "stopped by SIGTERM",
+}
+"""What each exit code of the command line means (`errors.ExitCode`), as help texts say it."""
+
+CONFIG_LOOKUP: Final = "--config FILE, else $AGENT_HOST_CONFIG, else ./agent-host.toml, else the embedded default"
+"""Where the configuration is read from, in order."""
+
+
+def epilog(*codes: int) -> str:
+    """A command's help epilog: the exit codes it can end with (`codes`; default: all) and where the
+    configuration is read from."""
+    listed = ", ".join(f"{code} {EXIT_CODES[code]}" for code in codes or tuple(EXIT_CODES))
+    lines = textwrap.wrap(f"exit codes: {listed}.", width=100, subsequent_indent="  ")
+    return "\b\n" + "\n".join([*lines, f"config file: {CONFIG_LOOKUP}."])
+
+
+EPILOG: Final = epilog()
+"""The epilog of the `agent-host` group: every exit code."""
 
 
 @dataclass
@@ -83,11 +105,12 @@ def common_options(function: F) -> F:
             expose_value=False,
             callback=_set("config"),
             type=click.Path(),
-            help="Configuration file (default: see below).",
+            help=f"Configuration file (default: {CONFIG_LOOKUP.removeprefix('--config FILE, else ')}).",
         ),
         click.option(
             "--debug",
             is_flag=True,
+            default=False,
             expose_value=False,
             callback=_set("debug"),
             help="Debug logs, tracebacks, keep the servers' logs.",
@@ -104,6 +127,7 @@ def common_options(function: F) -> F:
             "-q",
             "--quiet",
             is_flag=True,
+            default=False,
             expose_value=False,
             callback=_set("quiet"),
             help="Only results, errors and the guest's own output: no progress, no notes.",

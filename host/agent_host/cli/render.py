@@ -126,6 +126,11 @@ def problem(text: str) -> None:
     _stderr(f"agent-host: problem: {text}")
 
 
+def hint(text: str) -> None:
+    """`  hint: text` on stderr (advice following the line it is about)."""
+    _stderr(f"  hint: {text}")
+
+
 def error(message: str, *, kind: str = "error") -> None:
     """`agent-host: KIND: message` on stderr (`message` may hold `  hint:` lines)."""
     _stderr(f"agent-host: {kind}: {message}")

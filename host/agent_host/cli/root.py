@@ -57,6 +57,7 @@ def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
 @click.option(
     "--version",
     is_flag=True,
+    default=False,
     expose_value=False,
     is_eager=True,
     callback=_version,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,6 @@ import click
 from agent_host._support.printable import printable
 from agent_host.cli import render
 from agent_host.cli.options import (
-    EPILOG,
     State,
     Where,
     allow_option,
@@ -32,6 +32,7 @@ from agent_host.cli.options import (
     approver,
     common_options,
     complete_agents,
+    epilog,
     executor_options,
     input_option,
     module_option,
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from agent_host.app.runs import AgentRun, Finished
     from agent_host.cli.signals import Stopper
     from agent_host.config import AgentConfig, Config
-    from agent_host.runtime.guest import Outcome
+    from agent_host.runtime.guest import GuestThread, Outcome
     from agent_host.session.cassette import Tapes
 logger = logging.getLogger("agent_host")
 
@@ -68,11 +69,19 @@ COLUMNS: Final = (
 STOPPED: Final = "interrupted"
 """The status of an agent a signal stopped or kept from starting (`Interrupted.reference`)."""
 
+STILL_RUNNING: Final = 10.0
+"""Seconds between `still running` notes of a run shown on a terminal."""
+
 DETAIL_WIDTH: Final = 100
 """Characters of an outcome's text shown in the table."""
 
 
-@click.command("run", help=HELP, epilog=EPILOG, short_help="Run a guest (folder or .wasm), or every configured agent.")
+@click.command(
+    "run",
+    help=HELP,
+    epilog=epilog(0, 1, 2, 3, 4, 130, 143),
+    short_help="Run a guest (folder or .wasm), or every configured agent.",
+)
 @click.argument("guest", required=False, metavar="[GUEST]", type=click.Path())
 @input_option
 @click.option(
@@ -88,6 +97,7 @@ DETAIL_WIDTH: Final = 100
     "--json",
     "as_json",
     is_flag=True,
+    default=False,
     help="Print the outcome as JSON: {agent, status, exit_code, duration, output} (a list for several agents); "
     'a command that fails before any agent runs prints {"error": {"code", "message", "data"}}.',
 )
@@ -96,6 +106,7 @@ DETAIL_WIDTH: Final = 100
 @click.option(
     "--dev",
     is_flag=True,
+    default=False,
     help="Run guest folders from their source with the prebuilt dev runner: no build, no compile per edit "
     "(a JavaScript guest is built from its current source).",
 )
@@ -145,6 +156,8 @@ def command(
             hint="drop GUEST to run the agents with their own components",
         )
     agent = runs.agent_settings(config, names[0]) if names else None
+    if guest is not None and agent is None:
+        agent = _agent_of(config, Path(guest))
     if guest is not None:
         spec = Path(guest)
     elif agent is not None and agent.component is not None:
@@ -153,9 +166,42 @@ def command(
         raise UsageError(f"[agents.{names[0]}] has no `component`; give a GUEST (folder or .wasm)")
     input_text = read_input(input_spec, agent)
     name = agent.name if agent is not None else spec.stem if spec.suffix == ".wasm" else spec.resolve().name
-    input_text = cassette.input(name, input_text)
+    input_text = cassette.input(name, input_text, given=input_spec is not None)
     guest_run = _Guest(spec, name, agent, input_text, module, dev)
     return _run_one(state, config, guest_run, allow, as_json, approve, where, cassette)
+
+
+def _agent_of(config: Config, guest: Path) -> AgentConfig | None:
+    """The one `[agents.NAME]` whose component is `guest` (said on stderr), else None; when several
+    are, a note names them (their settings need `--agent NAME`)."""
+    try:
+        wanted = guest.resolve()
+    except OSError:
+        return None
+    owners = [
+        agent
+        for _, agent in sorted(config.agents.items())
+        if agent.component is not None and _same(agent.component, wanted)
+    ]
+    if len(owners) == 1:
+        render.note(
+            f"{guest} is the component of [agents.{owners[0].name}]: running with its settings ({owners[0].origin})"
+        )
+        return owners[0]
+    if owners:
+        names = ", ".join(agent.name for agent in owners)
+        render.note(
+            f"{guest} is the component of agents {names}: running with the [host] defaults; "
+            "pass --agent NAME for one's settings"
+        )
+    return None
+
+
+def _same(component: Path, wanted: Path) -> bool:
+    try:
+        return component.resolve() == wanted
+    except OSError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -189,17 +235,18 @@ class _Cassette:
                     kind="warning",
                 )
             return cls(record, recording)
-        if input_spec is not None:
-            raise UsageError("--input with --replay: a replayed guest gets the recorded input", hint="drop --input")
         return cls(replay, cassette.Playback(cassette.load(replay), replay, config.secrets))
 
-    def input(self, agent: str, given: str) -> str:
-        """The input of `agent`: the recorded one on replay (when recorded), else `given`."""
+    def input(self, agent: str, text: str, *, given: bool = False) -> str:
+        """The input of `agent`: on replay the recorded one (when recorded; `ReplayDiverged` when
+        `given` on the command line and another: the replay diverged before it starts), else `text`."""
         from agent_host.session.cassette import Playback
 
         if isinstance(self.tapes, Playback) and agent in self.tapes.cassette.agents:
+            if given:
+                self.tapes.check_input(agent, text)
             return self.tapes.cassette.agents[agent].input
-        return given
+        return text
 
     def save(self, exit_code: int, stopped: bool = False) -> int:
         """Write the recording (when recording, and the command was not `stopped` by a signal: the
@@ -302,6 +349,8 @@ def _run_one(
         render.report(f"agent {name} was stopped: {printable(outcome.text)}")
     elif outcome.status == "diverged":
         render.report(printable(outcome.text))
+    if outcome.status in ("error", "trap"):
+        _advise(outcome, guest.spec if guest.spec.is_dir() else None)
     logger.debug("agent %s: %s in %.2f s", name, outcome.status, outcome.duration)
     stopped = stopper.exit_code is not None
     return cassette.save(stopper.exit_code if stopper.exit_code is not None else outcome.exit_code, stopped)
@@ -326,7 +375,30 @@ def _run_here(
         policy = host.policy(guest.name, guest.agent, allow)
         if guest.dev:
             policy = devmode.dev_policy(policy, guest.spec, guest.module)
-        return host.run(wasm, guest.input, agent=guest.name, policy=policy)
+        started = host.start(wasm, guest.input, agent=guest.name, policy=policy)
+        return host.wait(started, _StillRunning() if _on_terminal() and not state.quiet else None)
+
+
+def _on_terminal() -> bool:
+    """Whether stderr is a terminal (a person watching)."""
+    return sys.stderr.isatty()
+
+
+class _StillRunning:
+    """On a terminal: a note every `STILL_RUNNING` seconds of a run, its time against its limits and
+    how to stop it (a loop that only the CPU limit ends is otherwise a minute of silence)."""
+
+    def __init__(self) -> None:
+        self._next = time.monotonic() + STILL_RUNNING
+
+    def __call__(self, guest: GuestThread) -> None:
+        now = time.monotonic()
+        if now < self._next:
+            return
+        self._next = now + STILL_RUNNING
+        usage = guest.usage()
+        if usage is not None:
+            render.note(f"agent {guest.agent} still running: {usage}; Ctrl-C stops it")
 
 
 def _run_many(
@@ -351,8 +423,7 @@ def _run_many(
     given = read_input(input_spec, None) if input_spec is not None else None
     with signals() as stopper:
         prepared = [
-            dataclasses.replace(run, input=cassette.input(run.name, run.input))
-            for run in runs.prepare(agents, given, stopper.token, dev=dev)
+            _replayed(run, cassette, given is not None) for run in runs.prepare(agents, given, stopper.token, dev=dev)
         ]
         for run in prepared:
             if run.failure is not None and not isinstance(run.failure, Interrupted):
@@ -374,8 +445,31 @@ def _run_many(
     else:
         rows = [[o.agent, o.status, f"{o.duration:.2f}s", render.one_line(o.text, DETAIL_WIDTH)] for o in outcomes]
         render.table(COLUMNS, rows)
+        folders = {run.name: run.source or run.settings.component if run.settings else None for run in prepared}
+        for outcome in outcomes:
+            if outcome.status in ("error", "trap"):
+                folder = folders.get(outcome.agent)
+                _advise(outcome, folder if folder is not None and folder.is_dir() else None, agent=outcome.agent)
     worst = max(outcome.exit_code for outcome in outcomes)
     return cassette.save(stopper.exit_code if stopper.exit_code is not None else worst, stopper.exit_code is not None)
+
+
+def _replayed(run: AgentRun, cassette: _Cassette, given: bool) -> AgentRun:
+    """`run` with the input it replays (its failure, when another input was `given`)."""
+    from agent_host.session.cassette import ReplayDiverged
+
+    try:
+        return dataclasses.replace(run, input=cassette.input(run.name, run.input, given=given))
+    except ReplayDiverged as exc:
+        return dataclasses.replace(run, failure=exc)
+
+
+def _advise(outcome: Outcome, folder: Path | None, agent: str | None = None) -> None:
+    """The hint lines for what a failed or trapped run names (`trap_reasons.advice`), on stderr."""
+    from agent_host.runtime.trap_reasons import advice
+
+    for hint in advice(outcome.text, str(folder) if folder is not None else None):
+        render.hint(f"agent {agent}: {hint}" if agent is not None else hint)
 
 
 def as_stopped(outcome: Outcome, exit_code: int | None) -> Outcome:

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING
 import click
 
 from agent_host.cli.options import (
-    EPILOG,
     State,
     Where,
     approve_option,
     approver,
     common_options,
     complete_agents,
+    epilog,
     executor_options,
 )
 from agent_host.errors import ExitCode
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 @click.command(
     "serve",
-    epilog=EPILOG,
+    epilog=epilog(0, 2, 130, 143),
     short_help="Offer the configured agents (and toolings) to MCP clients.",
     help=(
         "Serve the configured agents as the tools of an MCP server, over streamable HTTP (default: "
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
         "on a Ray cluster; the server stays here."
     ),
 )
-@click.option("--stdio", is_flag=True, help="Serve over stdin/stdout instead of HTTP.")
+@click.option("--stdio", is_flag=True, default=False, help="Serve over stdin/stdout instead of HTTP.")
 @click.option(
     "--http", "address", metavar="HOST:PORT", help="Listen here instead of [serve] http (port 0: a free one)."
 )

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Final
 import click
 
 from agent_host.cli import render
-from agent_host.cli.options import EPILOG, State, common_options, complete_toolings
+from agent_host.cli.options import State, common_options, complete_toolings, epilog
 from agent_host.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ RESOURCE_COLUMNS: Final = (render.Column("RESOURCE"), render.Column("MIME TYPE")
 
 @click.command(
     "tools",
-    epilog=EPILOG,
+    epilog=epilog(0, 2, 130, 143),
     short_help="List the tools (and resources) of the configured toolings.",
     help="Connect to TOOLING (default: every configured tooling) and list its tools and resources.",
 )
@@ -39,12 +39,14 @@ RESOURCE_COLUMNS: Final = (render.Column("RESOURCE"), render.Column("MIME TYPE")
     "--json",
     "as_json",
     is_flag=True,
+    default=False,
     help='Print JSON instead of a table; a command that fails before listing prints {"error": {"code", "message", '
     '"data"}}.',
 )
 @click.option(
     "--pin",
     is_flag=True,
+    default=False,
     help="Record the tools as listed now as the reviewed ones in agent-host.lock (of TOOLING, or of every "
     "tooling with pin_tools = true).",
 )

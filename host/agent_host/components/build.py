@@ -32,7 +32,7 @@ from agent_host._support.paths import cache_dir, guest_lib_dir, wit_dir
 from agent_host._support.progress import progress
 from agent_host._support.stopping import TIMED_OUT, StopToken, run_child
 from agent_host.components.build_limits import build_timeout, timed_out
-from agent_host.errors import MISSING_MODULE_HINT, BuildError
+from agent_host.errors import BuildError, hint_lines, missing_module_hints
 
 WORLD: Final = "agent"
 COMPONENTIZE_PY_VERSION: Final = importlib.metadata.version("componentize-py")
@@ -45,8 +45,9 @@ _SKIP_DIRS: Final = {
 _SKIP_SUFFIXES: Final = (".wasm", ".cwasm")
 """Not keyed: build outputs. (A `.pyc` outside `__pycache__` is keyed: Python imports it without source.)"""
 _RUNNER: Final = "import sys; from componentize_py import script; sys.argv[0] = 'componentize-py'; sys.exit(script())"
-BUILD_HINTS: Final = {"ModuleNotFoundError": MISSING_MODULE_HINT}
-"""A hint for a failed build, by the exception type that ended componentize-py's output."""
+BUILD_HINTS: Final = {"ModuleNotFoundError": missing_module_hints}
+"""Hints for a failed build, by the exception type that ended componentize-py's output: (its
+message, the guest folder) -> the hint lines."""
 
 NO_SITE_PACKAGES: Final = "no-site-packages"
 """A folder shaped like a virtual environment whose site-packages is empty: componentize-py adds
@@ -178,8 +179,16 @@ def digest_files(digest: hashlib._Hash, label: str, root: Path, files: Iterable[
         digest.update(hashlib.sha256(path.read_bytes()).digest())
 
 
-def build_guest(folder: Path, *, module: str | None = None, force: bool = False, stop: StopToken | None = None) -> Path:
-    """The component built from `folder`, from the cache when its sources are unchanged.
+def build_guest(
+    folder: Path,
+    *,
+    module: str | None = None,
+    force: bool = False,
+    stop: StopToken | None = None,
+    label: str | None = None,
+) -> Path:
+    """The component built from `folder`, from the cache when its sources are unchanged (`label`:
+    what its progress line calls it, default `guest NAME`).
 
     The build is pinned for this process (`agent_host.cache`: no prune removes it while it runs), its
     `.source` names the folder (the cache keeps the newest builds per guest), and the cache is
@@ -206,7 +215,7 @@ def build_guest(folder: Path, *, module: str | None = None, force: bool = False,
     target = root / "builds" / f"{folder.name}-{key}.wasm"
     if not force and _cached(target):
         return target
-    what = f"building guest {folder.name} with {tool}"
+    what = f"building {label or f'guest {folder.name}'} with {tool}"
     lock = root / "locks" / f"build-{key}.lock"
     waiting = f"waiting for another agent-host process {what[0].lower()}{what[1:]}"
     with cache.turn(lock, stop.wait if stop is not None else None, lambda: progress(waiting)) as mine:
@@ -289,7 +298,9 @@ def _componentize(folder: Path, name: str, output_file: Path, stop: StopToken | 
             output = output.strip()[-BUILD_OUTPUT_TAIL:]
             if returncode != 0:
                 cause = output.splitlines()[-1].strip() if output else f"componentize-py exit {returncode}"
-                hint = BUILD_HINTS.get(cause.partition(":")[0])
+                kind, _, detail = cause.partition(":")
+                hints = BUILD_HINTS.get(kind)
+                hint = hint_lines(hints(detail, str(folder))) if hints is not None else None
                 raise BuildError(f"building {folder} failed: {cause}\n{guest_traceback(output)}", hint=hint)
     finally:
         shutil.rmtree(entry_dir, ignore_errors=True)

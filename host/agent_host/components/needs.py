@@ -1,12 +1,13 @@
-"""What a guest's source asks for: the toolings it names in `tooling.get("NAME")` (Python) or in
-`get("NAME")` of a module importing `agent-host:guest/tooling` (JavaScript).
+"""What a guest's source asks for: the toolings it names, in every form the docs teach.
 
-Read with `ast` from the guest folder's `.py` files, and by `JS_GET` from its `.js` files (hidden
-folders, caches and `node_modules` left out), never run. Only a name written as a string literal
-is seen, not one computed at run time: the result is what the guest certainly asks for, not all it
-may. A file that does not parse is skipped (building the guest reports it). Used by `config init`
-(an agent is written only when its file can give it what it asks for) and `config check` (an
-agent that cannot get one is a problem).
+Python: `get("NAME")` and `tooling("NAME")` imported from `agentlib` (`agentlib.get("NAME")`, aliases
+too), and the raw WIT `tooling.get("NAME")` (`wit_world.imports.tooling`). JavaScript: `get("NAME")`
+of a module importing `agent-host:guest/tooling` (named, renamed or as a namespace). Read with `ast`
+from the guest folder's `.py` files and by regular expressions from its `.js` files (hidden folders,
+caches and `node_modules` left out), never run. Only a name written as a string literal is seen: the
+result is what the guest may ask for, not all it may. A file that does not parse is skipped (building
+reports it). Used by `config init` (an agent is written only when the file gives it what it asks
+for) and `config check` (a warning for each tooling an agent could not get).
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ _SKIPPED: Final = frozenset({"__pycache__", "node_modules", "site-packages"})
 
 JS_TOOLING_IMPORT: Final = re.compile(r"""\bimport\s*\{([^}]*)\}\s*from\s*["']agent-host:guest/tooling@[^"']*["']""")
 """A JavaScript module's named import of the tooling interface (`import { get } from ...`)."""
+JS_TOOLING_NAMESPACE: Final = re.compile(
+    r"""\bimport\s*\*\s*as\s+([A-Za-z_$][\w$]*)\s+from\s*["']agent-host:guest/tooling@[^"']*["']"""
+)
+"""A JavaScript module's namespace import of the tooling interface (`import * as tooling from ...`)."""
 JS_GET: Final = r"""\b{name}\(\s*(["'])([^"'\\]+)\1\s*\)"""
 """A call of the imported `get` (possibly renamed: `{name}`) with a string literal."""
 
@@ -58,8 +63,47 @@ def _asked_in_js(path: Path, text: str) -> list[Asked]:
             original, _, alias = part.strip().partition(" as ")
             if original.strip() == "get":
                 names.append((alias or original).strip())
+    names += [f"{imported.group(1)}.get" for imported in JS_TOOLING_NAMESPACE.finditer(text)]
     calls = [call for name in names for call in re.finditer(JS_GET.format(name=re.escape(name)), text)]
     return [Asked(call.group(2), path, text.count("\n", 0, call.start()) + 1) for call in calls]
+
+
+GETTERS: Final = frozenset(
+    {
+        "agentlib.get",
+        "agentlib.tooling",
+        "agentlib.calls.get",
+        "wit_world.imports.tooling.get",
+    }
+)
+"""The functions (by qualified name) whose first argument, a string literal, names a tooling."""
+
+_TOOLING_MODULE: Final = "wit_world.imports.tooling"
+
+
+def _imported(tree: ast.Module) -> dict[str, str]:
+    """Local name -> the qualified name it was imported as, for every import of the module."""
+    names: dict[str, str] = {"tooling": _TOOLING_MODULE}  # the raw WIT module, as the templates import it
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                names[alias.asname or alias.name.partition(".")[0]] = (
+                    alias.name if alias.asname else alias.name.partition(".")[0]
+                )
+        elif isinstance(node, ast.ImportFrom) and node.module is not None and not node.level:
+            for alias in node.names:
+                names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return names
+
+
+def _qualified(node: ast.expr, names: dict[str, str]) -> str | None:
+    """The qualified name `node` (a name or a chain of attributes) refers to, by the module's imports."""
+    if isinstance(node, ast.Name):
+        return names.get(node.id)
+    if isinstance(node, ast.Attribute):
+        base = _qualified(node.value, names)
+        return f"{base}.{node.attr}" if base is not None else None
+    return None
 
 
 def _asked_in(path: Path) -> list[Asked]:
@@ -70,21 +114,15 @@ def _asked_in(path: Path) -> list[Asked]:
         if path.suffix == ".js":
             return _asked_in_js(path, text)
         tree = ast.parse(text, filename=str(path))
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
         return []
+    names = _imported(tree)
     asked = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or not node.args:
             continue
-        func, first = node.func, node.args[0]
-        if (
-            isinstance(func, ast.Attribute)
-            and func.attr == "get"
-            and isinstance(func.value, ast.Name)
-            and func.value.id == "tooling"
-            and isinstance(first, ast.Constant)
-            and isinstance(first.value, str)
-        ):
+        first = node.args[0]
+        if isinstance(first, ast.Constant) and isinstance(first.value, str) and _qualified(node.func, names) in GETTERS:
             asked.append(Asked(first.value, path, node.lineno))
     return asked
 

@@ -235,6 +235,12 @@ class GuestThread:
         """Whether the run goes on: its thread runs and was not given up on (`join`)."""
         return self._thread.is_alive() and self._given_up is None
 
+    def usage(self) -> str | None:
+        """From any thread, for a person: its CPU and wall-clock time against their limits
+        (`RunGuard.usage`); None before its run began."""
+        guard = self._control.guard
+        return guard.usage() if guard is not None else None
+
     def ended(self, timeout: float | None = None) -> bool:
         """Wait up to `timeout` seconds for the guest's thread itself to end (one given up on too:
         once its WASI call returns, it frees its store and temp folder); whether it has."""
@@ -478,5 +484,5 @@ def _call_run(
     if ok:
         return "ok", text, None
     if budget.refused is not None:  # the guest caught the failed growth and gave up (as JavaScript does)
-        return "trap", f"{memory_limit_reason(policy)}; run() then returned err: {text}", "memory"
+        return "trap", f"{memory_limit_reason(policy, err_path)}; run() then returned err: {text}", "memory"
     return "error", text, None

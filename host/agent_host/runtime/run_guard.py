@@ -146,6 +146,15 @@ class RunGuard:
         self.tripped, self.reason = verdict
         return self.reason
 
+    def usage(self) -> str:
+        """From any thread, for a person: the CPU and wall-clock time used so far against their limits
+        (`3 s of CPU of 60 (cpu_time ...), 12 s of 300 (timeout ...)`)."""
+        cpu, wall = self._cpu_time, self._wall_time
+        elapsed = time.monotonic() - self.started
+        return (
+            f"{self.cpu_used:.0f} s of CPU of {cpu.value:g} ({cpu.key}), {elapsed:.0f} s of {wall.value:g} ({wall.key})"
+        )
+
     def overdue(self) -> tuple[TripKind, str] | None:
         """From any thread: the stop request or the wall-clock limit the run is past (which, and the
         reason, as a trap would report it), None while neither applies: for a run that goes on after

@@ -7,8 +7,8 @@ only when the host refused a growth. `trap_reason` words any other trap: the was
 the guest left on stderr, quoted as the guest's words (`the guest raised ...`: the last Python
 traceback there, or CPython's fatal object dump; text the guest controls, so it never picks a status,
 an exit code or a limit), plus the last error a host import returned to the guest (the likely cause
-when a component not built by `agent-host build` lets an `Err` escape `run`). `WORD_HINTS` add
-advice to what the guest's words name, nothing else.
+when a component not built by `agent-host build` lets an `Err` escape `run`). `advice` gives hint
+lines for what a failure or trap names (`ADVICE`, by exception type), nothing else.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Final
 
 from agent_host.config import format_size
-from agent_host.errors import MISSING_MODULE_HINT, ToolingError
+from agent_host.errors import ToolingError, missing_module_hints
 from agent_host.policy.grants import AgentPolicy
 
 
@@ -41,9 +41,6 @@ def trap_reason(message: str, err_path: Path, last_error: ToolingError | None) -
     raised = guest_exception(err_path)
     if raised is not None:
         kind, detail, place = raised
-        hinted = WORD_HINTS.get(kind)
-        if hinted is not None:
-            return hinted(detail)
         # The exception is the explanation; the wasm trap it caused (an exit, `unreachable`) adds nothing.
         return f"the guest raised {kind}{': ' + detail if detail else ''}{' at ' + place if place else ''}"
     if last_error is not None:
@@ -70,15 +67,25 @@ def memory_limit_reason(policy: AgentPolicy, err_path: Path | None = None, trap:
     )
 
 
-def _missing_module(detail: str) -> str:
-    return f"the guest raised ModuleNotFoundError: {detail}; {MISSING_MODULE_HINT}"
-
-
-WORD_HINTS: Final[dict[str, Callable[[str], str]]] = {
-    "ModuleNotFoundError": _missing_module,
+ADVICE: Final[dict[str, Callable[[str, str | None], tuple[str, ...]]]] = {
+    "ModuleNotFoundError": missing_module_hints,
 }
-"""The guest's words with advice added, by the exception type name its stderr gives (a hint only:
-the guest's words never decide a status or a limit)."""
+"""Hint lines for what a guest's failure or trap names, by exception type: (its message, the guest
+folder when known) -> the hints, the fix for this case first. A hint only: the guest's words never
+decide a status or a limit."""
+
+_NAMED: Final = re.compile(r"^(?:the guest raised )?([A-Za-z_][\w.]*): (.*?)(?: \(at [^)]*\)| at \S+)?$", re.DOTALL)
+
+
+def advice(text: str, folder: str | None = None) -> tuple[str, ...]:
+    """Hint lines for a run that ended with `text` (a failure's `TYPE: message (at FILE:LINE)` or a
+    trap's `the guest raised TYPE: message at FILE:LINE`); () when `ADVICE` has none."""
+    named = _NAMED.match(text)
+    if named is None:
+        return ()
+    hints = ADVICE.get(named.group(1))
+    return hints(named.group(2), folder) if hints is not None else ()
+
 
 _TRACEBACK: Final = "Traceback (most recent call last):"
 _FRAME: Final = re.compile(r'^\s*File "([^"]+)", line (\d+)', re.MULTILINE)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from agent_host._version import __version__
-from agent_host.errors import ErrorCode, ToolingError, UsageError
+from agent_host.errors import ErrorCode, ExitCode, HostError, ToolingError, UsageError
 from agent_host.model import Asked, CallOutcome, Envelope, Progress, ResourceData, ResourceSpec, ToolSpec
 
 FORMAT: Final = 1
@@ -75,6 +75,13 @@ class CassetteError(UsageError):
     """A cassette that cannot be read, written or used (exit 2)."""
 
     reference = "cassette-error"
+
+
+class ReplayDiverged(HostError):
+    """A replay asked for with another input than the recorded one: diverged before it starts (exit 4)."""
+
+    reference = "diverged"
+    exit_code = ExitCode.DIVERGED
 
 
 class Diverged(Exception):
@@ -668,6 +675,15 @@ class Playback:
             raise CassetteError(f"{self.path}: no recording of agent {agent}; recorded: {recorded}")
         return Player(agent, tape, self.scrub)
 
+    def check_input(self, agent: str, given: str) -> None:
+        """Raise `ReplayDiverged`, naming both, when `given` is not the input `agent`'s tape recorded (a
+        replay is of the recorded run); nothing when it is, or when the cassette has no tape of it."""
+        tape = self.cassette.agents.get(agent)
+        if tape is None or tape.input == self.scrub(given):
+            return
+        detail = f"the input is {given[:200]!r}; recorded {tape.input[:200]!r}"
+        raise ReplayDiverged(str(Diverged(agent, detail)), hint="drop --input: a replay runs with the recorded input")
+
 
 Tapes = Recording | Playback
 """What a host records into or replays from."""
@@ -680,6 +696,7 @@ __all__ = [
     "Player",
     "Recorder",
     "Recording",
+    "ReplayDiverged",
     "ReplayedTrap",
     "Tapes",
     "load",

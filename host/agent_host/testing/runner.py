@@ -212,11 +212,11 @@ def _other_input(tapes: cassettes.Tapes | None, agent: str, given: str) -> Outco
     """A replay given another input than the recorded one has diverged before it starts."""
     if not isinstance(tapes, cassettes.Playback):
         return None
-    recorded = tapes.cassette.agents[agent].input  # `run` checked that the file has this agent's tape
-    if recorded == tapes.scrub(given):
-        return None
-    detail = f"the input is {given[:200]!r}; recorded {recorded[:200]!r}"
-    return Outcome(agent, "diverged", str(cassettes.Diverged(agent, detail)), 0.0)
+    try:
+        tapes.check_input(agent, given)
+    except cassettes.ReplayDiverged as exc:
+        return Outcome(agent, "diverged", exc.message, 0.0)
+    return None
 
 
 def _approver(approve: Approve) -> Approver:

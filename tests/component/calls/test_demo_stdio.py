@@ -187,11 +187,11 @@ def test_a_dropped_handle_is_released_and_a_new_one_works(demo_host: Host, probe
     assert ok(results[3])["value"]["content"][0]["text"] == "again"
 
 
-def test_a_trapping_guest_is_reported_and_the_host_goes_on(demo_host: Host, probe_wasm: Path) -> None:
+def test_a_guest_whose_run_raises_has_failed_and_the_host_goes_on(demo_host: Host, probe_wasm: Path) -> None:
     outcome = demo_host.run(probe_wasm, json.dumps({"steps": [GET, {"op": "raise", "message": "boom"}]}), agent="t")
-    assert outcome.status == "trap"
-    assert outcome.exit_code == 3
-    assert "RuntimeError: boom" in outcome.text
+    assert outcome.status == "error"
+    assert outcome.exit_code == 1
+    assert outcome.text.startswith("RuntimeError: boom (at app.py:")
     results = probe(
         demo_host, probe_wasm, [GET, {"op": "call_blocking", "h": "d", "tool": "echo", "args": '{"text": "x"}'}]
     )

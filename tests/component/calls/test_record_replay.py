@@ -95,6 +95,24 @@ def test_a_recorded_run_replays_identically_with_every_server_gone(tmp_path: Pat
     assert results[8]["ok"]["value"]["content"][0]["text"] == "over http"
 
 
+def test_the_recorded_input_replays_and_another_diverges_naming_both(tmp_path: Path, http_server: Server) -> None:
+    """As in the pytest fixture: `--input` with `--replay` replays when it is the recorded input, and
+    is a divergence (exit 4) naming both inputs when it is another, before anything runs."""
+    steps = [{"op": "get", "tooling": "h", "as": "h"}]
+    cassette = tmp_path / "one.json"
+    recorded_input = json.dumps({"steps": steps})
+    live = run("--config", str(config(tmp_path, http_server.url)), "--input", recorded_input, "--record",
+               str(cassette), cwd=tmp_path)  # fmt: skip
+    assert live.returncode == 0, live.stderr
+    offline_path = offline(tmp_path)
+    same = run("--config", str(offline_path), "--replay", str(cassette), "--input", recorded_input, cwd=tmp_path)
+    assert (same.returncode, same.stdout) == (0, live.stdout), same.stderr
+    other = run("--config", str(offline_path), "--replay", str(cassette), "--input", "dogs", cwd=tmp_path)
+    assert other.returncode == 4, other.stderr
+    assert f"replay of agent probe diverged: the input is 'dogs'; recorded {recorded_input!r}" in other.stderr
+    assert other.stdout == ""
+
+
 def test_a_guest_asking_for_another_call_ends_diverged_naming_the_call(tmp_path: Path, http_server: Server) -> None:
     _, cassette = recorded(tmp_path, http_server)
     data = json.loads(cassette.read_text())
@@ -227,4 +245,4 @@ def test_a_replay_keeps_the_agents_grants_and_ends_again_at_a_time_limit(tmp_pat
     offline_path.write_text(denied)
     refused = run("--config", str(offline_path), "--replay", str(cassette), cwd=tmp_path)
     assert refused.returncode == 4, refused.stderr  # `get` is denied now: the guest goes another way
-    assert "diverged: the guest ended (trap) after call 1 of 2" in refused.stderr
+    assert "diverged: the guest ended (error) after call 1 of 2" in refused.stderr  # its uncaught exception

@@ -66,18 +66,18 @@ def test_every_agent_runs_at_once_sharing_one_server_and_the_worst_outcome_wins(
         servers |= {pid for pid, cmd in descendants(process.pid).items() if "tests.servers.observed" in cmd}
         time.sleep(0.05)
     out, err = process.communicate()
-    assert process.returncode == 3, err
+    assert process.returncode == 1, err  # the worst: two agents failed (an exception escaping run is a failure)
     assert len(servers) == 1  # one connection shared by the three agents
     lines = out.splitlines()
     assert lines[0].split() == ["AGENT", "OUTCOME", "TIME", "DETAIL"]
     rows = {line.split()[0]: line for line in lines[1:]}
     assert rows["alpha"].split()[1] == "ok"
     assert rows["beta"].split()[1] == "error" and "beta gives up" in rows["beta"]
-    assert rows["gamma"].split()[1] == "trap" and "RuntimeError: gamma crashed" in rows["gamma"]
+    assert rows["gamma"].split()[1] == "error" and "RuntimeError: gamma crashed" in rows["gamma"]
     as_json = agent_host("run", "--config", str(config), "--json")
-    assert as_json.returncode == 3
+    assert as_json.returncode == 1
     assert {entry["agent"]: entry["exit_code"] for entry in json.loads(as_json.stdout)} == {
-        "alpha": 0, "beta": 1, "gamma": 3,
+        "alpha": 0, "beta": 1, "gamma": 1,
     }  # fmt: skip
 
 

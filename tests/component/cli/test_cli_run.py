@@ -46,13 +46,18 @@ def test_stdout_is_exactly_the_answer_and_guest_output_goes_to_stderr(probe_wasm
         assert f"[{name}] {line}\n" in done.stderr
 
 
-def test_exit_codes_follow_the_design(probe_wasm: Path) -> None:
+def test_exit_codes_follow_the_design(probe_wasm: Path, tmp_path: Path) -> None:
+    bound = tmp_path / "agent-host.toml"
+    bound.write_text("[host]\ncpu_time = 0.2\n")
     failed = agent_host("run", str(probe_wasm), "--input", steps({"op": "fail", "message": "declined"}))
     assert failed.returncode == 1 and failed.stdout == ""
     assert "failed: declined" in failed.stderr
-    trapped = agent_host("run", str(probe_wasm), "--input", steps({"op": "raise", "message": "kaput"}))
-    assert trapped.returncode == 3 and trapped.stdout == ""
-    assert "was stopped: the guest raised RuntimeError: kaput" in trapped.stderr
+    raised = agent_host("run", str(probe_wasm), "--input", steps({"op": "raise", "message": "kaput"}))
+    assert raised.returncode == 1 and raised.stdout == ""  # an exception escaping run: the agent failed
+    assert f"agent {probe_wasm.stem} failed: RuntimeError: kaput (at app.py:" in raised.stderr
+    trapped = agent_host("run", str(probe_wasm), "--input", steps({"op": "loop"}), "--config", str(bound))
+    assert trapped.returncode == 3 and trapped.stdout == ""  # a limit the host imposed
+    assert "was stopped: CPU time limit" in trapped.stderr
     unusable = agent_host("run", str(probe_wasm), "--config", "/nonexistent/agent-host.toml")
     assert unusable.returncode == 2
     assert "no such file" in unusable.stderr

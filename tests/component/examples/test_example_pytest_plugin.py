@@ -107,9 +107,9 @@ def test_an_uncaught_tooling_error_gives_its_code(agent_host: AgentHost, shaky: 
     assert [(a["tooling"], a["operation"], a["outcome"]) for a in denied.audit] == [("elsewhere", "get", "not-found")]
 
 
-def test_a_guest_that_raises_traps_with_its_traceback_on_stderr(agent_host: AgentHost, shaky: Path) -> None:
+def test_a_guest_that_raises_fails_with_its_traceback_on_stderr(agent_host: AgentHost, shaky: Path) -> None:
     result = agent_host.run(shaky, input="boom")
-    assert (result.status, result.exit_code, result.output) == ("trap", 3, "")
+    assert (result.status, result.exit_code, result.output) == ("error", 1, "")
     assert result.error is not None and "ValueError: no boom today" in result.error.message
     assert 'File "app.py", line 9, in run' in result.stderr
 

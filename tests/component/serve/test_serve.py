@@ -127,9 +127,7 @@ def test_failures_are_error_results_naming_what_went_wrong(served: tuple[Host, C
         )
 
     trapped, not_a_string, unexpected, unknown, probe = run(served[1], body)
-    assert trapped.is_error and trapped.content[0].text.startswith(
-        "tool-failed: agent idle was stopped: the guest raised ValueError"
-    )
+    assert trapped.is_error and trapped.content[0].text.startswith("tool-failed: agent idle failed: ValueError")
     assert not_a_string.is_error and not_a_string.content[0].text.startswith("invalid-arguments: agent 'idle' takes")
     assert unexpected.is_error and "unexpected: text" in unexpected.content[0].text
     assert unknown.is_error
@@ -334,7 +332,7 @@ def test_the_http_tool_api_lists_and_runs_the_agents_with_a_status_per_error_cod
     assert (not_object.status_code, not_object.json()["error"]["code"]) == (400, "invalid-arguments")
     assert (unknown.status_code, unknown.json()["error"]["code"]) == (404, "not-found")
     assert (failed.status_code, failed.json()["error"]["code"]) == (500, "tool-failed")
-    assert "agent idle was stopped: the guest raised ValueError" in failed.json()["error"]["message"]
+    assert "agent idle failed: ValueError" in failed.json()["error"]["message"]
     assert (too_big.status_code, too_big.json()["error"]["code"]) == (413, "limit-exceeded")
     assert (no_token.status_code, foreign.status_code) == (401, 421)
     assert foreign.json()["error"] == {

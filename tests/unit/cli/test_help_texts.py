@@ -38,7 +38,25 @@ def test_json_help_tells_what_a_failure_prints(capsys: pytest.CaptureFixture[str
 
 def test_config_check_help_tells_what_it_checks(capsys: pytest.CaptureFixture[str]) -> None:
     text = help_of(capsys, "config", "check")
-    assert "every problem at once" in text and "the toolings each agent's guest asks for" in text
+    assert "every problem at once" in text and "A tooling an agent's guest names" in text and "--strict" in text
+
+
+@pytest.mark.parametrize(
+    ("command", "codes"),
+    [
+        (["run"], "0 ok, 1 the guest (or a called tool) returned an error, 2 usage or configuration error, "
+         "3 trap or limit, 4 a replayed run diverged from its cassette, 130 stopped by SIGINT (Ctrl-C), "
+         "143 stopped by SIGTERM."),
+        (["serve"], "0 ok, 2 usage or configuration error, 130 stopped by SIGINT (Ctrl-C), 143 stopped by SIGTERM."),
+        (["new"], "0 ok, 2 usage or configuration error."),
+    ],
+)  # fmt: skip
+def test_each_command_lists_the_exit_codes_it_can_end_with(
+    capsys: pytest.CaptureFixture[str], command: list[str], codes: str
+) -> None:
+    text = " ".join(help_of(capsys, *command).split())
+    assert f"exit codes: {codes}" in text
+    assert "config file: --config FILE, else $AGENT_HOST_CONFIG, else ./agent-host.toml" in text
 
 
 def test_the_exit_codes_name_a_called_tools_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -48,6 +66,9 @@ def test_the_exit_codes_name_a_called_tools_error(capsys: pytest.CaptureFixture[
 def test_a_missing_module_tells_the_build_work_around() -> None:
     """A build holds the standard-library modules imported as its code loads (componentize-py 0.25
     has no option to add others): the message of a guest that imports one later says what to do."""
-    from agent_host.errors import MISSING_MODULE_HINT
+    from agent_host.errors import missing_module_hints
 
-    assert "at the top of app.py" in MISSING_MODULE_HINT
+    hints = missing_module_hints("No module named 'requests.adapters'", "guests/scout")
+    assert hints[0].startswith("copy it into the guest folder: pip install --no-deps --target guests/scout requests")
+    assert "at the top of app.py" in hints[-1]
+    assert all(len(hint) < 200 for hint in hints)

@@ -13,8 +13,8 @@ REPO = Path(__file__).resolve().parents[3]
 
 
 def extras(text: str) -> list[set[str]]:
-    """The extras of every `pip install ... -e '.[A,B]'` in `text`."""
-    return [set(found.split(",")) for found in re.findall(r"pip install [^\n]*-e '\.\[([a-z,]+)\]'", text)]
+    """The extras of every `pip install ... -e '.[A,B]'` (or the Makefile's `$(PIP) -e '.[A,B]'`) in `text`."""
+    return [set(found.split(",")) for found in re.findall(r"(?:pip install|\$\(PIP\))[^\n]*-e '\.\[([a-z,]+)\]'", text)]
 
 
 def test_the_quick_starts_pip_alternative_installs_the_extras_make_setup_does() -> None:
