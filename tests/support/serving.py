@@ -75,6 +75,10 @@ class RawStdio:
                 self.process.communicate()
 
 
+BANNER_LINES = 2
+"""Lines `serve --http` prints after its URL line, before serving (`agent_host.serve.banner`)."""
+
+
 class HttpServe:
     """`agent-host serve --http 127.0.0.1:0` as a child process; `url` is its MCP endpoint."""
 
@@ -91,11 +95,16 @@ class HttpServe:
         assert self.process.stderr is not None
         self.preamble: list[str] = []
         """What the server wrote on stderr before its URL."""
-        for line in self.process.stderr:  # build and compile progress first, then the URL
+        self.banner: list[str] = []
+        """The lines after its URL that say what it offers and where (read here: `communicate` reads
+        the pipe itself, and would miss what this file object has buffered)."""
+        stream = self.process.stderr
+        for line in stream:  # build and compile progress first, then the URL
             self.preamble.append(line)
             if line.startswith("agent-host: serving MCP on "):
                 self.url = line.split()[-1]
                 self.base = self.url.removesuffix("/mcp")
+                self.banner = [stream.readline().rstrip("\n") for _ in range(BANNER_LINES)]
                 return
         raise AssertionError(f"serve did not start: exit {self.process.wait()}")
 

@@ -90,3 +90,69 @@ ECHO: Final = r"""
 )
 """
 """A component whose `run` answers its input as it is (no imports, no Python)."""
+
+
+def _answering(body: str, memories: str = "", answers: tuple[str, str] = ("fine", "refused")) -> str:
+    """A component whose `run` runs `body` (core WAT leaving an i32 on the stack: nonzero answers
+    `answers[0]`, zero `answers[1]`), with `memories` (core WAT) beside it."""
+    yes, no = answers
+    return rf"""
+(component
+  (core module $m
+    (memory (export "memory") 1)
+    (table $t 0 funcref)
+    {memories}
+    (data (i32.const 64) "{yes}")
+    (data (i32.const 96) "{no}")
+    (func (export "realloc") (param i32 i32 i32 i32) (result i32) (i32.const 1024))
+    (func (export "run") (param i32 i32) (result i32)
+      (i32.store8 (i32.const 16) (i32.const 0))
+      (if ({body})
+        (then (i32.store (i32.const 20) (i32.const 64)) (i32.store (i32.const 24) (i32.const {len(yes)})))
+        (else (i32.store (i32.const 20) (i32.const 96)) (i32.store (i32.const 24) (i32.const {len(no)}))))
+      (i32.const 16)))
+  (core instance $i (instantiate $m))
+  (alias core export $i "memory" (core memory $memory))
+  (alias core export $i "realloc" (core func $realloc))
+  (func (export "run") (param "input" string) (result (result string (error string)))
+    (canon lift (core func $i "run") (memory $memory) (realloc $realloc)))
+)
+"""
+
+
+def table_grower(elements: int) -> str:
+    """A component whose `run` grows a table by `elements`: `grown`, or `refused` when the growth fails."""
+    body = f"i32.ne (table.grow $t (ref.null func) (i32.const {elements})) (i32.const -1)"
+    return _answering(body, answers=("grown", "refused"))
+
+
+def many_memories(count: int, pages: int) -> str:
+    """A component of `count` core instances, each with a linear memory of `pages` pages (64 KiB each)
+    made at instantiation; `run` answers `fine`."""
+    holders = "\n".join(
+        f'  (core module $h{index} (memory (export "m") {pages}))\n  (core instance $hi{index} (instantiate $h{index}))'
+        for index in range(count)
+    )
+    return _answering("i32.const 1").replace(
+        "(core instance $i (instantiate $m))", f"{holders}\n  (core instance $i (instantiate $m))"
+    )
+
+
+START_SPIN: Final = r"""
+(component
+  (core module $spin
+    (func $forever (loop $again (br $again)))
+    (start $forever))
+  (core instance $s (instantiate $spin))
+  (core module $m
+    (memory (export "memory") 1)
+    (func (export "realloc") (param i32 i32 i32 i32) (result i32) (i32.const 1024))
+    (func (export "run") (param i32 i32) (result i32) (i32.const 16)))
+  (core instance $i (instantiate $m))
+  (alias core export $i "memory" (core memory $memory))
+  (alias core export $i "realloc" (core func $realloc))
+  (func (export "run") (param "input" string) (result (result string (error string)))
+    (canon lift (core func $i "run") (memory $memory) (realloc $realloc)))
+)
+"""
+"""A component whose start code (a core module's start function) never ends."""

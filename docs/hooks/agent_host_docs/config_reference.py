@@ -25,7 +25,18 @@ Schema = Mapping[str, Any]
 REF_PREFIX: Final = "#/definitions/"
 SIZE_SCHEMA: Final = TypeAdapter(Size).json_schema()
 """The schema of a size key (bytes or "256MiB"), shown as `size` rather than as its pattern."""
-SIZE_TEXT: Final = 'size: bytes, or a string such as "256MiB", "1.5KiB", "1GB" (B, KB, MB, GB, KiB, MiB, GiB)'
+SIZES_ANCHOR: Final = "config-sizes"
+"""The anchor of the note, above the tables, that says once what a size is."""
+SIZE_TEXT: Final = f"[size](#{SIZES_ANCHOR})"
+"""A size key's type: a link to that note."""
+SIZES_NOTE: Final = (
+    'A **size** is a number of bytes or a string such as `"256MiB"`, `"1.5KiB"` or `"1GB"` '
+    "(units B, KB, MB, GB, KiB, MiB, GiB).\n{: #" + SIZES_ANCHOR + " }\n"
+)
+"""The note above the tables, when a key of the file is a size."""
+WRAPPER_CLASS: Final = "config-reference"
+"""The class of the block holding the tables: docs/stylesheets/reference.css keeps its key names
+on one line (Material lets code break anywhere, mid-word)."""
 _UNITS: Final = ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"))
 ROOT: Final = "(top level)"
 """The path shown for the file's top-level keys."""
@@ -198,9 +209,13 @@ def sections(schema: Schema) -> list[Section]:
 
 
 def markdown(schema: Schema) -> str:
-    """The reference as markdown: one section per model, a table of its keys."""
-    out = []
-    for section in sections(schema):
+    """The reference as markdown: one section per model, a table of its keys, after a note on sizes
+    (when a key is one), all in a block of class `WRAPPER_CLASS` (md_in_html)."""
+    found = sections(schema)
+    out = [f'<div class="{WRAPPER_CLASS}" markdown>\n']
+    if any(SIZE_TEXT in row.type for section in found for row in section.rows):
+        out.append(SIZES_NOTE)
+    for section in found:
         title = "The file's top-level tables" if section.path == ROOT else f"`{section.path}`"
         out.append(f"## {title}: {section.model} {{#{section.anchor}}}\n")
         out.append(f"{_cell(section.description)}\n" if section.description else "")
@@ -211,4 +226,5 @@ def markdown(schema: Schema) -> str:
             for row in section.rows
         )
         out.append("")
+    out.append("</div>")
     return "\n".join(out)

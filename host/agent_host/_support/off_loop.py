@@ -4,9 +4,10 @@
 text it works on, or `size_of` a parsed value) is at most `INLINE` (well under a millisecond of
 work, less than handing it to a thread), else on a worker thread: at most `THREADS` at once per
 event loop, behind a limiter of their own (they never wait behind other blocking work, nor it
-behind them). Every check of untrusted text costs time linear in its size, so a worker ends;
-cancelling the caller abandons it (its result is dropped). `size_of(value)` counts the values of
-parsed JSON, stopping at `COUNT_LIMIT`: its own cost is bounded whatever the value.
+behind them). Every check of untrusted text costs time linear in its size, so a worker ends soon: a
+caller cancelled meanwhile waits for it (abandoning it would free its place while it still runs, and
+clients hanging up would then pile up workers). `size_of(value)` counts the values of parsed JSON,
+stopping at `COUNT_LIMIT`: its own cost is bounded whatever the value.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ async def run(fn: Callable[..., _T], *args: object, size: int) -> _T:
     docstring). Raises what `fn` raises."""
     if size <= INLINE:
         return fn(*args)
-    return await anyio.to_thread.run_sync(functools.partial(fn, *args), limiter=_workers(), abandon_on_cancel=True)
+    return await anyio.to_thread.run_sync(functools.partial(fn, *args), limiter=_workers())
 
 
 def size_of(value: object, limit: int = COUNT_LIMIT) -> int:

@@ -30,8 +30,9 @@ MAX_INTEGER_DIGITS: Final = 1000
 MAX_WHERE: Final = 80
 """Characters of a path named in an error (a path 128 levels deep is cut)."""
 
-_LONG_NUMBER: Final = re.compile(rf"[0-9]{{{MAX_INTEGER_DIGITS + 1}}}")
-"""A run of digits longer than an integer may be (in a string or a number: the hook decides)."""
+_LONG_NUMBER: Final = re.compile(rf"(?<![0-9])[0-9]{{{MAX_INTEGER_DIGITS + 1}}}")
+"""A run of digits longer than an integer may be (in a string or a number: the hook decides). Tried
+only where a run starts (the look-behind fails at once inside one), so the search is linear."""
 
 _SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
 """An escape of a UTF-16 surrogate (maybe half of a valid pair: the walk decides)."""

@@ -41,8 +41,9 @@ class UnsafeCacheError(HostError):
 
 def private_cache(root: Path) -> Path:
     """`root`, the cache folder, and each folder of `LAYOUT` in it: made (mode 0700) where missing and
-    checked (see the module). Raises `UnsafeCacheError`."""
+    checked (see the module), and every folder above it too (`check_above`). Raises `UnsafeCacheError`."""
     _private(root, parents=True)
+    check_above(root)
     for name in LAYOUT:
         _private(root / name)
     return root
@@ -84,6 +85,36 @@ def check(folder: Path) -> None:
             "agent-host runs native code compiled into it",
             hint=f"chmod 700 {folder}, or {_ELSEWHERE}",
         )
+
+
+def check_above(root: Path) -> None:
+    """`UnsafeCacheError` unless every folder above the cache folder `root` (up to `/`) is owned by
+    this process's effective user or root and, unless its sticky bit is set (`/tmp`: others cannot
+    rename what is not theirs), no other user may write in it: else another user could put a folder
+    of their own in the cache's place."""
+    try:
+        real = root.resolve()
+    except OSError:
+        return
+    user = os.geteuid()
+    for folder in real.parents:
+        try:
+            info = os.stat(folder)
+        except OSError:
+            return
+        mode = stat.S_IMODE(info.st_mode)
+        if info.st_uid not in (user, ROOT_UID):
+            raise UnsafeCacheError(
+                f"cache folder {root} is inside {folder}, which another user owns (uid {info.st_uid}): "
+                "agent-host runs native code compiled into its cache",
+                hint=_ELSEWHERE,
+            )
+        if mode & OTHERS_WRITE and not mode & stat.S_ISVTX:
+            raise UnsafeCacheError(
+                f"cache folder {root} is inside {folder}, which others may write in (mode {mode:04o}) without the "
+                "sticky bit: another user could put their folder in the cache's place",
+                hint=f"chmod go-w {folder} (or chmod +t), or {_ELSEWHERE}",
+            )
 
 
 def _private(folder: Path, *, parents: bool = False) -> None:

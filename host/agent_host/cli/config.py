@@ -1,10 +1,12 @@
 """`agent-host config init|check`: write a starter configuration file, or validate one.
 
 `check` reports every problem, not only the first (components, python tool imports and, with
-`--connect`, every tooling's handshake) on stderr, then fails with exit code 2; a tooling a guest
-names that the file does not give its agent is a warning (exit 0; `--strict`: a problem); `--json`
-prints `{source, ok, toolings, agents, problems, warnings, connected}` on stdout as well. `schema`
-prints the JSON Schema of the file for editors.
+`--connect`, every tooling's handshake), then fails with exit code 2; a tooling a guest names that
+the file does not give its agent is a warning (exit 0; `--strict`: a problem). Every line it writes
+goes to stderr in one style, `agent-host: problem: ...`, `agent-host: warning: ...`, then the
+verdict, `agent-host: ok: FILE: toolings: ...; agents: ...` or `agent-host: error: FILE: N
+problem(s) found`; stdout holds only what `--json` asks for, `{source, ok, toolings, agents,
+problems, warnings, connected}`. `schema` prints the JSON Schema of the file for editors.
 """
 
 from __future__ import annotations
@@ -99,7 +101,7 @@ def init(state: State, path: str | None, force: bool) -> int:
     "--connect", is_flag=True, default=False, help="Also start (or reach) every tooling and complete the MCP handshake."
 )
 @click.option("--strict", is_flag=True, default=False, help="Fail (exit 2) on warnings too.")
-@click.option("--json", "as_json", is_flag=True, default=False, help="Also print the result as JSON on stdout.")
+@click.option("--json", "as_json", is_flag=True, default=False, help="Print the result as JSON on stdout.")
 @common_options
 @click.pass_obj
 def check(state: State, path: str | None, connect: bool, strict: bool, as_json: bool) -> int:
@@ -147,13 +149,18 @@ def check(state: State, path: str | None, connect: bool, strict: bool, as_json: 
         render.json_out(_result(config.describe_source(), config, problems, warnings, connected))
     if problems:
         raise ConfigError(f"{config.describe_source()}: {len(problems)} problem(s) found (listed above)")
-    if not as_json:
-        toolings = ", ".join(sorted(config.toolings)) or "none"
-        agents = ", ".join(sorted(config.agents)) or "none"
-        every = " (every tooling connected)" if connect else ""
-        warned = f" ({len(warnings)} warning(s) above)" if warnings else ""
-        render.line(f"{config.describe_source()}: OK: toolings: {toolings}; agents: {agents}{every}{warned}")
+    render.report(ok_line(config, connected=connect, warnings=len(warnings)))
     return ExitCode.SUCCESS
+
+
+def ok_line(config: Config, *, connected: bool, warnings: int) -> str:
+    """The verdict of a file without problems, in the words of the problem lines:
+    `ok: FILE: toolings: A, B; agents: C` (with what was connected and how many warnings)."""
+    toolings = ", ".join(sorted(config.toolings)) or "none"
+    agents = ", ".join(sorted(config.agents)) or "none"
+    every = " (every tooling connected)" if connected else ""
+    warned = f" ({warnings} warning(s) above)" if warnings else ""
+    return f"ok: {config.describe_source()}: toolings: {toolings}; agents: {agents}{every}{warned}"
 
 
 def _result(

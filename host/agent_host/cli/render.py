@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 STYLES: Final = {
     "ok": "green",
+    "ok:": "green",
     "error": "yellow",
     "trap": "red",
     "diverged": "magenta",

@@ -3,7 +3,7 @@
 `[[tooling.NAME.tools]]` answer their calls with `results` in order (`text`, `structured`, `error`
 or `content`, after `delay` seconds with `progress` steps); `[[tooling.NAME.resources]]` hold
 `text` or `blob`; `[[tooling.NAME.updates]]` change them `after` seconds from the first
-subscription. README.md ("Testing a guest", "A mock tooling") shows a whole script. Schemas,
+subscription. docs/embedding/testing.md ("A mock tooling") shows a whole script. Schemas,
 annotations, structured results and content blocks are free JSON, kept as written.
 """
 

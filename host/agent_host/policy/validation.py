@@ -157,13 +157,15 @@ _bounded_lock = threading.Lock()
 
 def _bounded(cls: Any) -> Any:
     """`cls` (a jsonschema validator class) whose `anyOf` and `oneOf` keep at most `MAX_CONTEXT`
-    violations per branch: as jsonschema's own, which collect every violation of every branch."""
+    violations per branch (jsonschema's own collect every violation of every branch), and whose
+    `uniqueItems` is linear (jsonschema's compares every pair when the items cannot be sorted)."""
     with _bounded_lock:
         found = _bounded_classes.get(cls)
         if found is None:
             from jsonschema import validators
 
-            found = validators.extend(cls, {"anyOf": _any_of, "oneOf": _one_of})  # type: ignore[no-untyped-call]
+            keywords = {"anyOf": _any_of, "oneOf": _one_of, "uniqueItems": _unique_items}
+            found = validators.extend(cls, keywords)  # type: ignore[no-untyped-call]
             _bounded_classes[cls] = found
         return found
 
@@ -208,6 +210,33 @@ def _one_of(validator: Any, one_of: list[Any], instance: object, schema: Any) ->
     if more:
         shown = ", ".join(_cut(repr(one_of[index]), MAX_SHOWN) for index in [*more, first_valid])
         yield ValidationError(f"{instance!r} is valid under each of {shown}")
+
+
+def _unique_items(validator: Any, unique: bool, instance: object, schema: Any) -> Iterator[ValidationError]:
+    """The `uniqueItems` keyword in linear time: items are told apart by a hashable key of their JSON
+    value (`_identity`)."""
+    from jsonschema.exceptions import ValidationError
+
+    if unique and isinstance(instance, list):
+        identities = [_identity(item) for item in instance]
+        if len(set(identities)) != len(identities):
+            yield ValidationError(f"{instance!r} has non-unique elements")
+
+
+def _identity(value: object) -> object:
+    """A hashable key equal for two JSON values exactly when JSON Schema holds them equal (`1` and
+    `1.0` alike, `true` and `1` not, objects by their members whatever their order)."""
+    if isinstance(value, bool):
+        return (0, value)
+    if isinstance(value, int | float):
+        return (1, value)
+    if isinstance(value, str):
+        return (2, str(value))
+    if isinstance(value, list):
+        return (3, tuple(_identity(item) for item in value))
+    if isinstance(value, dict):
+        return (4, frozenset((str(key), _identity(item)) for key, item in value.items()))
+    return (5, repr(value))
 
 
 class _Object(dict[str, Any]):

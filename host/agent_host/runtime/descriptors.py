@@ -70,6 +70,10 @@ class Watch:
     roots: tuple[str, ...]
     """The real paths of the guest's granted folders."""
     limit: Limit
+    writable: bool = False
+    """Whether one of its folders is writable: only such a guest can make a path past `PATH_MAX`
+    (renaming folders above files it holds open), so descriptors whose path cannot be read count
+    for these guests (for every guest when none is running)."""
     held: int = 0
     """Descriptors the guest held at the last count."""
     _ledger: _Ledger | None = field(default=None, repr=False)
@@ -105,7 +109,8 @@ def watch(dirs: Sequence[DirGrant], limit: Limit) -> Watch | None:
     when it has no folder (it can open nothing) or the platform cannot list descriptors."""
     if not dirs or not os.path.isdir(_FD_DIR):
         return None
-    return _LEDGER.register(tuple(os.path.realpath(grant.host) for grant in dirs), limit)
+    writable = any(grant.writable for grant in dirs)
+    return _LEDGER.register(tuple(os.path.realpath(grant.host) for grant in dirs), limit, writable)
 
 
 def raise_soft_limit() -> int:
@@ -141,13 +146,13 @@ class _Ledger:
         self._logged = -LOG_INTERVAL
         self._unlogged = 0
 
-    def register(self, roots: tuple[str, ...], limit: Limit) -> Watch:
+    def register(self, roots: tuple[str, ...], limit: Limit, writable: bool = False) -> Watch:
         with self._lock:
             if self._soft_limit is None:
                 self._soft_limit = raise_soft_limit()
             if self._baseline is None:
                 self._baseline = set(_descriptors())
-            watch = Watch(roots, limit, _ledger=self)
+            watch = Watch(roots, limit, writable, _ledger=self)
             self._watches.append(watch)
             self._size, self._counted = -1, 0.0
             if self._watcher is None:
@@ -246,7 +251,8 @@ class _Ledger:
         one folder; ` (deleted)` stripped; files, folders, directory streams alike), each preopen of
         a folder among the running guests is taken off once, a descriptor in a folder several
         running guests share counts for each, and one whose path cannot be read (past `PATH_MAX`)
-        for every guest. The reserve counts every descriptor of the process (sockets too)."""
+        for every guest granted a writable folder (who alone can make such a path), or every guest
+        when none is. The reserve counts every descriptor of the process (sockets too)."""
         table = list(_descriptors())
         baseline = self._baseline if self._baseline is not None else set()
         baseline &= set(table)  # a pair seen closed is never the baseline's again
@@ -258,6 +264,7 @@ class _Ledger:
         counted = [entry for entry in table if entry not in baseline]
         unreadable = sum(1 for _, path in counted if path == _UNREADABLE)
         named = [path for _, path in counted if path.startswith("/")]
+        blamed = any(watch.writable for watch in self._watches)
         for watch in self._watches:
             roots = set(watch.roots)
             mine = [path for path in named if _under(path, roots)]
@@ -265,7 +272,8 @@ class _Ledger:
             for path in mine:
                 if path in roots:
                     at_root[path] = at_root.get(path, 0) + 1
-            watch.held = len(mine) + unreadable - sum(min(count, preopens[path]) for path, count in at_root.items())
+            theirs = unreadable if watch.writable or not blamed else 0
+            watch.held = len(mine) + theirs - sum(min(count, preopens[path]) for path, count in at_root.items())
         self._size, self._counted = size, now
         soft = self._soft_limit or raise_soft_limit()
         left = soft - len(table)

@@ -88,6 +88,19 @@ class Outcome:
         return self.code if self.code is not None else _EXIT_CODES[self.status]
 
 
+MAX_TABLE_ELEMENTS: Final = 100_000
+"""Elements one table of a guest may hold (~0.8 MB; a componentize-py or componentize-js guest starts
+with under 10,000): tables are not linear memory, so the memory limit does not bound them."""
+
+MAX_TABLES: Final = 16
+"""Tables of one guest (those guests have under 8)."""
+
+MAX_MEMORIES: Final = 16
+"""Linear memories of one guest (those guests have under 4); together within the memory limit."""
+
+MAX_INSTANCES: Final = 256
+"""Core and component instances of one guest (those guests have under 32)."""
+
 ABANDON_AFTER: Final = 2.0
 """Seconds a run may go on past its stop request or its wall-clock deadline before the host stops
 waiting for its thread: a guest blocked in a WASI call that no check reaches (reading a named pipe
@@ -348,14 +361,20 @@ def prepare(
             for stream in ("stdout", "stderr")
         ]
         store.set_wasi(_wasi(policy, *outputs))
-        if not memory_limit.INSTALLED_BY_DEFAULT:  # the store limiter: bounded, but refusals unseen
-            store.set_limits(memory_size=budget.limit)
+        memory_size = -1 if memory_limit.INSTALLED_BY_DEFAULT else budget.limit  # else refusals unseen
+        store.set_limits(
+            memory_size=memory_size,
+            table_elements=MAX_TABLE_ELEMENTS,
+            tables=MAX_TABLES,
+            instances=MAX_INSTANCES,
+            memories=MAX_MEMORIES,
+        )
         guard = RunGuard(store, cpu_time=policy.limits.cpu_time, wall_time=policy.limits.wall_time, files=files)
         if on_guard is not None:
             on_guard(guard)
         bound = thread_state.running(session, guard) if session is not None else contextlib.nullcontext()
         with bound, memory_limit.active(budget):
-            instance, failure = _instantiate(runtime, component, store, budget, policy)
+            instance, failure = _instantiate(runtime, component, store, budget, policy, guard)
     except BaseException:
         _free(store, files, outputs, workdir)
         raise
@@ -363,12 +382,21 @@ def prepare(
 
 
 def _instantiate(
-    runtime: Runtime, component: Component, store: Store, budget: memory_limit.MemoryBudget, policy: AgentPolicy
+    runtime: Runtime,
+    component: Component,
+    store: Store,
+    budget: memory_limit.MemoryBudget,
+    policy: AgentPolicy,
+    guard: RunGuard,
 ) -> tuple[Instance | None, tuple[Status, str, Tripped | None] | None]:
-    """The instance, or how a run ends when there is none (decided from host state, as `_call_run`)."""
+    """The instance, or how a run ends when there is none (decided from host state, as `_call_run`:
+    a limit or stop its start code ran into, a memory growth refused, else the trap)."""
     try:
         return runtime.instantiate(store, component), None
     except WasmtimeError as exc:
+        tripped = guard.after_trap()
+        if tripped is not None:  # its start code ran into a limit or a stop
+            return None, ("trap", f"{tripped} (in the component's start code)", guard.tripped)
         if budget.refused is not None:
             return None, ("trap", memory_limit_reason(policy), "memory")
         reason = (

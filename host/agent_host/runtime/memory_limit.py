@@ -65,24 +65,36 @@ class Refusal:
 
 class MemoryBudget:
     """The memory limit of one guest run, and what the host refused it (host state, never the
-    guest's word). The limit applies to each linear memory, as the store limiter's does."""
+    guest's word). The limit applies to all the run's linear memories together: a component of many
+    memories cannot hold many times the limit."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.refused: Refusal | None = None
         """The first refusal; None while every creation and growth fit."""
         self.refusals = 0
+        self.total = 0
+        """Bytes the run's linear memories hold now, together."""
         self.peak = 0
-        """The largest size a memory of the run reached (bytes)."""
+        """The most bytes the run's linear memories held together."""
+        self._lock = threading.Lock()
 
     def _admit(self, size: int, asked: int) -> bool:
-        if asked <= self.limit:
-            self.peak = max(self.peak, asked)
-            return True
-        self.refusals += 1
-        if self.refused is None:
-            self.refused = Refusal(size, asked)
-        return False
+        """Whether a memory of `size` bytes (0: a new one) may hold `asked` bytes; counted when it may."""
+        with self._lock:
+            total = self.total - size + asked
+            if total <= self.limit:
+                self.total = total
+                self.peak = max(self.peak, total)
+                return True
+            self.refusals += 1
+            if self.refused is None:
+                self.refused = Refusal(size, asked)
+            return False
+
+    def _released(self, size: int) -> None:
+        with self._lock:
+            self.total -= size
 
 
 _active = threading.local()
@@ -121,7 +133,7 @@ class _Creator:
         global _next_key
         budget: MemoryBudget | None = getattr(_active, "budget", None)
         if budget is not None and not budget._admit(0, minimum):
-            return f"memory limit: {minimum} bytes needed at instantiation, the limit is {budget.limit}"
+            return f"memory limit: {minimum} bytes more needed at instantiation, the limit is {budget.limit} in all"
         reservation = reserved or max(minimum, min(maximum, MAX_RESERVATION))
         mapped = reservation + guard
         base = _libc.mmap(None, mapped, _PROT_NONE, _MAP_FLAGS, -1, 0)
@@ -146,7 +158,7 @@ class _Creator:
     def grow_memory(self, key: int, new_size: int) -> str | None:
         memory = _memories[key]
         if memory.budget is not None and not memory.budget._admit(memory.size, new_size):
-            return f"memory limit: {new_size} bytes asked, the limit is {memory.budget.limit}"
+            return f"memory limit: {new_size} bytes asked, the limit is {memory.budget.limit} for all memories"
         if new_size > memory.reserved:
             return f"a linear memory cannot grow past its reservation of {memory.reserved} bytes"
         if new_size > memory.size:
@@ -161,6 +173,8 @@ class _Creator:
             memory = _memories.pop(key, None)
         if memory is not None:
             _libc.munmap(memory.base, memory.mapped)
+            if memory.budget is not None:
+                memory.budget._released(memory.size)
 
 
 _CREATOR: Final = _Creator()

@@ -44,6 +44,8 @@ class InstancePool:
         self._changed = threading.Condition(self._lock)
         self._wanted = threading.Event()
         self._closed = False
+        self._stopped = False
+        """Whether it stopped making instances (one failed: its start code past a limit, say)."""
         self._guard: RunGuard | None = None
         self.made = 0
         """Instances made so far (those taken and those waiting)."""
@@ -59,10 +61,11 @@ class InstancePool:
             return len(self._ready)
 
     def filled(self, timeout: float) -> bool:
-        """Wait until `size` instances are ready (at most `timeout` seconds); whether they are."""
+        """Wait until `size` instances are ready, or it stopped making them after one failed (at most
+        `timeout` seconds); whether it is so and the pool is not closed."""
         with self._changed:
             return (
-                self._changed.wait_for(lambda: len(self._ready) >= self.size or self._closed, timeout)
+                self._changed.wait_for(lambda: len(self._ready) >= self.size or self._closed or self._stopped, timeout)
                 and not self._closed
             )
 
@@ -101,6 +104,16 @@ class InstancePool:
                         self._changed.notify_all()
                 if not keep:
                     prepared.discard()
+                    return
+                if prepared.failure is not None:  # it cannot be made (a start code past a limit, say):
+                    logger.warning(  # its failure is the next call's; later calls make their own, in their turn
+                        "agent %s: an instance made ahead failed (%s); no more are made ahead",
+                        self.agent,
+                        prepared.failure[1],
+                    )
+                    with self._lock:
+                        self._stopped = True
+                        self._changed.notify_all()
                     return
             if self._closed:
                 return

@@ -295,15 +295,18 @@ class AgentCalls:
                 lines.push((level, cut(message)))
 
             drain = anyio.CancelScope()
-            try:
-                async with anyio.create_task_group() as tg:
-                    if on_log is not None:
-                        tg.start_soon(_forward, lines, _unpacked(on_log), drain, self._limit_log)
+            refused: HostError | None = None
+            async with anyio.create_task_group() as tg:
+                if on_log is not None:
+                    tg.start_soon(_forward, lines, _unpacked(on_log), drain, self._limit_log)
+                try:
                     outcome = await self.runner.run(offer, given, sink if on_log else None, audit_budget)
-                    lines.close()  # the guest ended: the forwarder delivers what is left, then ends
-                    drain.deadline = anyio.current_time() + LOG_DRAIN_WAIT
-            except HostError as exc:
-                return Answer.failure(ErrorCode.UNAVAILABLE, f"agent {name!r} cannot start: {exc}")
+                except HostError as exc:  # caught here: out of the task group it is wrapped in a group
+                    refused = exc
+                lines.close()  # the guest ended: the forwarder delivers what is left, then ends
+                drain.deadline = anyio.current_time() + LOG_DRAIN_WAIT
+            if refused is not None:
+                return Answer.failure(ErrorCode.UNAVAILABLE, f"agent {name!r} cannot start: {refused}")
         return await off_loop.run(_answer, offer, outcome, size=len(outcome.text))
 
 

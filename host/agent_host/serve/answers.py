@@ -4,9 +4,11 @@ An `Answer` is in MCP's wire form (content blocks, optional structured content) 
 an agent's guest or a proxied tool. A failure carries the WIT `error-code` name in `code`, its
 `message` (which never repeats the code) and, in the content, `CODE: MESSAGE` (MCP has no field for
 the code); a failed proxied call keeps the upstream result's own content. A guest's answer is JSON
-when it is strict JSON (`strict_json`: nested at most 128 deep, ...); other text, however much it
-looks like JSON, is answered as text. Making an answer from a large text costs time linear in it:
-callers on the loop build one with `off_loop.run` (`of_text`, `rendered`).
+when it is strict JSON (`strict_json`: nested at most 128 deep, ...) of at most `MAX_STRUCTURED`
+characters; other text, however much it looks like JSON, is answered as text. Making an answer from
+a large text costs time linear in it: callers on the loop build one with `off_loop.run` (`of_text`,
+`rendered`); past `MAX_STRUCTURED` it is never parsed (one parse holds the interpreter for its whole
+length, worker thread or not: ~30 ms a MiB).
 """
 
 from __future__ import annotations
@@ -33,12 +35,19 @@ class ServedTool:
     builtin: bool = False
 
 
+MAX_STRUCTURED: Final = 1024 * 1024
+"""Characters of a guest's answer parsed as JSON at most (for `structuredContent` and the HTTP API's
+JSON `result`); a longer answer is answered as its text."""
+
 _NOT_PARSED: Final = object()
 _NOT_JSON: Final = object()
 
 
 def _parse(text: str) -> Any:
-    """The value of `text` when it is strict JSON, else `_NOT_JSON` (linear in its length)."""
+    """The value of `text` when it is strict JSON of at most `MAX_STRUCTURED` characters, else
+    `_NOT_JSON` (linear in its length)."""
+    if len(text) > MAX_STRUCTURED:
+        return _NOT_JSON
     try:
         return strict_json.parse(text)
     except strict_json.JsonTextError:

@@ -8,7 +8,8 @@ turn of its client (`turns.Turns`: `max_concurrent` at once, `queue` waiting, di
 clients, the rest `limit-exceeded`), ends in an `Answer` (no exception but cancellation escapes) and
 is one audit line (`serve-call`) whatever happens to it, charged to its client's allowance
 (`audit_budget.Allowances`). Once the server stops (`stopping`), calls in flight have `grace`
-seconds, then each answers `cancelled`. Offering nothing is a warning naming the config file.
+seconds, then each answers `cancelled`; it says how many it waits for. Offering nothing is a
+warning naming the config file.
 """
 
 from __future__ import annotations
@@ -112,6 +113,10 @@ class Catalog:
         itself is looked up when called)."""
         return name in self.agents.offers or (self.proxy is not None and self.proxy.route(name) is not None)
 
+    def offered(self) -> tuple[list[str], list[str]]:
+        """The names of the offered agents and of the proxied toolings, in the order they are offered."""
+        return list(self.agents.offers), list(self.proxy.toolings) if self.proxy is not None else []
+
     def names(self) -> str:
         """The offered agents and toolings, for messages."""
         toolings = [f"{tooling}.*" for tooling in self.proxy.toolings] if self.proxy is not None else []
@@ -119,7 +124,10 @@ class Catalog:
 
     def stopping(self, grace: float) -> None:
         """The server stops (on its loop): calls in flight may take `grace` seconds more, then each is
-        cancelled and answers `cancelled`."""
+        cancelled and answers `cancelled`. The first time, with calls in flight, it says how many it
+        waits for, and how long at most."""
+        if self._cutoff == math.inf and self._in_flight:
+            logger.info("%s", waiting_line(len(self._in_flight), grace))
         self._cutoff = min(self._cutoff, anyio.current_time() + grace)
         for scope in self._in_flight:
             scope.deadline = min(scope.deadline, self._cutoff)
@@ -206,6 +214,13 @@ class Catalog:
         return Answer.failure(
             ErrorCode.CANCELLED, "the server is stopping and the call did not end within [serve] grace"
         )
+
+
+def waiting_line(calls: int, grace: float) -> str:
+    """What the server says when it starts to stop with `calls` in flight: it waits for them, up to
+    `grace` seconds (`[serve] grace`), then cancels those left."""
+    noun = "call" if calls == 1 else "calls"
+    return f"stopping: waiting for {calls} {noun} in flight to end, up to {grace:g} s ([serve] grace)"
 
 
 def _size(arguments: Mapping[str, Any]) -> int:

@@ -34,6 +34,7 @@ from agent_host.config.models import split_bind
 from agent_host.errors import UsageError
 from agent_host.serve import tool_api
 from agent_host.serve.agents import STOP_WAIT
+from agent_host.serve.banner import banner
 from agent_host.serve.catalog import Catalog
 from agent_host.serve.clients import CLIENT_SCOPE_KEY
 from agent_host.serve.connections import (
@@ -175,7 +176,8 @@ async def serve_http(
     server: Server[Any], catalog: Catalog, settings: ServeSettings, address: str, stop: GracefulStop | None = None
 ) -> None:
     """Serve `server` (and `catalog` through the tool API) at `address` (HOST:PORT) until cancelled
-    or `stop` is called; the URL is printed on stderr first."""
+    or `stop` is called; the URL, what is offered and the tool API's URLs are printed on stderr
+    first (`banner`)."""
     host, port = split_bind(address)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -214,7 +216,9 @@ async def serve_http(
         loop = asyncio.get_running_loop()
         previous = loop.get_exception_handler()
         loop.set_exception_handler(guard.accept_failed)
-        sys.stderr.write(f"agent-host: serving MCP on http://{shown}:{sock.getsockname()[1]}/mcp\n")
+        agents, toolings = catalog.offered()
+        for line in banner(f"http://{shown}:{sock.getsockname()[1]}", agents, toolings):
+            sys.stderr.write(f"{line}\n")
         sys.stderr.flush()
         try:
             uv = _Server(config, catalog, settings.grace)

@@ -133,6 +133,8 @@ class Relay:
         """URI → the 2025-11-25 connections subscribed to it (no entry without one)."""
         self._held: weakref.WeakKeyDictionary[Connection, set[str]] = weakref.WeakKeyDictionary()
         """2025-11-25 connection → the URIs it is subscribed to (or subscribing to)."""
+        self._client_of: weakref.WeakKeyDictionary[Connection, str] = weakref.WeakKeyDictionary()
+        """2025-11-25 connection → the client it serves (its subscriptions' audit lines are charged to it)."""
         self._outboxes: weakref.WeakKeyDictionary[Connection, _Outbox] = weakref.WeakKeyDictionary()
         self._senders: anyio.abc.TaskGroup | None = None
         """The task group of `running()`, where each connection's sender runs."""
@@ -186,7 +188,7 @@ class Relay:
             except ToolingError as exc:
                 if exc.code is ErrorCode.CANCELLED:  # the server is stopping
                     return
-                logger.info("changes of tooling %s are not relayed: %s", tooling, exc)
+                logger.warning("changes of tooling %s are not relayed: %s", tooling, exc)
 
     async def acquire(self, uri: str, client: str = RELAY) -> None:
         """Watch resource `uri` upstream for one more client (`client`: the audit lines of subscribing
@@ -309,6 +311,7 @@ class Relay:
         until it unsubscribes or goes away. Raises `ToolingError` (`limit-exceeded` beyond `[serve]
         max_subscriptions_per_session` URIs per connection, logged once per interval)."""
         connection = connection_of(ctx)
+        client = self._client_of.setdefault(connection, client_of_request(ctx.request))
         held = self._held.setdefault(connection, set())
         if uri in held:
             return
@@ -316,7 +319,7 @@ class Relay:
             raise self._beyond(self._too_many(len(held), "this MCP session holds", "unsubscribe from one first"))
         held.add(uri)  # before the wait upstream: a concurrent request of this connection counts it
         try:
-            await self.acquire(uri, client_of_request(ctx.request))
+            await self.acquire(uri, client)
         except BaseException:
             held.discard(uri)
             raise
@@ -325,10 +328,12 @@ class Relay:
 
     async def unsubscribe(self, ctx: ServerRequestContext[Any], uri: str) -> None:
         """`resources/unsubscribe` (2025-11-25)."""
-        await self.unsubscribe_connection(connection_of(ctx), uri, client_of_request(ctx.request))
+        await self.unsubscribe_connection(connection_of(ctx), uri)
 
-    async def unsubscribe_connection(self, connection: Connection, uri: str, client: str = RELAY) -> None:
-        """`connection` no longer watches `uri` (it unsubscribed, as `client`, or went away)."""
+    async def unsubscribe_connection(self, connection: Connection, uri: str) -> None:
+        """`connection` no longer watches `uri` (it unsubscribed, or went away): the audit line of ending
+        the subscription upstream is charged to the client it subscribed for."""
+        client = self._client_of.get(connection, RELAY)
         holders = self._legacy_uris.get(uri)
         if holders is None or connection not in holders:
             return

@@ -131,18 +131,20 @@ def routes(catalog: Catalog, security: TransportSecuritySettings, max_body: int)
         Route("/tools/{name}", tools_call, methods=["POST"]),
         Route("/openapi.json", openapi, methods=["GET"]),
         # Any other method: these match only what the routes above did not (Starlette's own 405 is text).
-        Route("/tools/list", _wrong_method("GET"), methods=EVERY_METHOD),
-        Route("/tools/{name}", _wrong_method("POST"), methods=EVERY_METHOD),
-        Route("/openapi.json", _wrong_method("GET"), methods=EVERY_METHOD),
+        Route("/tools/list", wrong_method("GET"), methods=EVERY_METHOD),
+        Route("/tools/{name}", wrong_method("POST"), methods=EVERY_METHOD),
+        Route("/openapi.json", wrong_method("GET"), methods=EVERY_METHOD),
     ]
 
 
-def _wrong_method(allowed: str) -> Callable[[Request], Awaitable[Response]]:
-    """An endpoint answering 405 in the API's error format: the method to use, in `Allow` too."""
+def wrong_method(allowed: str) -> Callable[[Request], Awaitable[Response]]:
+    """An endpoint answering 405 in the API's error format, naming the method to use once
+    (`GET /tools/echo: use POST`; `GET` endpoints take `HEAD` too), every method in `Allow`."""
     methods = f"{allowed}, HEAD" if allowed == "GET" else allowed
+    use = f"{allowed} (or HEAD)" if allowed == "GET" else allowed
 
     async def refuse(request: Request) -> Response:
-        message = f"{request.method} {request.url.path}: this endpoint takes {methods} (use {allowed})"
+        message = f"{request.method} {request.url.path}: use {use}"
         answer = error("invalid-arguments", message, 405)
         answer.headers["allow"] = methods
         return answer

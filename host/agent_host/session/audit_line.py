@@ -74,8 +74,15 @@ def bounded(entry: Mapping[str, object]) -> dict[str, object]:
     return fields
 
 
+LINE_BREAKS: Final = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+"""Characters JSON leaves as they are in a string but that a reader splitting lines as Python does
+(`str.splitlines`) takes for line ends: written escaped, so that a line stays one line for every reader."""
+
+_LINE_BREAK_TABLE: Final = str.maketrans(LINE_BREAKS)
+
+
 def _text(fields: Mapping[str, object]) -> bytes:
-    line = json.dumps(fields, ensure_ascii=False) + "\n"
+    line = json.dumps(fields, ensure_ascii=False).translate(_LINE_BREAK_TABLE) + "\n"
     return line.encode("utf-8", errors="backslashreplace")
 
 

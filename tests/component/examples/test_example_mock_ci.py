@@ -2,7 +2,7 @@
 
 Everything here is what a user's own CI would do: write an agent-host.toml with a `kind = "mock"`
 tooling that scripts the answers your guest will get, run the guest with `agent-host run`, and
-check what it printed. (README.md, section "Testing a guest", "A mock tooling".)
+check what it printed. (docs/embedding/testing.md, section "A mock tooling".)
 
 Provenance: issue 5, "Done means": a component test of a guest against a mock tooling that a
 reader can copy into their own CI.

@@ -342,6 +342,11 @@ def test_the_http_tool_api_lists_and_runs_the_agents_with_a_status_per_error_cod
     }
     assert (not_json.status_code, not_json.json()["error"]["code"]) == (400, "invalid-arguments")
     assert openapi.status_code == 200 and set(openapi.json()["paths"]) == {"/tools/list", "/tools/idle", "/tools/probe"}
+    assert served.banner == [  # the banner, after its URL line
+        "agent-host: offering agents idle, probe",
+        f"agent-host: HTTP tool API: GET {served.base}/tools/list, POST {served.base}/tools/NAME; "
+        f"OpenAPI: {served.base}/openapi.json",
+    ], served.banner
 
 
 def test_calls_beyond_max_concurrent_and_the_queue_are_refused_at_once(tmp_path: Path) -> None:

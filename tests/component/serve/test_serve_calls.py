@@ -213,6 +213,7 @@ def test_at_sigterm_calls_cut_off_after_the_grace_answer_503_cancelled_and_leave
         code, stderr = stopped(served)
         caller.join(WAIT)
     assert code == 143, stderr
+    assert "agent-host: stopping: waiting for 1 call in flight to end, up to 1 s ([serve] grace)\n" in stderr, stderr
     answer = answers[0]
     assert isinstance(answer, httpx2.Response), answer
     assert answer.status_code == 503, answer.text

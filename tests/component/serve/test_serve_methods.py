@@ -38,3 +38,4 @@ def test_a_wrong_method_is_a_json_405_naming_the_method_to_use(tmp_path: Path) -
         error = answer.json()["error"]
         assert error["code"] == "invalid-arguments", error
         assert f"{method} {path}" in error["message"] and f"use {allowed[path]}" in error["message"], error
+        assert error["message"].count(allowed[path]) == 1, error  # named once

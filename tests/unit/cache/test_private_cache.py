@@ -155,3 +155,18 @@ def test_a_folder_owned_by_root_is_trusted_by_any_user(monkeypatch: pytest.Monke
     assert os.stat(root_owned).st_uid == 0 and not mode(root_owned) & 0o022
     monkeypatch.setattr(os, "geteuid", lambda: 4242)
     cache.private.check(root_owned)  # root can change any file anyway: trusting its folder adds nobody
+
+
+def test_a_cache_inside_a_folder_others_may_write_in_is_refused_unless_it_is_sticky(tmp_path: Path) -> None:
+    """Another user could rename the cache away and put their own folder in its place, unless the
+    folder above has the sticky bit (as /tmp has)."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    with pytest.raises(HostError) as refused:
+        cache.private_cache(shared / "cache")
+    assert f"is inside {shared}, which others may write in (mode 0777) without the sticky bit" in (
+        refused.value.message
+    )
+    os.chmod(shared, 0o1777)
+    assert cache.private_cache(shared / "cache").is_dir()

@@ -34,7 +34,7 @@ def test_config_init_in_an_empty_folder_writes_no_agent_whose_guest_is_missing(
     assert main(["config", "init", str(target)]) == 0
     assert target.read_text().startswith("# agent-host configuration")
     assert main(["config", "check", str(target)]) == 0
-    assert f"{target}: OK: toolings: demo; agents: none" in capsys.readouterr().out
+    assert f"agent-host: ok: {target}: toolings: demo; agents: none" in capsys.readouterr().err
     config = load_config(target)
     assert config.host.allow == ("demo",)
 
@@ -46,7 +46,7 @@ def test_config_init_makes_an_agent_of_each_guest_folder_and_keeps_ad_hoc_runs_g
     assert main(["new", "scout"]) == 0
     assert main(["config", "init"]) == 0
     assert main(["config", "check"]) == 0
-    assert "agent-host.toml: OK: toolings: demo; agents: scout" in capsys.readouterr().out
+    assert "agent-host.toml: toolings: demo; agents: scout" in capsys.readouterr().err
     config = load_config(tmp_path / "agent-host.toml")
     assert config.agents["scout"].component == tmp_path / "guests" / "scout"
     ad_hoc = AgentPolicy.resolve(config, "scout-copy")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
@@ -91,7 +92,7 @@ def test_every_key_is_in_the_markdown_under_its_tables_heading(sections: dict[st
 
 def test_types_defaults_and_tables_read_as_the_file_writes_them(sections: dict[str, config_reference.Section]) -> None:
     host = {row.key: row for row in sections["HostSettings"].rows}
-    assert host["memory"].default == "`268435456` (256 MiB)" and host["memory"].type.startswith("size")
+    assert host["memory"].default == "`268435456` (256 MiB)" and host["memory"].type == "[size](#config-sizes)"
     assert host["cpu_time"].type == "number > 0" and host["cpu_time"].default == "`60.0`"
     assert host["executor"].type == 'one of `"local"`, `"ray"`'
     assert host["ray_address"].default == "optional"
@@ -101,6 +102,19 @@ def test_types_defaults_and_tables_read_as_the_file_writes_them(sections: dict[s
     assert sections["MockResult"].path == "[[tooling.NAME.tools.results]]"
     assert sections["OAuthConfig"].path == "[tooling.NAME.auth]"
     assert sections["AgentConfig"].path == "[agents.NAME]" and sections["HostSettings"].path == "[host]"
+
+
+def test_the_size_syntax_is_said_once_above_the_tables_each_size_key_links_to() -> None:
+    text = config_reference.markdown(json_schema())
+    assert text.count('"1.5KiB"') == 1 and text.count("](#config-sizes)") > 3
+    assert text.index("{: #config-sizes }") < text.index("| key | type |")
+
+
+def test_the_tables_sit_in_the_block_whose_key_names_the_stylesheet_keeps_whole() -> None:
+    text = config_reference.markdown(json_schema())
+    assert text.startswith('<div class="config-reference" markdown>\n') and text.endswith("\n</div>")
+    stylesheet = (Path(__file__).resolve().parents[3] / "docs" / "stylesheets" / "reference.css").read_text()
+    assert ".config-reference td:first-child code" in stylesheet and "white-space: nowrap" in stylesheet
 
 
 def test_a_key_added_to_a_model_appears_with_no_other_edit() -> None:

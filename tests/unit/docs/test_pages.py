@@ -15,6 +15,7 @@ import pytest
 
 import agent_host
 import reference_pages
+from agent_host.config.starter import starter_template
 
 REPO = Path(__file__).resolve().parents[3]
 README = REPO / "README.md"
@@ -78,3 +79,39 @@ def test_every_public_name_has_a_docstring_so_the_api_reference_shows_it() -> No
     assert len(names) > 30
     undocumented = sorted(name for name in names if package[name].docstring is None)
     assert not undocumented, f"public names without a docstring (missing from docs/reference/python.md): {undocumented}"
+
+
+def test_the_api_reference_lists_each_module_once_and_hides_pydantics_internals() -> None:
+    """The page's own headings name the modules (no second contents entry); pydantic's `Field(...)`
+    values, labels and private bases (mkdocstrings' options in mkdocs.yml) stay out."""
+    options = (REPO / "mkdocs.yml").read_text(encoding="utf-8").split("mkdocstrings:", 1)[1].split("\n\n", 1)[0]
+    for option in ("show_root_toc_entry", "inherited_members", "show_attribute_values", "show_labels", "show_bases"):
+        assert f"\n            {option}: false\n" in options + "\n", option
+    assert '"!^model_"' in options
+
+
+def test_the_api_reference_names_the_exception_family_the_hidden_bases_would_show() -> None:
+    text = " ".join((REPO / "docs" / "reference" / "python.md").read_text(encoding="utf-8").split())
+    errors = {name: getattr(agent_host, name) for name in agent_host.__all__}
+    host_errors = sorted(
+        name
+        for name, value in errors.items()
+        if isinstance(value, type) and issubclass(value, agent_host.HostError) and value is not agent_host.HostError
+    )
+    assert host_errors and ", ".join(f"`{name}`" for name in host_errors[:-1]) + f" and `{host_errors[-1]}` are" in text
+
+
+def test_the_maintainers_notes_are_out_of_the_navigation_and_linked_from_contributing() -> None:
+    config = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
+    nav = config.split("\nnav:\n", 1)[1]
+    assert "notes/" not in nav and "\nnot_in_nav: |\n  /notes/\n" in config
+    contributing = (REPO / "docs" / "contributing.md").read_text(encoding="utf-8")
+    notes = sorted(path.name for path in (REPO / "docs" / "notes").glob("*.md"))
+    assert notes and all(f"](notes/{name})" in contributing for name in notes)
+
+
+def test_the_starter_configs_header_points_at_pages_that_exist() -> None:
+    header = starter_template().split("\n\n", 1)[0]
+    pages = re.findall(r"docs/[\w/.-]+\.md", header)
+    assert "docs/operators/configuration.md" in pages and "README" not in header
+    assert all((REPO / page).is_file() for page in pages), pages

@@ -204,6 +204,33 @@ def test_a_descriptor_whose_path_is_too_long_to_read_counts(tmp_path: Path, open
         watch.close()
 
 
+def test_a_path_too_long_to_read_counts_for_the_guests_granted_a_writable_folder_only(
+    tmp_path: Path, opened: list[int]
+) -> None:
+    """Only a guest that can write can make a path past `PATH_MAX` (renaming folders above files it
+    holds): such descriptors count for it, not for a guest of read-only folders running beside it."""
+    writer, reader = tmp_path / "writer", tmp_path / "reader"
+    writer.mkdir()
+    reader.mkdir()
+    mine = descriptors.watch([DirGrant(host=writer, guest="/w", writable=True)], Limit(1000, "max_open_files"))
+    theirs = descriptors.watch([DirGrant(host=reader, guest="/r")], Limit(1000, "max_open_files"))
+    assert mine is not None and theirs is not None
+    try:
+        parent = os.open(writer, os.O_RDONLY)
+        opened.append(parent)
+        for _ in range(25):  # 25 x 200 characters: past PATH_MAX
+            os.mkdir("d" * 200, dir_fd=parent)
+            parent = os.open("d" * 200, os.O_RDONLY, dir_fd=parent)
+            opened.append(parent)
+        opened.append(os.open("f", os.O_CREAT | os.O_RDWR, 0o600, dir_fd=parent))
+        assert mine.check() is None and theirs.check() is None
+        assert theirs.held == 0
+        assert mine.held >= 5  # those it can read, and those past PATH_MAX
+    finally:
+        mine.close()
+        theirs.close()
+
+
 def test_the_host_keeps_its_reserve_whatever_its_descriptors_are(
     tmp_path: Path, opened: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:

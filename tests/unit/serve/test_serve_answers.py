@@ -41,3 +41,12 @@ def test_a_json_array_or_string_answer_is_its_value_without_structured_content()
     assert Answer.of_text("[1, 2]").value == [1, 2]
     assert Answer.of_text("[1, 2]").structured is None
     assert Answer.of_text('"hi"').value == "hi"
+
+
+def test_an_answer_longer_than_the_structured_bound_is_answered_as_its_text_unparsed() -> None:
+    from agent_host.serve.answers import MAX_STRUCTURED
+
+    text = '{"a": "' + "x" * MAX_STRUCTURED + '"}'
+    answer = Answer.of_text(text)
+    assert answer.structured is None and answer.value == text
+    assert json.loads(answer.rendered()) == {"result": text}

@@ -27,6 +27,9 @@ class _Catalog:
     async def running(self) -> AsyncIterator[_Catalog]:
         yield self
 
+    def offered(self) -> tuple[list[str], list[str]]:
+        return ["scout"], []
+
 
 @pytest.mark.anyio
 async def test_the_printed_url_accepts_connections_before_uvicorn_runs(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -45,6 +48,8 @@ async def test_the_printed_url_accepts_connections_before_uvicorn_runs(monkeypat
         await started.wait()
         match = re.search(r"serving MCP on http://127\.0\.0\.1:(\d+)/mcp", stderr.getvalue())
         assert match, stderr.getvalue()
+        banner = f"/mcp\nagent-host: offering agents scout\nagent-host: HTTP tool API: GET http://127.0.0.1:{match.group(1)}/"
+        assert banner in stderr.getvalue(), stderr.getvalue()
         with socket.create_connection(("127.0.0.1", int(match.group(1))), timeout=2):
             pass  # refused before the fix: bound, not listening
         tasks.cancel_scope.cancel()

@@ -125,3 +125,13 @@ def test_a_forwarded_line_that_is_not_one_line_is_replaced(tmp_path: Path) -> No
         (None, None),
     ]
     assert lines[-1] == {"agent": "w"}
+
+
+def test_a_line_break_that_json_leaves_as_it_is_is_written_escaped() -> None:
+    """U+2028, U+2029 and U+0085 are valid in JSON strings but end a line for `str.splitlines`: a
+    name holding them must not split its line for such a reader."""
+    from agent_host.session.audit_line import encode
+
+    line = encode({"agent": "a", "target": "x\u2028{}\x85\u2029y", "outcome": "ok"}).decode("utf-8")
+    assert len(line.splitlines()) == 1
+    assert json.loads(line)["target"] == "x\u2028{}\x85\u2029y"
