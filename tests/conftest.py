@@ -1,18 +1,24 @@
-"""Fixtures for every test: no test may leave a process behind.
+"""Fixtures for every test: no test may leave a process behind, and children are forked.
 
 Each test is checked against the processes that existed before it (module- and session-scoped
 servers are started, and checked, by their own fixtures); the whole run is checked at the end.
 Under coverage (`make test`), the stdio servers this process's hosts start are measured too.
+The run's Python children (`agent-host` commands, stdio servers) are forked from one server per
+worker that has imported the SDK and agent-host already (`tests.support.forkserver`), except in the
+modules and tests marked `real_processes`: those whose subject is the process itself.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterator, Mapping
 
 import pytest
 
-from tests.support.processes import descendants, leaked
+from tests.support.forkserver import ForkServer
+from tests.support.processes import descendants, leaked, serves_forks
 
 
 @pytest.fixture(autouse=True)
@@ -29,6 +35,79 @@ def no_processes_at_exit() -> Iterator[None]:
     yield
     left = leaked()
     assert not left, f"processes left behind at the end of the run: {left}"
+
+
+NO_FORK = "AGENT_HOST_TEST_NO_FORK"
+"""Set (to anything), no child is forked: every test's children are real processes (to compare)."""
+
+
+@pytest.fixture(scope="session")
+def fork_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ForkServer]:
+    """The worker's fork server (see the module docstring), ended with the run."""
+    server = ForkServer.start(tmp_path_factory.mktemp("forkserver"))
+    serves_forks(server.process.pid)
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def forked_children(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The module's Python children forked from the fork server, unless it is marked `real_processes`
+    (set for the module, so that its module-scoped servers are alike)."""
+    if request.node.get_closest_marker("real_processes") is not None or os.environ.get(NO_FORK):
+        yield
+        return
+    server: ForkServer = request.getfixturevalue("fork_server")
+    with _environ(server.environ()), _interpreter(str(server.launcher)):
+        yield
+
+
+@pytest.fixture(autouse=True)
+def real_children(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test marked `real_processes` in a module that is not: its children are real processes."""
+    if request.node.get_closest_marker("real_processes") is None:
+        yield
+        return
+    with _environ(dict.fromkeys(ForkServer.VARIABLES)), _interpreter(ForkServer.REAL):
+        yield
+
+
+@contextlib.contextmanager
+def _interpreter(path: str) -> Iterator[None]:
+    """`sys.executable` is `path` while the block runs: what hosts of this process start as Python
+    (the embedded default's demo server, builds, compiles) and what tests start as Python."""
+    saved, sys.executable = sys.executable, path
+    try:
+        yield
+    finally:
+        sys.executable = saved
+
+
+@contextlib.contextmanager
+def _environ(changes: Mapping[str, str | None]) -> Iterator[None]:
+    """`os.environ` with `changes` (None: removed) while the block runs; and the variables passed to
+    the stdio servers hosts start (the SDK gives them a minimal environment)."""
+    from mcp.client import stdio
+
+    saved = {key: os.environ.get(key) for key in changes}
+    inherited = stdio.DEFAULT_INHERITED_ENV_VARS
+    added = [key for key in changes if key not in inherited]
+    inherited.extend(added)
+    for key, value in changes.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        for key in added:
+            inherited.remove(key)
 
 
 @pytest.fixture(scope="session")

@@ -12,8 +12,10 @@ whose environment is `environment()`:
 - everything else kept, coverage's variables (`COVERAGE_PROCESS_CONFIG`) among them: the child is
   measured as the test run is.
 
-A test's own variables (`extra`) are laid over that. Signals, real exits and child-process hygiene
-are what these children are for; behaviour that needs no process is tested through `cli.main`.
+A test's own variables (`extra`) are laid over that. The child is forked (`tests.support.forkserver`)
+where the test run makes children forked (its variables kept: the child's own children are forked
+too), else a real interpreter; the console script (`script`) always runs as it is installed.
+Behaviour that needs no process is tested through `cli.main`.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, overload
 
 from agent_host._support.paths import cache_dir
+from tests.support.forkserver import PYTHON_VARIABLE, ForkServer
 
 SCRIPT: Final = Path(sys.executable).with_name("agent-host")
 """The console script of the test run's environment."""
@@ -35,19 +38,34 @@ DEFAULT_TIMEOUT: Final = 300.0
 
 
 def environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """This process's environment less the developer's `AGENT_HOST_*`, with the run's cache, plus `extra`."""
-    clean = {key: value for key, value in os.environ.items() if not key.lstrip("_").startswith("AGENT_HOST_")}
+    """This process's environment less the developer's `AGENT_HOST_*` (but the fork server's), with
+    the run's cache, plus `extra`."""
+    clean = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.lstrip("_").startswith("AGENT_HOST_") or (key in ForkServer.VARIABLES and forking())
+    }
     clean["AGENT_HOST_CACHE"] = str(cache_dir())
     return {**clean, **(extra or {})}
+
+
+def forking() -> bool:
+    """Whether this test's Python children are forked (`tests.support.forkserver`)."""
+    return bool(os.environ.get(ForkServer.VARIABLES[0]))
+
+
+def python() -> str:
+    """The interpreter of this test's children: the fork server's launcher when they are forked."""
+    return os.environ[PYTHON_VARIABLE] if forking() else ForkServer.REAL
 
 
 def command(*args: str, script: bool = False, code: str | None = None) -> list[str]:
     """`python -m agent_host ARGS`; the console script with `script`; `python -c CODE ARGS` with `code`."""
     if code is not None:
-        return [sys.executable, "-c", code, *args]
+        return [python(), "-c", code, *args]
     if script:
         return [str(SCRIPT), *args]
-    return [sys.executable, "-m", "agent_host", *args]
+    return [python(), "-m", "agent_host", *args]
 
 
 def run(

@@ -1,7 +1,10 @@
 """Which processes this test run started and has not reaped: the leak check behind every test.
 
 Reads /proc (Linux). A process counts as leaked when it descends from the pytest process, is not
-a zombie being reaped, and was not registered as long-lived by a session fixture (`keep`).
+a zombie being reaped, and was not registered as long-lived by a session fixture (`keep`). A fork
+server (`serves_forks`) is not a leak, and a child it forked counts as its launcher does
+(`forkserver.launcher_of`): kept with a kept launcher, leaked with a leaked one, and leaked when its
+launcher is gone.
 """
 
 from __future__ import annotations
@@ -12,7 +15,10 @@ import subprocess
 import time
 from pathlib import Path
 
+from tests.support.forkserver import launcher_of
+
 _kept: set[int] = set()
+_fork_servers: set[int] = set()
 
 
 def keep(pid: int) -> None:
@@ -22,6 +28,11 @@ def keep(pid: int) -> None:
 
 def release(pid: int) -> None:
     _kept.discard(pid)
+
+
+def serves_forks(pid: int) -> None:
+    """Register the fork server `pid` (`tests.support.forkserver`): see the module docstring."""
+    _fork_servers.add(pid)
 
 
 def process_table() -> dict[int, tuple[int, str, str]]:
@@ -61,10 +72,22 @@ def leaked(grace: float = 3.0, ignore: set[int] | frozenset[int] = frozenset()) 
     """Descendants not kept nor in `ignore`, after waiting up to `grace` seconds for them to exit."""
     deadline = time.monotonic() + grace
     while True:
-        exempt = set(_kept) | set(ignore)
+        exempt = set(_kept) | set(ignore) | _fork_servers
         for pid in list(_kept):
             exempt |= set(descendants(pid))
-        alive = {pid: cmd for pid, cmd in descendants().items() if pid not in exempt}
+        found = descendants()
+        alive: dict[int, str] = {}
+        for pid, cmd in found.items():
+            if pid in exempt:
+                continue
+            launcher = launcher_of(pid)
+            if launcher is None:
+                alive[pid] = cmd
+            elif launcher in exempt:
+                exempt |= set(descendants(pid))
+            elif launcher not in found:
+                alive[pid] = f"{cmd} (forked, its launcher {launcher} gone)"
+        alive = {pid: cmd for pid, cmd in alive.items() if pid not in exempt}
         if not alive or time.monotonic() > deadline:
             return alive
         time.sleep(0.05)

@@ -18,6 +18,7 @@ pytestmark = pytest.mark.component
 BLUNDERS = REPO / "tests" / "guests" / "blunders"
 
 
+@pytest.mark.real_processes  # its subject: what a fresh process imports
 def test_a_run_that_touches_no_mcp_tooling_imports_neither_mcp_nor_jsonschema() -> None:
     """Issue 11 ("`agent-host run` of a cached guest that touches no MCP tooling ≤ 0.4 s"): importing
     the MCP SDK costs ~0.5 s and jsonschema ~0.06 s; neither is needed when no tool is called."""

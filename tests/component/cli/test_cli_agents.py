@@ -24,7 +24,7 @@ from tests.support import cli_process, in_process
 from tests.support.component import OBSERVED_TOML, PROBE, REPO
 from tests.support.processes import descendants, wait_for_line
 
-pytestmark = pytest.mark.component
+pytestmark = [pytest.mark.component, pytest.mark.real_processes]  # their subject: the command's own processes
 
 GET = {"op": "get", "tooling": "t", "as": "t"}
 WAIT = 30.0

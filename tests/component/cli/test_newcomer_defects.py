@@ -26,7 +26,7 @@ from tests.support import cli_process, in_process
 from tests.support.component import REPO
 from tests.support.processes import descendants, wait_for_line
 
-pytestmark = pytest.mark.component
+pytestmark = [pytest.mark.component, pytest.mark.real_processes]  # their subject: signals during a build and a compile
 
 BLUNDERS: Final = REPO / "tests" / "guests" / "blunders"
 WAIT: Final = 60.0

@@ -23,7 +23,7 @@ from tests.support import cli_process, in_process
 from tests.support.component import PROBE, REPO
 from tests.support.processes import MUTE_SERVER, connecting, wait_for_line
 
-pytestmark = pytest.mark.component
+pytestmark = [pytest.mark.component, pytest.mark.real_processes]  # their subject: signals and exit codes of the command
 
 WAIT: Final = 120.0
 """Seconds a child `agent-host` may take to reach a line or to exit (a loaded machine)."""

@@ -139,6 +139,7 @@ def test_a_module_that_is_not_there_is_named_with_what_to_do(guest: Path) -> Non
     )
 
 
+@pytest.mark.real_processes  # its subject: a process of its own
 def test_dev_reruns_on_save_keeps_the_connection_and_stops_on_ctrl_c(guest: Path) -> None:
     watch = Watch(guest, "--input", "hello")
     try:

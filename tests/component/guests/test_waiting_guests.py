@@ -113,6 +113,7 @@ def test_a_component_blocked_in_wasi_poll_is_stopped_at_its_limit(
     assert (outcome.status, outcome.tripped) == ("trap", "wall_time"), outcome
 
 
+@pytest.mark.real_processes  # its subject: a signal to the command
 def test_sigterm_stops_a_sleeping_run_at_once_and_leaves_no_temp_folder(probe_wasm: Path, tmp_path: Path) -> None:
     scratch = tmp_path / "tmp"
     scratch.mkdir()
@@ -206,6 +207,7 @@ def test_no_guest_starts_while_too_many_are_left_behind(
     assert host.run(probe_wasm, json.dumps({"steps": []}), agent="other").status == "ok"
 
 
+@pytest.mark.real_processes  # its subject: a signal to the command
 def test_sigterm_ends_a_run_blocked_on_a_named_pipe_within_seconds(probe_wasm: Path, tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
     (tmp_path / "agent-host.toml").write_text(

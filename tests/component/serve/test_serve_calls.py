@@ -100,6 +100,7 @@ def stopped(served: HttpServe) -> tuple[int, str]:
     return served.process.returncode, stderr
 
 
+@pytest.mark.real_processes  # its subject: a process of its own
 def test_an_http_client_that_hangs_up_mid_call_frees_its_turn_and_its_guest_is_stopped(tmp_path: Path) -> None:
     """Point 5: with one turn and no queue, a call after the hang-up runs instead of being refused."""
     config, audit = configured(tmp_path, "queue = 0\n")
@@ -186,6 +187,7 @@ def _mcp_call(served: HttpServe, tool: str, arguments: str) -> dict[str, Any]:
     raise AssertionError(f"no answer to the call: {called.status_code} {called.text[:500]}")
 
 
+@pytest.mark.real_processes  # its subject: a process of its own
 def test_at_sigterm_calls_cut_off_after_the_grace_answer_503_cancelled_and_leave_no_temp_folder(
     tmp_path: Path,
 ) -> None:

@@ -36,7 +36,10 @@ from tests.support.component import PROBE, REPO
 from tests.support.processes import leaked
 from tests.support.serving import HttpServe
 
-pytestmark = pytest.mark.component
+pytestmark = [
+    pytest.mark.component,
+    pytest.mark.real_processes,
+]  # their subject: the server process's descriptors and connections
 
 IDLE = REPO / "tests" / "guests" / "probe"  # its idle part: input = milliseconds to wait
 WAIT = 20.0

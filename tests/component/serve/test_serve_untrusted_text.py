@@ -19,7 +19,7 @@ from mcp import Client
 from tests.support import wat
 from tests.support.serving import JSON_HEADERS, HttpServe
 
-pytestmark = pytest.mark.component
+pytestmark = [pytest.mark.component, pytest.mark.real_processes]  # their subject: the server process's peak memory
 
 WAIT: Final = 60.0
 """Seconds any one request or the server's exit may take (a bound, never a synchronisation)."""

@@ -22,7 +22,7 @@ from agent_host import ErrorCode, Host, ToolingError
 from tests.support.component import OBSERVED_TOML, REPO, Server, err, ok, probe
 from tests.support.processes import descendants
 
-pytestmark = pytest.mark.component
+pytestmark = [pytest.mark.component, pytest.mark.real_processes]  # their subject: servers killed and hanging
 
 GET = {"op": "get", "tooling": "t", "as": "t"}
 ECHO = {"op": "call_blocking", "h": "t", "tool": "echo", "args": '{"text": "again"}'}

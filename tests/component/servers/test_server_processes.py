@@ -25,7 +25,7 @@ from agent_host import Host
 from agent_host.toolings.mcp.stdio import STDERR_CHUNK
 from tests.support.component import OBSERVED_TOML, config_from, err, ok, probe
 
-pytestmark = pytest.mark.component
+pytestmark = [pytest.mark.component, pytest.mark.real_processes]  # their subject: the servers' processes
 
 GONE_WITHIN: Final = 15.0
 """Seconds a process left by a server may take to go (the host's shutdown is bounded by less)."""

@@ -18,6 +18,8 @@ import pytest
 
 from agent_host._support.stopping import end_child
 
+pytestmark = pytest.mark.real_processes  # their subject: process groups and signals
+
 PARENT = (
     "import subprocess, sys, time\n"
     "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"

@@ -6,7 +6,11 @@ import fcntl
 import os
 from pathlib import Path
 
+import pytest
+
 from agent_host import cache
+
+pytestmark = pytest.mark.real_processes  # their subject: a turn held by another process
 
 
 def test_a_free_turn_is_taken_at_once_and_its_file_removed(tmp_path: Path) -> None:

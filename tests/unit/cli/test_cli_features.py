@@ -26,6 +26,7 @@ from tests.support import cli_process
 REPO = Path(__file__).resolve().parents[3]
 
 
+@pytest.mark.real_processes  # its subject: a process of its own
 def test_help_version_new_config_and_wit_import_neither_wasmtime_nor_mcp(tmp_path: Path) -> None:
     script = textwrap.dedent(
         f"""

@@ -163,6 +163,7 @@ def test_new_with_another_bindings_folder_points_there_and_names_it_in_the_hint(
     assert "are out of date; write them again" in capsys.readouterr().err
 
 
+@pytest.mark.real_processes  # its subject: a process of its own
 def test_bindings_and_new_import_neither_wasmtime_nor_mcp(tmp_path: Path) -> None:
     script = textwrap.dedent(
         """

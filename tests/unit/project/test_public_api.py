@@ -140,6 +140,7 @@ def test_the_readme_imports_only_public_names_from_the_package_itself() -> None:
         assert name in PUBLIC, f"the README imports {name!r} from agent_host, which does not export it"
 
 
+@pytest.mark.real_processes  # its subject: a process of its own
 def test_importing_the_package_and_its_light_names_loads_neither_wasmtime_nor_the_mcp_sdk() -> None:
     code = (
         "import sys, agent_host\n"

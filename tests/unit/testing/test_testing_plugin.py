@@ -45,6 +45,7 @@ def test_the_plugin_is_registered_under_pytest11() -> None:
     assert [point.value for point in points if point.name == "agent_host"] == ["agent_host.testing.plugin"]
 
 
+@pytest.mark.real_processes  # its subject: a process of its own
 def test_loading_the_plugin_imports_neither_the_host_runtime_nor_the_mcp_sdk() -> None:
     code = (
         "import sys, agent_host.testing.plugin, agent_host.testing; "

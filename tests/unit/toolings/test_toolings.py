@@ -86,12 +86,14 @@ def test_kinds_are_a_table_of_factories() -> None:
         "agent_host.toolings, agent_host.app.host",
     ],
 )
+@pytest.mark.real_processes  # its subject: a process of its own
 def test_importing_the_runtime_or_the_session_does_not_import_the_mcp_sdk(imports: str) -> None:
     code = f"import {imports}, sys; assert 'mcp' not in sys.modules, sorted(m for m in sys.modules if 'mcp' in m)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.real_processes  # its subject: a process of its own
 def test_a_process_with_only_mock_and_python_toolings_never_imports_mcp(tmp_path: Path) -> None:
     code = (
         "import sys\n"
