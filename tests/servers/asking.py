@@ -1,4 +1,5 @@
-"""An MCP server on the SDK's low-level `Server`, for the tests of the complete client (issue 13).
+"""An MCP server on the SDK's low-level `Server`, for the tests of the complete client: output
+schemas, elicitation, sampling, roots, log messages and progress.
 
 Low-level, so it can do what `MCPServer` would refuse to: declare an output schema and break it.
 Run over stdio with `python -m tests.servers.asking`, or over streamable HTTP on 127.0.0.1 with

@@ -1,4 +1,4 @@
-"""An MCP server on the SDK's low-level `Server` that runs a tool as an MCP Task (SEP-2663, issue 13).
+"""An MCP server on the SDK's low-level `Server` that runs a tool as an MCP Task (SEP-2663).
 
 It offers the `io.modelcontextprotocol/tasks` extension (2026-07-28 era) and serves `tasks/get` and
 `tasks/cancel` itself (SDK 2.3 has no Tasks runtime). A `tools/call` of `work` from a client that

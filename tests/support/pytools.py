@@ -147,11 +147,11 @@ def die(marker: str = "") -> str:
 
 @tool
 def not_a_number() -> float:
-    """Returns NaN, which no JSON text can hold (issue 20, point 3)."""
+    """Returns NaN, which no JSON text can hold: the host must refuse it as such."""
     return float("nan")
 
 
 @tool
 def half_a_pair() -> str:
-    """Returns a lone UTF-16 surrogate, which no UTF-8 text can hold (issue 20, point 3)."""
+    """Returns a lone UTF-16 surrogate, which no UTF-8 text can hold: the host must refuse it as such."""
     return "broken \ud800"

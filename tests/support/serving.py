@@ -1,21 +1,25 @@
 """Helpers of the `agent-host serve` tests: the command as a child process, over HTTP or raw stdio,
 or as the SDK's stdio client starts it (`sdk_stdio`). Each child has the clean environment of
 `cli_process` (the SDK's default one would drop AGENT_HOST_CACHE: the served guests would then be
-built into the home cache)."""
+built into the home cache). `stopped` ends an `HttpServe` by SIGTERM; `mcp_call` makes one raw
+`tools/call` over its /mcp endpoint."""
 
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx2
 from mcp.client.stdio import StdioServerParameters
 
 from tests.support import cli_process
 from tests.support.component import REPO
+from tests.support.serve_audit import WAIT
 
 
 def sdk_stdio(*args: str) -> StdioServerParameters:
@@ -120,3 +124,25 @@ INITIALIZE = {
     "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
 }  # fmt: skip
 JSON_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+
+
+def stopped(served: HttpServe) -> tuple[int, str]:
+    """SIGTERM, then the exit code and everything the server wrote on stderr since it started."""
+    served.process.send_signal(signal.SIGTERM)
+    _, stderr = served.process.communicate(timeout=WAIT)
+    return served.process.returncode, stderr
+
+
+def mcp_call(served: HttpServe, tool: str, arguments: str) -> dict[str, Any]:
+    """A 2025-06-18 `tools/call` of `tool` with `arguments` (JSON text as sent) over /mcp; its result."""
+    with httpx2.Client(headers=JSON_HEADERS, timeout=WAIT) as http:
+        opened = http.post(served.url, json=INITIALIZE)
+        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+        http.post(served.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+        request = '{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "%s", "arguments": %s}}'
+        called = http.post(served.url, content=(request % (tool, arguments)).encode(), headers=session)
+    for line in called.text.splitlines():
+        if line.startswith("data: ") and '"id":2' in line.replace(" ", ""):
+            result: dict[str, Any] = json.loads(line.removeprefix("data: "))["result"]
+            return result
+    raise AssertionError(f"no answer to the call: {called.status_code} {called.text[:500]}")

@@ -1,6 +1,7 @@
 """`agent-host build` compiles the component too, so the first run starts at once.
 
-Provenance: issue 11 ("first `run` after `build` pays the ~10 s compile → 0 (compile at build)").
+The first `run` after `build` compiles nothing; two processes needing the same new build make it
+once; a run that calls no MCP tooling imports neither the MCP SDK nor jsonschema.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ BLUNDERS = REPO / "tests" / "guests" / "blunders"
 
 @pytest.mark.real_processes  # its subject: what a fresh process imports
 def test_a_run_that_touches_no_mcp_tooling_imports_neither_mcp_nor_jsonschema() -> None:
-    """Issue 11 ("`agent-host run` of a cached guest that touches no MCP tooling ≤ 0.4 s"): importing
-    the MCP SDK costs ~0.5 s and jsonschema ~0.06 s; neither is needed when no tool is called."""
+    """A run of a cached guest that touches no MCP tooling stays fast: importing the MCP SDK costs
+    ~0.5 s and jsonschema ~0.06 s, and neither is needed when no tool is called."""
     script = (
         "import sys; from agent_host.cli import main; code = main(['run', 'tests/guests/probe']);"
         "print(code, sorted(m for m in ('mcp', 'jsonschema', 'httpx2') if m in sys.modules))"

@@ -1,10 +1,9 @@
 """A guest is built from what its build key covers, and a build and a dev run accept the same imports.
 
-Provenance: issue 20, point 17. A build bundled pure-Python packages installed in the host's
-environment (componentize-py adds the host's site-packages to the guest's module path), which the
-build key did not cover (editing such a package left the old code in the build), while dev mode
-refused the same import. Now both refuse it, naming the module and how to vendor it; a package
-copied into the guest folder works in both and is in the key.
+componentize-py adds the host's site-packages to the guest's module path, which the build key does
+not cover (editing such a package would leave the old code in the build): a build refuses a
+pure-Python package installed in the host's environment as dev mode does, naming the module and how
+to vendor it; a package copied into the guest folder works in both and is in the key.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """A component shipped to a Ray worker is compiled once: from the worker's cache, else the driver's
 artifact, else compiled there from the wasm (`Runtime.load_shipped`).
 
-Provenance: issue 14 point 2 (the guest is built and compiled once; the compiled component reaches
-workers through the object store or a shared cache keyed by content and wasmtime version). Ray is
-not needed here: the shipment is a stand-in that records which of its forms were fetched.
+The guest is built and compiled once; the compiled component reaches workers through the object
+store or a shared cache keyed by content and wasmtime version. Ray is not needed here: the shipment
+is a stand-in that records which of its forms were fetched.
 """
 
 from __future__ import annotations

@@ -4,8 +4,6 @@ implementation is missing" at instantiation.
 
 The component is the smallest that imports `wasi:http` as a componentize-js build with its default
 features does (written as WAT: no toolchain, no compile worth the name).
-
-Provenance: issue 23, point 4.
 """
 
 from __future__ import annotations

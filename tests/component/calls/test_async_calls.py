@@ -1,10 +1,10 @@
 """Asynchronous calls from real guests: ids, exactly-once envelopes, progress, cancel, limits.
 
-Provenance: issue 3, point 1 and its tests: 100 `call-tool` in flight from one guest (every
-envelope exactly once, with the right id and value; `is-open` goes false for each); cancelling a
-long call (the server observes it, no envelope arrives, the connection keeps serving); progress in
-order before the result. Run against the SDK-2.x test server (2026-07-28 era) over stdio and
-streamable HTTP, and server-everything (2025-11-25 era) over stdio.
+100 `call-tool` in flight from one guest (every envelope exactly once, with the right id and value;
+`is-open` goes false for each); cancelling a long call (the server observes it, no envelope arrives,
+the connection keeps serving); progress in order before the result. Run against the SDK-2.x test
+server (2026-07-28 era) over stdio and streamable HTTP, and server-everything (2025-11-25 era) over
+stdio.
 """
 
 from __future__ import annotations

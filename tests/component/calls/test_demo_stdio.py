@@ -1,7 +1,7 @@
 """Every implemented tooling function, from a real guest, against the bundled server over stdio.
 
-Provenance: issue 2 ("Tests that must exist"): the bundled server over stdio; every implemented
-function and the failure paths, each with its documented error code, the host working afterwards.
+Each function and its failure paths, each failure with its documented error code, and the host
+working afterwards.
 """
 
 from __future__ import annotations
@@ -15,19 +15,38 @@ import pytest
 
 from agent_host import Host
 from tests.support.component import err, ok, probe
+from tests.support.probe_steps import (
+    call,
+    call_blocking,
+    drain,
+    drop,
+    fail,
+    get,
+    kind,
+    list_resources,
+    list_tools,
+    log,
+    name,
+    raise_,
+    read_resource,
+    ref,
+    script,
+    subscribe_resource,
+    unsubscribe_resource,
+)
 
 pytestmark = pytest.mark.component
 
-GET = {"op": "get", "tooling": "demo", "as": "d"}
+GET = get("demo", as_="d")
 
 
 def test_get_returns_a_tooling_with_kind_and_name(demo_host: Host, probe_wasm: Path) -> None:
-    results = probe(demo_host, probe_wasm, [GET, {"op": "kind", "h": "d"}, {"op": "name", "h": "d"}])
+    results = probe(demo_host, probe_wasm, [GET, kind("d"), name("d")])
     assert [ok(r) for r in results] == [True, "mcp", "demo"]
 
 
 def test_list_tools_gives_every_tool_with_parsed_schemas(demo_host: Host, probe_wasm: Path) -> None:
-    tools = ok(probe(demo_host, probe_wasm, [GET, {"op": "list_tools", "h": "d"}])[1])
+    tools = ok(probe(demo_host, probe_wasm, [GET, list_tools("d")])[1])
     by_name = {t["name"]: t for t in tools}
     assert list(by_name) == ["echo", "add", "word_count", "fail", "sleep", "set_note"]
     assert by_name["echo"]["description"] == "Return the text unchanged."
@@ -39,11 +58,8 @@ def test_list_tools_gives_every_tool_with_parsed_schemas(demo_host: Host, probe_
 def test_call_tool_blocking_returns_the_mcp_result_in_wire_form(demo_host: Host, probe_wasm: Path) -> None:
     args = json.dumps({"text": "héllo wörld"})
     results = probe(
-        demo_host,
-        probe_wasm,
-        [GET, {"op": "call_blocking", "h": "d", "tool": "echo", "args": args},
-         {"op": "call_blocking", "h": "d", "tool": "add", "args": '{"a": 2, "b": 3.5}'}],
-    )  # fmt: skip
+        demo_host, probe_wasm, [GET, call_blocking("d", "echo", args), call_blocking("d", "add", a=2, b=3.5)]
+    )
     echo = ok(results[1])
     assert echo["name"] == "echo"
     assert echo["arguments"] == args
@@ -57,9 +73,8 @@ def test_a_tool_that_reports_an_error_is_tool_failed_with_its_text(demo_host: Ho
     results = probe(
         demo_host,
         probe_wasm,
-        [GET, {"op": "call_blocking", "h": "d", "tool": "fail", "args": '{"message": "disk is full"}'},
-         {"op": "call_blocking", "h": "d", "tool": "echo", "args": '{"text": "still here"}'}],
-    )  # fmt: skip
+        [GET, call_blocking("d", "fail", message="disk is full"), call_blocking("d", "echo", text="still here")],
+    )
     error = err(results[1])
     assert error["code"] == "tool-failed"
     assert "disk is full" in error["message"]
@@ -69,7 +84,7 @@ def test_a_tool_that_reports_an_error_is_tool_failed_with_its_text(demo_host: Ho
 
 
 def test_an_unknown_tooling_is_not_found_and_names_the_configured_ones(demo_host: Host, probe_wasm: Path) -> None:
-    results = probe(demo_host, probe_wasm, [{"op": "get", "tooling": "nope", "as": "x"}, GET])
+    results = probe(demo_host, probe_wasm, [get("nope", as_="x"), GET])
     error = err(results[0])
     assert error["code"] == "not-found"
     assert "'nope'" in error["message"] and "demo" in error["message"]
@@ -77,7 +92,7 @@ def test_an_unknown_tooling_is_not_found_and_names_the_configured_ones(demo_host
 
 
 def test_an_unknown_tool_is_not_found_and_lists_the_tools(demo_host: Host, probe_wasm: Path) -> None:
-    results = probe(demo_host, probe_wasm, [GET, {"op": "call_blocking", "h": "d", "tool": "nosuch", "args": "{}"}])
+    results = probe(demo_host, probe_wasm, [GET, call_blocking("d", "nosuch", "{}")])
     error = err(results[1])
     assert error["code"] == "not-found"
     assert "'nosuch'" in error["message"] and "echo" in error["message"]
@@ -96,11 +111,8 @@ def test_arguments_that_are_not_a_json_object_are_invalid_arguments(
     demo_host: Host, probe_wasm: Path, arguments: str, expected: str
 ) -> None:
     results = probe(
-        demo_host,
-        probe_wasm,
-        [GET, {"op": "call_blocking", "h": "d", "tool": "echo", "args": arguments},
-         {"op": "call_blocking", "h": "d", "tool": "echo", "args": '{"text": "ok"}'}],
-    )  # fmt: skip
+        demo_host, probe_wasm, [GET, call_blocking("d", "echo", arguments), call_blocking("d", "echo", text="ok")]
+    )
     error = err(results[1])
     assert error["code"] == "invalid-arguments"
     assert expected in error["message"]
@@ -111,10 +123,8 @@ def test_list_resources_and_read_text_and_binary_resources(demo_host: Host, prob
     results = probe(
         demo_host,
         probe_wasm,
-        [GET, {"op": "list_resources", "h": "d"},
-         {"op": "read_resource", "h": "d", "uri": "demo://readme"},
-         {"op": "read_resource", "h": "d", "uri": "demo://logo.png"}],
-    )  # fmt: skip
+        [GET, list_resources("d"), read_resource("d", "demo://readme"), read_resource("d", "demo://logo.png")],
+    )
     listed = ok(results[1])
     assert [(r["uri"], r["mime_type"]) for r in listed] == [
         ("demo://readme", "text/markdown"),
@@ -132,11 +142,8 @@ def test_list_resources_and_read_text_and_binary_resources(demo_host: Host, prob
 
 def test_an_unknown_resource_uri_is_not_found(demo_host: Host, probe_wasm: Path) -> None:
     results = probe(
-        demo_host,
-        probe_wasm,
-        [GET, {"op": "read_resource", "h": "d", "uri": "demo://missing"},
-         {"op": "read_resource", "h": "d", "uri": "demo://readme"}],
-    )  # fmt: skip
+        demo_host, probe_wasm, [GET, read_resource("d", "demo://missing"), read_resource("d", "demo://readme")]
+    )
     error = err(results[1])
     assert error["code"] == "not-found"
     assert "demo://missing" in error["message"]
@@ -147,14 +154,17 @@ def test_the_bundled_server_serves_asynchronous_calls_and_subscriptions(demo_hos
     results = probe(
         demo_host,
         probe_wasm,
-        [GET, {"op": "subscribe_resource", "h": "d", "uri": "demo://note"},
-         {"op": "call", "h": "d", "tool": "sleep", "args": '{"seconds": 0.4, "steps": 2}'},
-         {"op": "call_blocking", "h": "d", "tool": "set_note", "args": '{"text": "changed"}'},
-         {"op": "drain", "ids": [{"ref": 2}]},
-         {"op": "drain", "timeout_ms": 1000},
-         {"op": "unsubscribe_resource", "h": "d", "id": {"ref": 1}},
-         {"op": "call_blocking", "h": "d", "tool": "set_note", "args": '{"text": "This note is empty."}'}],
-    )  # fmt: skip
+        [
+            GET,
+            subscribe_resource("d", "demo://note"),
+            call("d", "sleep", seconds=0.4, steps=2),
+            call_blocking("d", "set_note", text="changed"),
+            drain([ref(2)]),
+            drain(timeout_ms=1000),
+            unsubscribe_resource("d", ref(1)),
+            call_blocking("d", "set_note", text="This note is empty."),
+        ],
+    )
     events = ok(results[4]) + ok(results[5])
     by_kind = [(e["id"], e["kind"]) for e in events]
     call_id, sub_id = ok(results[2]), ok(results[1])
@@ -169,35 +179,24 @@ def test_guest_log_messages_reach_the_host_log(
     demo_host: Host, probe_wasm: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.DEBUG, logger="agent_host.guest"):
-        probe(demo_host, probe_wasm, [{"op": "log", "level": "warn", "message": "watch out"}], agent="logger")
+        probe(demo_host, probe_wasm, [log("watch out", level="warn")], agent="logger")
     assert ("agent_host.guest", logging.WARNING, "[logger] warn: watch out") in caplog.record_tuples
 
 
 def test_a_dropped_handle_is_released_and_a_new_one_works(demo_host: Host, probe_wasm: Path) -> None:
-    results = probe(
-        demo_host,
-        probe_wasm,
-        [
-            GET,
-            {"op": "drop", "h": "d"},
-            GET,
-            {"op": "call_blocking", "h": "d", "tool": "echo", "args": '{"text": "again"}'},
-        ],
-    )
+    results = probe(demo_host, probe_wasm, [GET, drop("d"), GET, call_blocking("d", "echo", text="again")])
     assert ok(results[3])["value"]["content"][0]["text"] == "again"
 
 
 def test_a_guest_whose_run_raises_has_failed_and_the_host_goes_on(demo_host: Host, probe_wasm: Path) -> None:
-    outcome = demo_host.run(probe_wasm, json.dumps({"steps": [GET, {"op": "raise", "message": "boom"}]}), agent="t")
+    outcome = demo_host.run(probe_wasm, script(GET, raise_("boom")), agent="t")
     assert outcome.status == "error"
     assert outcome.exit_code == 1
     assert outcome.text.startswith("RuntimeError: boom (at app.py:")
-    results = probe(
-        demo_host, probe_wasm, [GET, {"op": "call_blocking", "h": "d", "tool": "echo", "args": '{"text": "x"}'}]
-    )
+    results = probe(demo_host, probe_wasm, [GET, call_blocking("d", "echo", text="x")])
     assert ok(results[1])["value"]["content"][0]["text"] == "x"
 
 
 def test_run_returning_err_is_an_error_outcome(demo_host: Host, probe_wasm: Path) -> None:
-    outcome = demo_host.run(probe_wasm, json.dumps({"steps": [{"op": "fail", "message": "no luck"}]}), agent="t")
+    outcome = demo_host.run(probe_wasm, script(fail("no luck")), agent="t")
     assert (outcome.status, outcome.text, outcome.exit_code) == ("error", "no luck", 1)

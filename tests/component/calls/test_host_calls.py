@@ -1,7 +1,8 @@
 """Host functions through the project's trampoline: types read once, values converted as wasmtime-py does.
 
-Provenance: issue 11 (wasmtime-py re-read every host function's types through the C API at each
-call: cache them in a trampoline owned by this project, per linker, without patching the library).
+Each host function's types are read through the C API once, cached in a trampoline owned by this
+project per linker (not at each call, and without patching the library); values convert as
+wasmtime-py converts them.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from agent_host._support.paths import cache_dir
 from agent_host.runtime import wasmtime_hooks
 from agent_host.runtime.engine import Runtime
 from agent_host.runtime.imports import interface
+from tests.support import probe_steps as step
 from tests.support.component import ok, probe
 
 pytestmark = pytest.mark.component
@@ -65,11 +67,7 @@ def test_each_imports_types_are_read_once_however_many_calls(
 
     monkeypatch.setattr(FuncType, "params", property(counted))
     host: Host = make_host(MOCK)
-    steps: list[dict[str, Any]] = [
-        {"op": "get", "tooling": "mock", "as": "t"},
-        {"op": "timed_name", "h": "t", "n": 40},
-        {"op": "timed", "h": "t", "tool": "echo", "args": "{}", "n": 40},
-    ]
+    steps = [step.get("mock", as_="t"), step.timed_name("t", 40), step.timed("t", "echo", 40, args="{}")]
     results = probe(host, probe_wasm, steps)
     assert [isinstance(ok(result), int | float | bool) for result in results] == [True, True, True]
     # get, name, call-tool-blocking and the host clock's `now` (the guest times its calls) once each
@@ -185,17 +183,17 @@ def test_a_list_with_one_bad_element_is_refused_and_what_was_lowered_is_freed(pr
 def test_wasmtime_py_s_public_path_gives_a_guest_the_same_results(
     make_host: Any, probe_wasm: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 21, point 3: on a wasmtime the hooks were not tested with, host functions go through
+    """On a wasmtime the hooks were not tested with, host functions go through
     wasmtime-py's `LinkerInstance.add_func` and time limits through plain epoch deadlines."""
-    steps: list[dict[str, Any]] = [
-        {"op": "get", "tooling": "mock", "as": "t"},
-        {"op": "kind", "h": "t"},
-        {"op": "name", "h": "t"},
-        {"op": "list_tools", "h": "t"},
-        {"op": "call_blocking", "h": "t", "tool": "echo", "args": '{"x": [1, "é"]}'},
-        {"op": "call_blocking", "h": "t", "tool": "missing"},
-        {"op": "sleep", "ms": 1},
-        {"op": "drop", "h": "t"},
+    steps = [
+        step.get("mock", as_="t"),
+        step.kind("t"),
+        step.name("t"),
+        step.list_tools("t"),
+        step.call_blocking("t", "echo", '{"x": [1, "é"]}'),  # as written: non-ASCII text, not escaped
+        step.call_blocking("t", "missing"),
+        step.sleep(1),
+        step.drop("t"),
     ]
     fast = probe(make_host(MOCK), probe_wasm, steps)
     for hook in ("host_functions", "epoch_callback"):

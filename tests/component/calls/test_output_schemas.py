@@ -1,8 +1,7 @@
 """A result whose `structuredContent` breaks the tool's output schema is `protocol`, for every kind.
 
-Provenance: issue 13, point 6 ("a result whose structuredContent does not match the tool's
-outputSchema is a protocol error naming the path and rule, for every tooling kind"). The MCP server
-is tests/servers/asking.py (the SDK's low-level server, which lets a tool break its own schema) over
+The `protocol` error names the path and the rule that failed. The MCP server is
+tests/servers/asking.py (the SDK's low-level server, which lets a tool break its own schema) over
 stdio on both eras and over streamable HTTP; the mock and Python kinds declare schemas in config and
 code. Calls go through a session, as a guest's do (`call-tool-blocking` and `call-tool`).
 """

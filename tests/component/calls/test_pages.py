@@ -1,6 +1,6 @@
 """Lists are complete: every page of tools and resources reaches the guest, in order.
 
-Provenance: issue 2, point 4: `list-tools` (all pages), `list-resources` (all pages).
+`list-tools` and `list-resources` gather all pages of a server that pages its lists.
 """
 
 from __future__ import annotations

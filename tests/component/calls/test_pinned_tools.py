@@ -1,9 +1,9 @@
 """Pinned tool definitions against real SDK servers: first sight, changed and new tools, re-pinning.
 
-Provenance: issue 13, point 5 ("`pin_tools = true` records a digest of each tool's definition in
-`agent-host.lock` beside the config at first sight (`agent-host tools --pin` to record or refresh
-explicitly); a later changed or new tool is `denied` with a message naming the tool and the command
-to re-pin, and listed as changed by `agent-host tools`"). The server is tests/servers/observed.py
+`pin_tools = true` records a digest of each tool's definition in `agent-host.lock` beside the config
+at first sight (`agent-host tools --pin` records or refreshes it explicitly); a later changed or new
+tool is `denied` with a message naming the tool and the command to re-pin, and listed as changed by
+`agent-host tools`. The server is tests/servers/observed.py
 (its `redescribe` and `add_tool` change the tool list while connected; `echo`'s description comes
 from $OBSERVED_ECHO_DESCRIPTION) over stdio and streamable HTTP, on both MCP eras. Sessions act as
 guests do; `agent-host tools [--pin]` and `agent-host call` run as child processes.
@@ -127,9 +127,9 @@ def test_first_sight_pins_every_tool_and_a_tool_changed_or_added_later_is_hidden
 
 
 def test_a_tool_redescribed_during_a_run_is_hidden_and_denied_from_the_change_on(tooling: str, tmp_path: Path) -> None:
-    """Issue 20, point 15: the guest listed (and so pinned) the tools and called `echo`; the server then
-    describes `echo` differently (and sends `tools/list_changed`) while the guest runs, no one watching
-    the tool list. Before the fix the cached definition was checked: `echo` stayed callable until the
+    """The guest listed (and so pinned) the tools and called `echo`; the server then describes `echo`
+    differently (and sends `tools/list_changed`) while the guest runs, no one watching the tool list.
+    The new definition is checked, not the cached one: `echo` is denied from then on, not only at the
     next run."""
     config = tmp_path / "agent-host.toml"
     config.write_text(tooling)

@@ -1,10 +1,9 @@
 """A progress report starts an asynchronous call's `timeout` anew, under a hard `max_call_time`.
 
-Provenance: issue 13, point 2 ("a progress notification resets the request timeout (configurable),
-under a hard `max_call_time`"). The server is tests/servers/asking.py (`stall`: progress reports at
-a steady pace, then silence) over stdio on both eras and over streamable HTTP; the Python kind
-reports progress from a worker thread (tests/support/pytools.py `threaded`). The bounds are generous next to
-the pace of the reports (1.5 s against 0.2 s), so a loaded machine does not change the outcome.
+The server is tests/servers/asking.py (`stall`: progress reports at a steady pace, then silence)
+over stdio on both eras and over streamable HTTP; the Python kind reports progress from a worker
+thread (tests/support/pytools.py `threaded`). The bounds are generous next to the pace of the
+reports (1.5 s against 0.2 s), so a loaded machine does not change the outcome.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """Host-native Python tools and mock toolings, from real guests: the protocol, the decorator, sync and
 async tools, cancel, progress, failed preparation; scripted results, an exhausted script, scripted
 updates; schema validation for every kind; capability decisions and approvals.
-
-Provenance: issue 5 tests.
 """
 
 from __future__ import annotations
@@ -20,6 +18,20 @@ from agent_host.config import parse_config
 from agent_host.policy.approval import ApprovalRequest, CallbackApprover
 from tests.support import cli_process, pytools
 from tests.support.component import OBSERVED_TOML, REPO, err, ok
+from tests.support.probe_steps import (
+    call,
+    call_blocking,
+    cancel,
+    drain,
+    get,
+    kind,
+    list_tools,
+    read_resource,
+    ref,
+    script,
+    subscribe_resource,
+    subscribe_resource_list,
+)
 
 pytestmark = pytest.mark.component
 
@@ -84,13 +96,9 @@ toolings = ["py", "t"]
 require_approval = ["workspace_write", "external_side_effect"]
 """
 
-
-def step(h: str, tool: str, **args: Any) -> dict[str, Any]:
-    return {"op": "call_blocking", "h": h, "tool": tool, "args": json.dumps(args)}
-
-
-def get(name: str) -> dict[str, Any]:
-    return {"op": "get", "tooling": name, "as": name}
+GET_PY = get("py", as_="py")
+GET_FAKE = get("fake", as_="fake")
+GET_T = get("t", as_="t")
 
 
 @pytest.fixture
@@ -112,7 +120,7 @@ def make(tmp_path: Path) -> Iterator[Callable[..., Host]]:
 
 def run(host: Host, probe_wasm: Path, agent: str, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     outcome: Outcome = host.run(
-        probe_wasm, json.dumps({"steps": steps}), agent=agent, policy=host.policy(agent, host.config.agents[agent])
+        probe_wasm, script(*steps), agent=agent, policy=host.policy(agent, host.config.agents[agent])
     )
     assert outcome.status == "ok", outcome
     results: list[dict[str, Any]] = json.loads(outcome.text)
@@ -132,8 +140,8 @@ def test_the_tools_command_lists_python_tools_and_marks_builtins(tmp_path: Path)
 
 
 def test_python_tools_are_listed_with_schemas_from_type_hints(make: Callable[..., Host], probe_wasm: Path) -> None:
-    results = run(make(), probe_wasm, "all", [get("py"), {"op": "kind", "h": "py"}, {"op": "list_tools", "h": "py"},
-                                              step("py", "broken")])  # fmt: skip
+    results = run(make(), probe_wasm, "all", [GET_PY, kind("py"), list_tools("py"),
+                                              call_blocking("py", "broken")])  # fmt: skip
     assert ok(results[1]) == "python"
     tools = {t["name"]: t for t in ok(results[2])}
     assert list(tools) == ["word_count", "slow", "threaded", "write_note", "explode", "deploy", "plain"]
@@ -151,10 +159,10 @@ def test_sync_async_decorated_and_class_tools_answer(make: Callable[..., Host], 
         make(),
         probe_wasm,
         "all",
-        [get("py"), step("py", "word_count", text="one two three"), step("py", "plain", a=4),
-         step("py", "deploy", service="api", env="staging"), step("py", "threaded", steps=2),
-         step("py", "word_count", text="one", minimum=3), step("py", "explode"),
-         step("py", "deploy", service="api", env="moon")],
+        [GET_PY, call_blocking("py", "word_count", text="one two three"), call_blocking("py", "plain", a=4),
+         call_blocking("py", "deploy", service="api", env="staging"), call_blocking("py", "threaded", steps=2),
+         call_blocking("py", "word_count", text="one", minimum=3), call_blocking("py", "explode"),
+         call_blocking("py", "deploy", service="api", env="moon")],
     )  # fmt: skip
     assert ok(results[1])["value"]["structuredContent"] == {"words": 3}
     assert ok(results[2])["value"]["structuredContent"] == {"result": 8}
@@ -180,14 +188,14 @@ def test_a_slow_python_tool_reports_progress_and_is_cancelled_by_the_guest(
         make(),
         probe_wasm,
         "all",
-        [get("py"),
-         {"op": "call", "h": "py", "tool": "slow", "args": '{"seconds": 0.5}'},
-         {"op": "drain", "ids": [{"ref": 1}]},
-         {"op": "call", "h": "py", "tool": "slow", "args": '{"seconds": 30}'},
-         {"op": "drain", "count": 2, "timeout_ms": 5000},
-         {"op": "cancel", "h": "py", "id": {"ref": 3}},
-         {"op": "call", "h": "py", "tool": "threaded", "args": '{"steps": 3}'},
-         {"op": "drain", "ids": [{"ref": 6}]}],
+        [GET_PY,
+         call("py", "slow", seconds=0.5),
+         drain([ref(1)]),
+         call("py", "slow", seconds=30),
+         drain(count=2, timeout_ms=5000),
+         cancel("py", ref(3)),
+         call("py", "threaded", steps=3),
+         drain([ref(6)])],
     )  # fmt: skip
     finished = ok(results[2])
     assert [e["kind"] for e in finished][-1] == "ToolResult"
@@ -215,10 +223,18 @@ def test_a_mock_tooling_answers_its_script_in_order_then_says_it_ran_out(
         make(),
         probe_wasm,
         "all",
-        [get("fake"), step("fake", "search", q="a"), step("fake", "search", q="b"), step("fake", "search", q="c"),
-         {"op": "call", "h": "fake", "tool": "search", "args": '{"q": "d"}'}, {"op": "drain", "ids": [{"ref": 4}]},
-         step("fake", "search", q="e"), step("fake", "ping"), step("fake", "ping")],
-    )  # fmt: skip
+        [
+            GET_FAKE,
+            call_blocking("fake", "search", q="a"),
+            call_blocking("fake", "search", q="b"),
+            call_blocking("fake", "search", q="c"),
+            call("fake", "search", q="d"),
+            drain([ref(4)]),
+            call_blocking("fake", "search", q="e"),
+            call_blocking("fake", "ping"),
+            call_blocking("fake", "ping"),
+        ],
+    )
     assert ok(results[1])["value"]["content"] == [{"type": "text", "text": "first"}]
     assert ok(results[2])["value"]["structuredContent"] == {"hits": 3}
     assert err(results[3])["code"] == "tool-failed" and err(results[3])["message"] == "quota exceeded"
@@ -237,10 +253,10 @@ def test_scripted_mock_updates_reach_a_subscribed_guest(make: Callable[..., Host
         make(),
         probe_wasm,
         "all",
-        [get("fake"), {"op": "read_resource", "h": "fake", "uri": "mock://doc"},
-         {"op": "subscribe_resource", "h": "fake", "uri": "mock://doc"},
-         {"op": "subscribe_resource_list", "h": "fake"},
-         {"op": "drain", "count": 2, "timeout_ms": 5000}],
+        [GET_FAKE, read_resource("fake", "mock://doc"),
+         subscribe_resource("fake", "mock://doc"),
+         subscribe_resource_list("fake"),
+         drain(count=2, timeout_ms=5000)],
     )  # fmt: skip
     assert ok(results[1])["content"] == "version 1"
     events = {e["kind"]: e for e in ok(results[4])}
@@ -254,12 +270,12 @@ def test_arguments_are_checked_against_the_schema_for_every_kind(make: Callable[
         make(),
         probe_wasm,
         "all",
-        [get("py"), get("fake"), get("t"),
-         step("py", "word_count", text=5),
-         step("fake", "search"),
-         step("t", "wait", seconds="soon"),
-         {"op": "call", "h": "t", "tool": "wait", "args": '{"seconds": [1]}'},
-         step("t", "activity")],
+        [GET_PY, GET_FAKE, GET_T,
+         call_blocking("py", "word_count", text=5),
+         call_blocking("fake", "search"),
+         call_blocking("t", "wait", seconds="soon"),
+         call("t", "wait", seconds=[1]),
+         call_blocking("t", "activity")],
     )  # fmt: skip
     python, mock, mcp, asynchronous = (err(r) for r in results[3:7])
     for error in (python, mock, mcp, asynchronous):
@@ -277,12 +293,12 @@ def test_capabilities_grant_or_deny_each_call(make: Callable[..., Host], probe_w
         host,
         probe_wasm,
         "reader",
-        [get("py"), get("t"), get("fake"),
-         step("py", "word_count", text="a b"),
-         step("py", "write_note", path="/n", text="x"),
-         step("t", "echo", text="configured read_only"),
-         step("t", "activity"),
-         step("fake", "ping")],
+        [GET_PY, GET_T, GET_FAKE,
+         call_blocking("py", "word_count", text="a b"),
+         call_blocking("py", "write_note", path="/n", text="x"),
+         call_blocking("t", "echo", text="configured read_only"),
+         call_blocking("t", "activity"),
+         call_blocking("fake", "ping")],
     )  # fmt: skip
     assert ok(results[3])["value"]["structuredContent"] == {"words": 2}
     denied = err(results[4])
@@ -309,13 +325,13 @@ def test_approvals_are_asked_per_invocation_and_may_be_refused(make: Callable[..
         host,
         probe_wasm,
         "careful",
-        [get("py"), get("t"),
-         step("py", "write_note", path="/tmp/ok", text="secret text"),
-         step("py", "write_note", path="/tmp/ok", text="again"),
-         step("py", "write_note", path="/etc/forbidden", text="x"),
-         step("py", "word_count", text="no approval needed"),
-         {"op": "call", "h": "t", "tool": "echo", "args": '{"text": "async"}'},
-         {"op": "drain", "count": 1}],
+        [GET_PY, GET_T,
+         call_blocking("py", "write_note", path="/tmp/ok", text="secret text"),
+         call_blocking("py", "write_note", path="/tmp/ok", text="again"),
+         call_blocking("py", "write_note", path="/etc/forbidden", text="x"),
+         call_blocking("py", "word_count", text="no approval needed"),
+         call("t", "echo", text="async"),
+         drain(count=1)],
     )  # fmt: skip
     assert ok(results[2])["value"]["content"][0]["text"] == "wrote 11 characters to /tmp/ok"
     assert ok(results[3])["value"]["content"][0]["text"] == "wrote 5 characters to /tmp/ok"
@@ -338,6 +354,6 @@ def test_approvals_are_asked_per_invocation_and_may_be_refused(make: Callable[..
 def test_without_an_approver_calls_needing_approval_are_denied_with_how_to_approve(
     make: Callable[..., Host], probe_wasm: Path
 ) -> None:
-    results = run(make(), probe_wasm, "careful", [get("py"), step("py", "write_note", path="/n", text="x")])
+    results = run(make(), probe_wasm, "careful", [GET_PY, call_blocking("py", "write_note", path="/n", text="x")])
     message = err(results[1])["message"]
     assert "run with `--approve ask` to be asked, or `--approve all`" in message

@@ -2,10 +2,9 @@
 offline, identically; a guest that asks for something else ends `diverged`, naming the call; no
 secret of the configuration is written.
 
-Provenance: issue 24 (record and replay). The probe guest against the observed server over stdio
-and over streamable HTTP on 127.0.0.1, with an asynchronous call and its progress, a resource
-subscription and its update; the replay runs with both servers gone (the stdio command does not
-exist, the HTTP server is stopped).
+The probe guest against the observed server over stdio and over streamable HTTP on 127.0.0.1, with
+an asynchronous call and its progress, a resource subscription and its update; the replay runs with
+both servers gone (the stdio command does not exist, the HTTP server is stopped).
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """Subscriptions from real guests: content on every change, coalescing, one upstream subscription
 shared by every guest, list subscriptions, unsubscribe, both protocol eras.
 
-Provenance: issue 3, point 3 and its tests: a server writing a resource 1,000 times while the guest
-is busy (at most one pending `resource-updated` per subscription, the last content, the inbox within
-its bound); two guests on one URI (both receive each update; the server saw one upstream
-subscription, and none after both unsubscribed).
+A server writing a resource 1,000 times while the guest is busy (at most one pending
+`resource-updated` per subscription, the last content, the inbox within its bound); two guests on
+one URI (both receive each update; the server saw one upstream subscription, and none after both
+unsubscribed).
 """
 
 from __future__ import annotations

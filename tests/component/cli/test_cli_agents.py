@@ -1,9 +1,9 @@
 """The command line with several agents, grants, the audit log and signals, as a user runs it.
 
-Provenance: issue 4, points 1 (a bare `run` is denied by default; `--allow` grants), 5 (every
-`[agents.*]` at once, sharing connections, a table of outcomes, the worst exit code), 6 (SIGINT or
-SIGTERM cancel everything, close connections, leave no child; a second signal exits at once) and 7
-(the audit log: one JSON line per tooling operation; arguments only when asked for).
+A bare `run` is denied by default and `--allow` grants; every `[agents.*]` runs at once, sharing
+connections, with a table of outcomes and the worst exit code; SIGINT or SIGTERM cancel everything,
+close connections and leave no child, and a second signal exits at once; the audit log has one JSON
+line per tooling operation, with arguments only when asked for.
 """
 
 from __future__ import annotations
@@ -21,21 +21,18 @@ import pytest
 
 from agent_host.errors import ExitCode
 from tests.support import cli_process, in_process
+from tests.support import probe_steps as step
 from tests.support.component import OBSERVED_TOML, PROBE, REPO
 from tests.support.processes import descendants, wait_for_line
 
 pytestmark = [pytest.mark.component, pytest.mark.real_processes]  # their subject: the command's own processes
 
-GET = {"op": "get", "tooling": "t", "as": "t"}
+GET = step.get("t", as_="t")
 WAIT = 30.0
 
 
-def steps(*items: dict[str, Any]) -> str:
-    return json.dumps({"steps": list(items)})
-
-
 def agent_toml(name: str, *items: dict[str, Any], toolings: str = '["t"]') -> str:
-    return f"\n[agents.{name}]\ncomponent = '{PROBE}'\ntoolings = {toolings}\ninput = '{steps(*items)}'\n"
+    return f"\n[agents.{name}]\ncomponent = '{PROBE}'\ntoolings = {toolings}\ninput = '{step.script(*items)}'\n"
 
 
 def agent_host(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
@@ -54,11 +51,9 @@ def test_every_agent_runs_at_once_sharing_one_server_and_the_worst_outcome_wins(
     config = tmp_path / "agent-host.toml"
     config.write_text(
         OBSERVED_TOML
-        + agent_toml("alpha", GET, {"op": "call_blocking", "h": "t", "tool": "wait", "args": '{"seconds": 1.5}'})
-        + agent_toml("beta", GET, {"op": "call_blocking", "h": "t", "tool": "wait", "args": '{"seconds": 1.5}'},
-                     {"op": "fail", "message": "beta gives up"})
-        + agent_toml("gamma", GET, {"op": "call_blocking", "h": "t", "tool": "wait", "args": '{"seconds": 1.5}'},
-                     {"op": "raise", "message": "gamma crashed"})
+        + agent_toml("alpha", GET, step.call_blocking("t", "wait", seconds=1.5))
+        + agent_toml("beta", GET, step.call_blocking("t", "wait", seconds=1.5), step.fail("beta gives up"))
+        + agent_toml("gamma", GET, step.call_blocking("t", "wait", seconds=1.5), step.raise_("gamma crashed"))
     )  # fmt: skip
     process = start("run", "--config", str(config))
     servers: set[int] = set()
@@ -84,7 +79,7 @@ def test_every_agent_runs_at_once_sharing_one_server_and_the_worst_outcome_wins(
 def test_a_bare_run_is_denied_by_default_and_allow_grants(probe_wasm: Path, tmp_path: Path) -> None:
     config = tmp_path / "agent-host.toml"
     config.write_text(OBSERVED_TOML)
-    script = steps(GET)
+    script = step.script(GET)
     denied = agent_host("run", str(probe_wasm), "--config", str(config), "--input", script)
     assert denied.returncode == 0
     error = json.loads(denied.stdout)[0]["err"]
@@ -103,11 +98,11 @@ def test_the_audit_log_has_one_line_per_operation(probe_wasm: Path, tmp_path: Pa
     config.write_text(
         host_table + OBSERVED_TOML + agent_toml(
             "auditor", GET,
-            {"op": "call_blocking", "h": "t", "tool": "echo", "args": '{"text": "hi"}'},
-            {"op": "call", "h": "t", "tool": "echo", "args": '{"text": "async"}'},
-            {"op": "drain", "count": 1},
-            {"op": "read_resource", "h": "t", "uri": "obs://nope"},
-            {"op": "get", "tooling": "missing", "as": "m"},
+            step.call_blocking("t", "echo", text="hi"),
+            step.call("t", "echo", text="async"),
+            step.drain(count=1),
+            step.read_resource("t", "obs://nope"),
+            step.get("missing", as_="m"),
         )
     )  # fmt: skip
     done = agent_host("run", "--agent", "auditor", "--config", str(config))
@@ -134,11 +129,11 @@ def test_sigterm_stops_every_agent_cancels_upstream_and_leaves_no_process(probe_
     config.write_text(
         OBSERVED_TOML + agent_toml(
             "waiter", GET,
-            {"op": "subscribe_resource", "h": "t", "uri": "obs://a"},
-            {"op": "call", "h": "t", "tool": "wait", "args": '{"seconds": 60}'},
-            {"op": "eprint", "text": "ready"},
-            {"op": "recv", "timeout_ms": 60000},
-            {"op": "loop"},
+            step.subscribe_resource("t", "obs://a"),
+            step.call("t", "wait", seconds=60),
+            step.eprint("ready"),
+            step.recv(60000),
+            step.loop(),
         )
     )  # fmt: skip
     process = start("run", "--agent", "waiter", "--config", str(config))
@@ -147,7 +142,7 @@ def test_sigterm_stops_every_agent_cancels_upstream_and_leaves_no_process(probe_
     assert children
     process.send_signal(signal.SIGTERM)
     _, err = process.communicate(timeout=WAIT)  # the guest would wait 60 s in its inbox, then loop
-    assert process.returncode == 143  # 128 + SIGTERM (issue 8, point 5)
+    assert process.returncode == 143  # 128 + SIGTERM
     assert "SIGTERM: stopping everything" in err
     assert "stopped by the host: SIGTERM received" in err
     for pid in children:
@@ -159,8 +154,8 @@ def test_a_second_signal_exits_at_once(probe_wasm: Path, tmp_path: Path) -> None
     config = tmp_path / "agent-host.toml"
     config.write_text(
         f'[tooling.slow]\ncommand = "${{AGENT_HOST_PYTHON}}"\nargs = ["-m", "tests.servers.stubborn"]\ncwd = "{REPO}"\n'
-        + agent_toml("lingerer", {"op": "get", "tooling": "slow", "as": "s"}, {"op": "eprint", "text": "ready"},
-                     {"op": "recv", "timeout_ms": 60000}, toolings='["slow"]')
+        + agent_toml("lingerer", step.get("slow", as_="s"), step.eprint("ready"), step.recv(60000),
+                     toolings='["slow"]')
     )  # fmt: skip
     process = start("run", "--agent", "lingerer", "--config", str(config))
     try:

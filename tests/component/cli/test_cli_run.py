@@ -1,8 +1,8 @@
 """`agent-host run` as a user runs it: a child process, real guests, the embedded default config.
 
-Provenance: design "Command line": stdout carries exactly the guest's answer; logs, progress and
-guest output go to stderr (guest lines prefixed with the agent's name); exit codes 0/1/2/3;
-`--input TEXT|@FILE|-`; `--agent NAME`. Issue 2, point 7: the example agent's summary.
+stdout carries exactly the guest's answer; logs, progress and guest output go to stderr (guest
+lines prefixed with the agent's name); exit codes 0/1/2/3; `--input TEXT|@FILE|-`; `--agent NAME`;
+`--json`; the example agent's summary.
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.support import in_process
+from tests.support import probe_steps as step
 from tests.support.component import PROBE, REPO
 
 pytestmark = [pytest.mark.component, pytest.mark.timeout(180)]
@@ -28,16 +28,11 @@ def agent_host(*args: str, stdin: str | None = None, cwd: Path = REPO) -> subpro
     return in_process.run(*args, cwd=cwd, stdin=stdin or "")
 
 
-def steps(*items: dict[str, Any]) -> str:
-    return json.dumps({"steps": list(items)})
-
-
 def test_stdout_is_exactly_the_answer_and_guest_output_goes_to_stderr(probe_wasm: Path) -> None:
     done = agent_host(
         "run", str(probe_wasm), "--input",
-        steps({"op": "print", "text": "to stdout"}, {"op": "eprint", "text": "to stderr"},
-              {"op": "log", "level": "info", "message": "logged"},
-              {"op": "log", "level": "warn", "message": "careful"}),
+        step.script(step.print_("to stdout"), step.eprint("to stderr"), step.log("logged", level="info"),
+                    step.log("careful", level="warn")),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [{"ok": True}] * 4
@@ -49,13 +44,13 @@ def test_stdout_is_exactly_the_answer_and_guest_output_goes_to_stderr(probe_wasm
 def test_exit_codes_follow_the_design(probe_wasm: Path, tmp_path: Path) -> None:
     bound = tmp_path / "agent-host.toml"
     bound.write_text("[host]\ncpu_time = 0.2\n")
-    failed = agent_host("run", str(probe_wasm), "--input", steps({"op": "fail", "message": "declined"}))
+    failed = agent_host("run", str(probe_wasm), "--input", step.script(step.fail("declined")))
     assert failed.returncode == 1 and failed.stdout == ""
     assert "failed: declined" in failed.stderr
-    raised = agent_host("run", str(probe_wasm), "--input", steps({"op": "raise", "message": "kaput"}))
+    raised = agent_host("run", str(probe_wasm), "--input", step.script(step.raise_("kaput")))
     assert raised.returncode == 1 and raised.stdout == ""  # an exception escaping run: the agent failed
     assert f"agent {probe_wasm.stem} failed: RuntimeError: kaput (at app.py:" in raised.stderr
-    trapped = agent_host("run", str(probe_wasm), "--input", steps({"op": "loop"}), "--config", str(bound))
+    trapped = agent_host("run", str(probe_wasm), "--input", step.script(step.loop()), "--config", str(bound))
     assert trapped.returncode == 3 and trapped.stdout == ""  # a limit the host imposed
     assert "was stopped: CPU time limit" in trapped.stderr
     unusable = agent_host("run", str(probe_wasm), "--config", "/nonexistent/agent-host.toml")
@@ -64,21 +59,21 @@ def test_exit_codes_follow_the_design(probe_wasm: Path, tmp_path: Path) -> None:
 
 
 def test_run_json_prints_one_outcome_for_a_single_guest(probe_wasm: Path) -> None:
-    """Issue 9, point 6: `--json` for a single run: {agent, status, exit_code, duration, output}."""
-    done = agent_host("run", str(probe_wasm), "--json", "--input", steps({"op": "log", "message": "x"}))
+    """`--json` for a single run: {agent, status, exit_code, duration, output}."""
+    done = agent_host("run", str(probe_wasm), "--json", "--input", step.script(step.log("x")))
     assert done.returncode == 0, done.stderr
     outcome = json.loads(done.stdout)
     assert set(outcome) == {"agent", "status", "exit_code", "duration", "output"}
     assert (outcome["agent"], outcome["status"], outcome["exit_code"]) == (probe_wasm.stem, "ok", 0)
     assert json.loads(outcome["output"]) == [{"ok": True}]
-    failed = agent_host("run", str(probe_wasm), "--json", "--input", steps({"op": "fail", "message": "declined"}))
+    failed = agent_host("run", str(probe_wasm), "--json", "--input", step.script(step.fail("declined")))
     assert failed.returncode == 1
     assert json.loads(failed.stdout)["status"] == "error" and json.loads(failed.stdout)["output"] == "declined"
     assert "failed: declined" in failed.stderr
 
 
 def test_input_comes_from_text_a_file_or_stdin(probe_wasm: Path, tmp_path: Path) -> None:
-    script = steps({"op": "log", "message": "x"})
+    script = step.script(step.log("x"))
     (tmp_path / "in.json").write_text(script)
     for args, stdin in (
         (["--input", script], None),
@@ -95,7 +90,7 @@ def test_an_agent_table_supplies_component_input_and_name(probe_wasm: Path, tmp_
     config.write_text(
         '[tooling.demo]\ncommand = "${AGENT_HOST_PYTHON}"\nargs = ["-m", "agent_host.demo_server"]\n'
         f"[agents.scout]\ncomponent = '{PROBE}'\ntoolings = [\"demo\"]\n"
-        f"input = '{steps({'op': 'get', 'tooling': 'demo', 'as': 'd'}, {'op': 'eprint', 'text': 'hi'})}'\n"
+        f"input = '{step.script(step.get('demo', as_='d'), step.eprint('hi'))}'\n"
     )
     done = agent_host("run", "--agent", "scout", "--config", str(config))
     assert done.returncode == 0, done.stderr

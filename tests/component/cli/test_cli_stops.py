@@ -1,9 +1,9 @@
 """A signal is a stop, whatever the command is doing: exit 130 (SIGINT) or 143 (SIGTERM), said so.
 
-Provenance: issue 20, point 16: Ctrl-C while `tools`, `call` or `config check --connect` was
-connecting was an "internal error", exit 2; `run --json` reported a signal stop as
-`"status": "trap", "exit_code": 3` while the process exited 130; a Ctrl-C early in `serve` once
-printed a pydantic `SchemaError` traceback (the signal was raised inside a library's step).
+Ctrl-C while `tools`, `call` or `config check --connect` is connecting is a stop, not an "internal
+error" (exit 2); `run --json` reports a signal stop as what it is, as the exit code does; a Ctrl-C
+while `serve` prepares never lands inside a library's step (no traceback): the step ends, then the
+command stops.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def probe_agent(tmp_path: Path, *steps: dict[str, Any]) -> Path:
     config = tmp_path / "agent-host.toml"
     config.write_text(
         f"[agents.waiter]\ncomponent = '{PROBE}'\ninput = '{json.dumps({'steps': list(steps)})}'\n"
-        f"[agents.quick]\ncomponent = '{PROBE}'\ninput = '{json.dumps({'steps': [{'op': 'return', 'value': 'x'}]})}'\n"
+        f"[agents.quick]\ncomponent = '{PROBE}'\ninput = '{json.dumps({'steps': []})}'\n"
     )
     return config
 

@@ -1,10 +1,10 @@
 """Defects a new user met, each run as that user runs it: `agent-host` as a child process.
 
-Provenance: issue 8. Point 1 (an uncaught host error or a non-str answer leaves `run` readable,
-exit 1), 2 (out of memory names the `memory` limit and where it is set, exit 3), 4 and 5 (a signal
-during build or compile stops everything, nothing starts after it, no process is left; SIGINT 130,
-SIGTERM 143), 7 (a fleet goes on past an agent whose guest does not build), 11 (a final newline
-only on a terminal; a python tool's failure names the tooling and tool).
+An uncaught host error or a non-str answer leaves `run` readable (exit 1); out of memory names the
+`memory` limit and where it is set (exit 3); a signal during build or compile stops everything,
+nothing starts after it and no process is left (SIGINT 130, SIGTERM 143); a fleet goes on past an
+agent whose guest does not build; a final newline is printed only on a terminal; a python tool's
+failure names the tooling and tool.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ BLUNDERS: Final = REPO / "tests" / "guests" / "blunders"
 WAIT: Final = 60.0
 """Seconds a child `agent-host` may take to reach a line or to exit."""
 STOPPED_WITHIN: Final = 5.0
-"""Seconds from a signal to the exit of `agent-host` (the issue asks for "a second or two"; slack
+"""Seconds from a signal to the exit of `agent-host` (a stop should take "a second or two"; slack
 for a loaded CI machine). Not a speed check: a broken stop takes the whole build or compile."""
 
 

@@ -1,10 +1,10 @@
 """How a command ends, seen as a newcomer (or a script) sees it: `agent-host` as a child process.
 
-Provenance: issue 20, hardening-open item 13 (a newcomer): `run --json` of one guest stopped
-before it started printed no JSON, nor did `call --json`/`tools --json` for a configuration error;
-a Ctrl-C in the first ~0.1 s printed a `KeyboardInterrupt` traceback; forced exits left
-`/tmp/agent-host-logs-*` folders; a stdio tooling's missing `cwd` was "command not found", and
-both showed `${VAR}` only as what it expanded to.
+`--json` prints one JSON document on every exit (`run` of one guest stopped before it started,
+`call`/`tools` given a configuration error); a Ctrl-C in the first ~0.1 s prints no
+`KeyboardInterrupt` traceback; forced exits leave no `/tmp/agent-host-logs-*` folder; a stdio
+tooling's missing `cwd` is named as such, not "command not found", and messages show `${VAR}` as
+written beside what it expanded to.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """`agent-host run --executor ray`: the same config gives the same outcomes on Ray as locally.
 
-Provenance: issue 14. Point 1 (`--executor ray`, `--ray-address`, `[host] executor`/`ray_address`;
-the outcome table, `--json`, exit codes and stdout as locally), point 3 (stdio and Python toolings
-on the worker, grants and limits, one audit log written by the driver, `--approve ask` refused),
-point 4 (a dead worker is the agent's `crashed` outcome, retried for a `restartable` agent; SIGINT
-stops every actor; nothing is left), point 5 (Ray on a local cluster of 2 CPUs). Issue 20, point 13
-(a local Ray listens on loopback alone; the helpers see, and stop, every process of a Ray head).
+`--executor ray`, `--ray-address` and `[host] executor`/`ray_address` give the outcome table,
+`--json`, exit codes and stdout as locally; stdio and Python toolings run on the worker with their
+grants and limits, one audit log is written by the driver, and `--approve ask` is refused; a dead
+worker is the agent's `crashed` outcome, retried for a `restartable` agent; SIGINT stops every actor
+and nothing is left; a local Ray listens on loopback alone, and the test helpers see, and stop,
+every process of a Ray head. Ray runs on a local cluster of 2 CPUs.
 """
 
 from __future__ import annotations
@@ -22,32 +22,22 @@ import pytest
 
 from tests.support import cli_process
 from tests.support.component import OBSERVED_TOML, PROBE, REPO, Server
+from tests.support.probe_steps import call, call_blocking, drain, fail, get, loop, print_, recv, ref, script
 from tests.support.processes import descendants, process_table, wait_for_line
+from tests.support.python_tooling import PYTHON_TOML
 from tests.support.ray_cluster import left_after, parents_of, ray_processes, start_head
 
 pytestmark = [pytest.mark.component, pytest.mark.ray]
 
-GET: Final = {"op": "get", "tooling": "t", "as": "t"}
-PY: Final = {"op": "get", "tooling": "py", "as": "p"}
-PYTHON_TOML: Final = (
-    f'[tooling.py]\nkind = "python"\npath = ["{REPO}"]\n'
-    'tools = ["tests.support.pytools:die", "tests.support.pytools:word_count"]\n'
-)
+GET: Final = get("t", as_="t")
+PY: Final = get("py", as_="p")
 
 
 RESTARTABLE: Final = 'toolings = ["py"]\nrestartable = true\n'
 
 
-def steps(*items: dict[str, Any]) -> str:
-    return json.dumps({"steps": list(items)})
-
-
 def agent_toml(name: str, *items: dict[str, Any], extra: str = 'toolings = ["t", "py"]\n') -> str:
-    return f"\n[agents.{name}]\ncomponent = '{PROBE}'\ninput = '{steps(*items)}'\n{extra}"
-
-
-def call(handle: str, tool: str, **arguments: Any) -> dict[str, Any]:
-    return {"op": "call_blocking", "h": handle, "tool": tool, "args": json.dumps(arguments)}
+    return f"\n[agents.{name}]\ncomponent = '{PROBE}'\ninput = '{script(*items)}'\n{extra}"
 
 
 def agent_host(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -65,13 +55,13 @@ def audit(path: Path) -> list[tuple[str, str, str, str | None, str]]:
 
 MIXED: Final = (
     '[host]\naudit_log = "${AUDIT}"\n[tooling.web]\nurl = "${WEB}"\n' + OBSERVED_TOML + PYTHON_TOML
-    + agent_toml("alpha", GET, call("t", "wait", seconds=0.2), {"op": "print", "text": "alpha says hi"}, PY,
-                 call("p", "word_count", text="a b c"))
-    + agent_toml("beta", GET, call("t", "echo", text="hi"), {"op": "fail", "message": "beta gives up"})
-    + agent_toml("gamma", GET, {"op": "get", "tooling": "py", "as": "p"}, extra='toolings = ["t"]\n')
-    + agent_toml("delta", {"op": "loop"}, extra="cpu_time = 0.5\n")
-    + agent_toml("epsilon", {"op": "get", "tooling": "web", "as": "w"}, call("w", "echo", text="over http"), PY,
-                 call("p", "word_count", text="needs approval"),
+    + agent_toml("alpha", GET, call_blocking("t", "wait", seconds=0.2), print_("alpha says hi"), PY,
+                 call_blocking("p", "word_count", text="a b c"))
+    + agent_toml("beta", GET, call_blocking("t", "echo", text="hi"), fail("beta gives up"))
+    + agent_toml("gamma", GET, get("py", as_="p"), extra='toolings = ["t"]\n')
+    + agent_toml("delta", loop(), extra="cpu_time = 0.5\n")
+    + agent_toml("epsilon", get("web", as_="w"), call_blocking("w", "echo", text="over http"), PY,
+                 call_blocking("p", "word_count", text="needs approval"),
                  extra='toolings = ["web", "py"]\nrequire_approval = ["read_only"]\n')
 )  # fmt: skip
 """Five agents: ok (two stdio and python toolings, output), error, a denied tooling, a CPU limit, and
@@ -104,9 +94,9 @@ def test_the_same_agents_have_the_same_outcomes_and_audit_on_ray_as_locally(
 def test_one_guest_on_ray_prints_only_its_answer_as_locally(ray_head: str, probe_wasm: Path, tmp_path: Path) -> None:
     config = tmp_path / "agent-host.toml"
     config.write_text(f'[host]\nexecutor = "ray"\nray_address = "{ray_head}"\n' + OBSERVED_TOML)
-    script = steps(GET, call("t", "echo", text="hi"), {"op": "print", "text": "to stderr"})
-    on_ray = agent_host("run", str(PROBE), "--config", str(config), "--input", script, "--allow", "t")
-    local = agent_host("run", str(PROBE), "--config", str(config), "--input", script, "--allow", "t",
+    steps = script(GET, call_blocking("t", "echo", text="hi"), print_("to stderr"))
+    on_ray = agent_host("run", str(PROBE), "--config", str(config), "--input", steps, "--allow", "t")
+    local = agent_host("run", str(PROBE), "--config", str(config), "--input", steps, "--allow", "t",
                        "--executor", "local")  # fmt: skip
     assert on_ray.returncode == local.returncode == 0, on_ray.stderr
     assert on_ray.stdout == local.stdout
@@ -121,10 +111,10 @@ def test_a_dead_worker_is_the_agents_outcome_and_a_restartable_agent_runs_again(
     config = tmp_path / "agent-host.toml"
     config.write_text(
         "[host]\nmax_restarts = 1\n" + PYTHON_TOML
-        + agent_toml("fragile", PY, call("p", "die"), extra='toolings = ["py"]\n')
-        + agent_toml("sturdy", PY, call("p", "die", marker=str(marker)), extra=RESTARTABLE)
-        + agent_toml("doomed", PY, call("p", "die"), extra=RESTARTABLE)
-        + agent_toml("asking", PY, call("p", "word_count", text="a b"),
+        + agent_toml("fragile", PY, call_blocking("p", "die"), extra='toolings = ["py"]\n')
+        + agent_toml("sturdy", PY, call_blocking("p", "die", marker=str(marker)), extra=RESTARTABLE)
+        + agent_toml("doomed", PY, call_blocking("p", "die"), extra=RESTARTABLE)
+        + agent_toml("asking", PY, call_blocking("p", "word_count", text="a b"),
                      extra='toolings = ["py"]\nrequire_approval = ["read_only"]\n')
     )  # fmt: skip
     done = agent_host("run", "--config", str(config), "--json", "--executor", "ray", "--ray-address", ray_head)
@@ -153,9 +143,9 @@ def test_sigint_stops_every_agent_and_leaves_no_actor_and_no_server(
     config = tmp_path / "agent-host.toml"
     config.write_text(
         OBSERVED_TOML
-        + agent_toml("waiting", GET, {"op": "print", "text": "waiting started"}, call("t", "wait", seconds=60),
-                     {"op": "loop"}, extra='toolings = ["t"]\n')  # the stop ends the wait; the loop traps
-        + agent_toml("spinning", {"op": "loop"}, extra="")
+        + agent_toml("waiting", GET, print_("waiting started"), call_blocking("t", "wait", seconds=60), loop(),
+                     extra='toolings = ["t"]\n')  # the stop ends the wait; the loop traps
+        + agent_toml("spinning", loop(), extra="")
     )  # fmt: skip
     process = cli_process.start(
         "run", "--config", str(config), "--executor", "ray", "--ray-address", ray_head, cwd=REPO
@@ -168,7 +158,7 @@ def test_sigint_stops_every_agent_and_leaves_no_actor_and_no_server(
     out, err = process.communicate(timeout=30)
     assert process.returncode == 130, seen + err
     rows = {line.split()[0]: line for line in out.splitlines()[1:]}
-    assert rows["waiting"].split()[1] == "interrupted" and "SIGINT received" in rows["waiting"]  # issue 20, point 16
+    assert rows["waiting"].split()[1] == "interrupted" and "SIGINT received" in rows["waiting"]
     assert rows["spinning"].split()[1] == "interrupted"
     assert left_after(5.0) == {}
     assert not [pid for pid in servers if Path(f"/proc/{pid}").exists()]  # the worker's stdio server exited
@@ -176,9 +166,7 @@ def test_sigint_stops_every_agent_and_leaves_no_actor_and_no_server(
 
 def test_a_local_ray_is_started_for_the_command_and_stopped_with_it(probe_wasm: Path, tmp_path: Path) -> None:
     before = set(ray_processes())
-    done = agent_host(
-        "run", str(PROBE), "--input", steps({"op": "print", "text": "on a local Ray"}), "--executor", "ray"
-    )
+    done = agent_host("run", str(PROBE), "--input", script(print_("on a local Ray")), "--executor", "ray")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [{"ok": True}]
     assert "starting a local Ray" in done.stderr
@@ -199,7 +187,7 @@ def test_an_agent_that_no_machine_can_hold_is_refused_before_anything_starts(
 def test_a_second_signal_exits_at_once_and_leaves_no_process_of_the_local_ray(probe_wasm: Path, tmp_path: Path) -> None:
     before = set(ray_processes())
     config = tmp_path / "agent-host.toml"
-    config.write_text(agent_toml("spinning", {"op": "print", "text": "spinning started"}, {"op": "loop"}, extra=""))
+    config.write_text(agent_toml("spinning", print_("spinning started"), loop(), extra=""))
     process = cli_process.start("run", "--config", str(config), "--executor", "ray", cwd=REPO)
     seen = wait_for_line(process, "spinning started")
     # Two signals back to back, of two kinds (the kernel merges a pending signal with another of its
@@ -229,13 +217,11 @@ def listening(pids: set[int]) -> list[str]:
 
 
 def test_a_local_ray_listens_on_loopback_alone(probe_wasm: Path, tmp_path: Path) -> None:
-    """Issue 20, point 13: the local Ray of `--executor ray` listened on the machine's address and on
-    every interface (its GCS, raylet, workers and agents)."""
+    """The local Ray of `--executor ray` (its GCS, raylet, workers and agents) listens on loopback
+    only, not on the machine's address or every interface."""
     before = set(ray_processes())
     config = tmp_path / "agent-host.toml"
-    config.write_text(
-        agent_toml("waiting", {"op": "print", "text": "waiting started"}, {"op": "recv", "timeout_ms": 60000}, extra="")
-    )
+    config.write_text(agent_toml("waiting", print_("waiting started"), recv(60000), extra=""))
     process = cli_process.start("run", "--config", str(config), "--executor", "ray", cwd=REPO)
     try:
         seen = wait_for_line(process, "waiting started")
@@ -251,8 +237,8 @@ def test_a_local_ray_listens_on_loopback_alone(probe_wasm: Path, tmp_path: Path)
 
 
 def test_a_ray_head_the_tests_start_leaves_no_process_when_stopped() -> None:
-    """Issue 20, point 13: the test helpers' list of Ray processes missed the autoscaler monitor
-    (`ray/autoscaler/_private/monitor.py`), so `Head.stop` left it running and no leak check saw it."""
+    """The test helpers' list of Ray processes includes the autoscaler monitor
+    (`ray/autoscaler/_private/monitor.py`), so `Head.stop` stops it and a leak check would see it."""
     head = start_head()
     try:
         mine = {pid for pid, (_, _, cmd) in process_table().items() if str(head.folder) in cmd}
@@ -267,7 +253,7 @@ def test_a_ray_head_the_tests_start_leaves_no_process_when_stopped() -> None:
 
 
 def test_a_javascript_guest_on_ray_answers_and_fails_as_locally(ray_head: str, tmp_path: Path) -> None:
-    """Provenance: issue 23, point 1 (a JS guest folder wherever a guest folder is accepted, Ray too)."""
+    """A JS guest folder is accepted wherever a guest folder is, on Ray too."""
     from agent_host.components import js_toolchain
     from agent_host.errors import BuildError
 
@@ -296,16 +282,14 @@ def test_a_javascript_guest_on_ray_answers_and_fails_as_locally(ray_head: str, t
 def test_a_run_recorded_on_ray_is_written_on_the_driver_and_replays_locally_and_on_ray(
     ray_head: str, probe_wasm: Path, tmp_path: Path
 ) -> None:
-    """Provenance: issue 24, point 6 (record and replay with the Ray executor; the cassette is
-    written on the driver)."""
+    """Record and replay work with the Ray executor; the cassette is written on the driver."""
     config = tmp_path / "agent-host.toml"
     only_t = 'toolings = ["t"]\n'
-    waiting = {"op": "call", "h": "t", "tool": "wait", "args": '{"seconds": 0.1, "steps": 2}'}
+    waiting = call("t", "wait", seconds=0.1, steps=2)
     config.write_text(
         OBSERVED_TOML
-        + agent_toml("alpha", GET, call("t", "echo", text="on ray"), waiting, {"op": "drain", "ids": {"ref": 2}},
-                     extra=only_t)
-        + agent_toml("beta", GET, call("t", "echo", text="beta"), extra=only_t)
+        + agent_toml("alpha", GET, call_blocking("t", "echo", text="on ray"), waiting, drain(ref(2)), extra=only_t)
+        + agent_toml("beta", GET, call_blocking("t", "echo", text="beta"), extra=only_t)
     )  # fmt: skip
     cassette = tmp_path / "ray.json"
     live = agent_host("run", "--config", str(config), "--json", "--executor", "ray", "--ray-address", ray_head,

@@ -1,10 +1,9 @@
 """`agent-host serve --executor ray`: the agents' calls run on Ray actors, answered as locally.
 
-Provenance: issue 25, point 3 ("agent calls run on the Ray executor's actor pool (same config keys as
-`run`) ...; answers, limits, cancellation, audit and errors the same as locally (a test compares
-them, as the executor's tests do for `run`); actor death during a call is an error answer, not a hung
-client"). Ray: a local cluster of 2 CPUs (`ray_head`); clients: the HTTP tool API and the SDK's
-`Client` over streamable HTTP.
+Agent calls run on the Ray executor's actor pool (the same config keys as `run`); answers, limits,
+cancellation, audit and errors are the same as locally (a test compares them); an actor's death
+during a call is an error answer, not a hung client. Ray: a local cluster of 2 CPUs (`ray_head`);
+clients: the HTTP tool API and the SDK's `Client` over streamable HTTP.
 """
 
 from __future__ import annotations
@@ -20,9 +19,10 @@ import pytest
 from mcp import Client
 
 from agent_host._support import scratch
-from tests.component.cluster.test_ray_executor import PYTHON_TOML, call, steps
 from tests.support.component import PROBE
+from tests.support.probe_steps import call_blocking, fail, get, log, loop, script, sleep
 from tests.support.processes import leaked
+from tests.support.python_tooling import PYTHON_TOML
 from tests.support.ray_cluster import left_after
 from tests.support.serving import HttpServe
 
@@ -31,8 +31,8 @@ pytestmark = [pytest.mark.component, pytest.mark.ray]
 MOCK: Final = (
     '[tooling.m]\nkind = "mock"\n[[tooling.m.tools]]\nname = "echo"\nresults = [{ text = "hi" }]\nrepeat_last = true\n'
 )
-GET_M: Final = {"op": "get", "tooling": "m", "as": "t"}
-PY: Final = {"op": "get", "tooling": "py", "as": "p"}
+GET_M: Final = get("m", as_="t")
+PY: Final = get("py", as_="p")
 AGENTS: Final = (
     f"[agents.ok]\ncomponent = '{PROBE}'\ntoolings = ['m']\n"
     f"[agents.fails]\ncomponent = '{PROBE}'\ntoolings = ['m']\n"
@@ -40,10 +40,10 @@ AGENTS: Final = (
     f"[agents.dies]\ncomponent = '{PROBE}'\ntoolings = ['py']\n"
 )
 CALLS: Final = [
-    ("ok", steps(GET_M, call("t", "echo"), {"op": "log", "level": "info", "message": "a log line"})),
-    ("fails", steps(GET_M, {"op": "fail", "message": "gives up"})),
-    ("fails", steps({"op": "get", "tooling": "py", "as": "p"})),  # not granted: the guest's err
-    ("looping", steps({"op": "loop"})),  # its CPU time limit
+    ("ok", script(GET_M, call_blocking("t", "echo"), log("a log line", level="info"))),
+    ("fails", script(GET_M, fail("gives up"))),
+    ("fails", script(get("py", as_="p"))),  # not granted: the guest's err
+    ("looping", script(loop())),  # its CPU time limit
     ("ok", "not json"),  # the probe's own error
 ]
 """Agent and input of each call: an answer, an error, a denied tooling, a limit, a bad input."""
@@ -68,12 +68,12 @@ def _audit(path: Path) -> list[tuple[str, str | None, str, str | None, str]]:
     return sorted((e["agent"], e["tooling"], e["operation"], e["target"], e["outcome"]) for e in entries)
 
 
-@pytest.mark.timeout(180)
 def _scratch_folders() -> set[Path]:
     """The agent-host temporary folders of every process (`_support.scratch`)."""
     return set(Path(tempfile.gettempdir()).glob(f"{scratch.PREFIX}*"))
 
 
+@pytest.mark.timeout(180)
 def test_calls_served_on_ray_answer_and_are_audited_as_locally(ray_head: str, probe_wasm: Path, tmp_path: Path) -> None:
     folders = _scratch_folders()
     local = HttpServe(_config(tmp_path), env={"AUDIT": "local.jsonl"})
@@ -123,10 +123,11 @@ def test_a_dead_worker_is_an_unavailable_answer_and_a_hung_up_call_stops_its_gue
     config.write_text(config.read_text().replace("max_concurrent = 2", "max_concurrent = 1"))
     served = HttpServe(config, "--executor", "ray", "--ray-address", ray_head, env={"AUDIT": "ray.jsonl"})
     try:
-        died = httpx2.post(f"{served.base}/tools/dies", json={"input": steps(PY, call("p", "die"))}, timeout=120)
+        dying = script(PY, call_blocking("p", "die"))
+        died = httpx2.post(f"{served.base}/tools/dies", json={"input": dying}, timeout=120)
         after_death = httpx2.post(f"{served.base}/tools/ok", json={"input": CALLS[0][1]}, timeout=120)
         with pytest.raises(httpx2.ReadTimeout):  # hangs up once the guest sleeps on the worker
-            httpx2.post(f"{served.base}/tools/ok", json={"input": steps({"op": "sleep", "ms": 600_000})}, timeout=5)
+            httpx2.post(f"{served.base}/tools/ok", json={"input": script(sleep(600_000))}, timeout=5)
         after_hang_up = httpx2.post(f"{served.base}/tools/ok", json={"input": CALLS[0][1]}, timeout=120)
     finally:
         served.stop()

@@ -1,10 +1,10 @@
 """Dev mode: a guest folder runs from its source (no build per edit), and `agent-host dev` reruns it
 on every save with the connections kept; errors point at the guest's own lines.
 
-Provenance: issue 10, points 1 (run --dev, the whole stdlib importable, nothing else of the sandbox
-changes), 2 (watch mode: rerun on save, a running guest interrupted and restarted, connections kept,
-Ctrl-C ends it) and 3 (Python's traceback format, paths relative to the guest folder, the source
-line, no Rust panic text; a syntax error at once; a missing module named with what to do).
+`run --dev` gives the guest its source, read-only, and changes nothing else of the sandbox; a guest
+still running at a save is restarted, and Ctrl-C ends watch mode; an uncaught exception is told in
+Python's format with paths relative to the guest folder and its source lines (no Rust panic text),
+a syntax error at once, a missing module with what to do.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import pytest
 
 from tests.support import in_process
 from tests.support.component import REPO
+from tests.support.dev_guest import GUEST
 from tests.support.dev_watch import Watch
 from tests.support.processes import descendants
 
@@ -30,40 +31,6 @@ run that was loaded took over 60 s."""
 WAIT: Final = 120.0
 """Seconds a child `agent-host` may take to print an expected line (the first run builds and
 compiles the dev runner once per cache)."""
-
-GUEST: Final = """\
-import json
-import os
-import textwrap
-
-import wit_world
-from wit_world.imports import tooling
-
-
-def helper(x):
-    return 1 / x
-
-
-class WitWorld(wit_world.WitWorld):
-    def run(self, input: str) -> str:
-        if input == "divide":
-            return str(helper(0))
-        if input == "sandbox":
-            try:
-                open("/.agent-host/src/new.txt", "w")
-                wrote = True
-            except OSError:
-                wrote = False
-            seen = {"src": sorted(os.listdir("/.agent-host/src")), "passwd": os.path.exists("/etc/passwd")}
-            return json.dumps({**seen, "wrote": wrote, "env": sorted(os.environ)})
-        if input == "slow":
-            with tooling.get("demo") as demo:
-                os.write(2, b"slow: calling sleep\\n")
-                demo.call_tool_blocking("sleep", json.dumps({"seconds": 30, "steps": 3}))
-        with tooling.get("demo") as demo:
-            echoed = json.loads(demo.call_tool_blocking("echo", json.dumps({"text": input})).value)
-        return textwrap.shorten(f"VERSION {echoed['structuredContent']['result']}", 60)
-"""
 
 
 def agent_host(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:

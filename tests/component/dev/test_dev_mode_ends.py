@@ -1,8 +1,5 @@
 """How `agent-host dev` ends: Ctrl-C during a run prints no "watching"; a folder renamed away is
 said so, not an internal error.
-
-Provenance: issue 20, point 19 (renaming a folder that `dev` watches was an "internal error"
-(`failed to add preopen dir`); `dev` printed "watching" after Ctrl-C).
 """
 
 from __future__ import annotations
@@ -13,8 +10,8 @@ from typing import Final
 
 import pytest
 
-from tests.component.dev.test_dev_mode import GUEST, WAIT
-from tests.support.dev_watch import Watch
+from tests.support.dev_guest import GUEST
+from tests.support.dev_watch import WAIT, Watch
 
 pytestmark = [pytest.mark.component, pytest.mark.timeout(180)]
 """180 s, not the suite's 60: in a fresh cache the first test of a worker to need the example guests or the

@@ -1,9 +1,9 @@
 """Type checkers on a guest written by `agent-host new`, with the bindings of `agent-host bindings`.
 
-Provenance: issue 10, point 4 ("pyright and mypy check a guest with no further set-up"). mypy comes
-with the dev extras; pyright is installed from npm (pinned) into the cache folder, and its test is
-skipped, with the reason, when node or npm is missing. Each runs the way the README says: in the
-guest folder, and from the project root naming the guest's settings.
+pyright and mypy check a guest with no further set-up, and report a wrong call. mypy comes with the
+dev extras; pyright is installed from npm (pinned) into the cache folder, and its test is skipped,
+with the reason, when node or npm is missing. Each runs the way the README says: in the guest
+folder, and from the project root naming the guest's settings.
 """
 
 from __future__ import annotations

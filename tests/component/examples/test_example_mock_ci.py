@@ -3,9 +3,6 @@
 Everything here is what a user's own CI would do: write an agent-host.toml with a `kind = "mock"`
 tooling that scripts the answers your guest will get, run the guest with `agent-host run`, and
 check what it printed. (docs/embedding/testing.md, section "A mock tooling".)
-
-Provenance: issue 5, "Done means": a component test of a guest against a mock tooling that a
-reader can copy into their own CI.
 """
 
 from __future__ import annotations

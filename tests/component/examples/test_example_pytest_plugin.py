@@ -5,8 +5,8 @@ toolings it names: an MCP server defined right here in the test (served in this 
 tooling written as a dict, or any `[tooling.NAME]` table as a dict (here: a stdio server).
 (README.md, section "Testing a guest".)
 
-Provenance: issue 10, point 6 (a pytest plugin so that a guest's test is three lines; the result
-has `output`, `exit_code`, `error`, `stderr` and `audit`; `dev=False` runs the production build).
+A guest's test is three lines; the result has `output`, `exit_code`, `error`, `stderr` and `audit`;
+`dev=False` runs the production build; a cassette records a run once and replays it after.
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def test_dev_false_runs_the_production_build(agent_host: AgentHost) -> None:
 def test_a_cassette_is_recorded_once_then_replayed_without_asking_the_server(
     agent_host: AgentHost, tmp_path: Path
 ) -> None:
-    """Provenance: issue 24, point 5: `cassette=PATH` with `record="once"` (the default) records
+    """`cassette=PATH` with `record="once"` (the default) records
     when the file is missing and replays it otherwise; `"none"` only replays; `"all"` records."""
     from agent_host.session.cassette import CassetteError
 

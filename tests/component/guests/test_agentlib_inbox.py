@@ -1,10 +1,10 @@
 """agentlib's inbox helpers in a real guest: `events()`, `start()`, subscriptions as `with` blocks,
 and `match` on the generated event classes, against the bundled demo server and the observed one.
 
-Provenance: issue 10, point 5 ("a guest library that reads like Python"): iterate the inbox until a
-timeout or until given calls are finished; subscriptions as context managers whose `id` envelopes
-carry; class patterns, keyword and positional, on `types.Envelope` and `types.Event_*`. Issue 21,
-point 6: the helpers' new names (`subscribe_*`, `get`) and `ToolingError` inside a real component.
+A guest library that reads like Python: iterate the inbox until a timeout or until given calls are
+finished; subscriptions as context managers whose `id` envelopes carry; class patterns, keyword and
+positional, on `types.Envelope` and `types.Event_*`; the helpers' names (`subscribe_*`, `get`) and
+`ToolingError` inside a real component.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def test_a_failed_call_matches_a_keyword_pattern_on_its_error_code(demo_seen: di
 def test_a_call_the_host_refuses_at_once_raises_a_tooling_error_with_the_kebab_code(
     demo_seen: dict[str, Any],
 ) -> None:
-    """Issue 21, point 6: agentlib's one exception, inside a real component (a subclass of `Err`)."""
+    """agentlib's one exception, inside a real component (a subclass of `Err`)."""
     assert demo_seen["refused"] == {"code": "not-found", "is_err": True, "str_starts": "not-found: "}
 
 

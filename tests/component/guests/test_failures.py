@@ -1,8 +1,8 @@
 """Toolings that cannot be reached give `unavailable` with a message naming the cause and the key to fix.
 
-Provenance: issue 2 failure paths: a server command that does not exist, an HTTP URL with nothing
-listening; plus a server that exits during the handshake and one that never answers it. In each
-case a guest sees the error as a value, and the host (and the guest) go on working.
+A server command that does not exist, an HTTP URL with nothing listening, a server that exits during
+the handshake and one that never answers it. In each case a guest sees the error as a value, and the
+host (and the guest) go on working.
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ import pytest
 
 from agent_host import ErrorCode, Host, ToolingError
 from tests.support.component import Server, err, ok, probe
+from tests.support.probe_steps import call_blocking, get
 
 pytestmark = pytest.mark.component
 
 DEMO = '[tooling.demo]\ncommand = "${AGENT_HOST_PYTHON}"\nargs = ["-m", "agent_host.demo_server"]\n'
-ECHO = {"op": "call_blocking", "h": "d", "tool": "echo", "args": '{"text": "alive"}'}
+ECHO = call_blocking("d", "echo", text="alive")
 
 
 def _then_demo_works(results: list[dict[str, object]]) -> None:
@@ -39,11 +40,7 @@ def test_a_server_command_that_does_not_exist_is_unavailable(
     make_host: Callable[[str], Host], probe_wasm: Path
 ) -> None:
     host = make_host(DEMO + '[tooling.ghost]\ncommand = "/nonexistent/bin/mcp-ghost"\n')
-    results = probe(
-        host,
-        probe_wasm,
-        [{"op": "get", "tooling": "ghost", "as": "g"}, {"op": "get", "tooling": "demo", "as": "d"}, ECHO],
-    )
+    results = probe(host, probe_wasm, [get("ghost", as_="g"), get("demo", as_="d"), ECHO])
     error = err(results[0])
     assert error["code"] == "unavailable"
     assert "'/nonexistent/bin/mcp-ghost' was not found" in error["message"]
@@ -54,11 +51,7 @@ def test_a_server_command_that_does_not_exist_is_unavailable(
 def test_an_http_url_with_nothing_listening_is_unavailable(make_host: Callable[[str], Host], probe_wasm: Path) -> None:
     url = f"http://127.0.0.1:{_free_port()}/mcp"
     host = make_host(DEMO + f'[tooling.remote]\nurl = "{url}"\n')
-    results = probe(
-        host,
-        probe_wasm,
-        [{"op": "get", "tooling": "remote", "as": "r"}, {"op": "get", "tooling": "demo", "as": "d"}, ECHO],
-    )
+    results = probe(host, probe_wasm, [get("remote", as_="r"), get("demo", as_="d"), ECHO])
     error = err(results[0])
     assert error["code"] == "unavailable"
     assert f"cannot connect to {url}" in error["message"]
@@ -69,14 +62,10 @@ def test_an_http_url_with_nothing_listening_is_unavailable(make_host: Callable[[
 def test_a_server_that_exits_during_the_handshake_logs_its_stderr_but_keeps_it_from_the_guest(
     make_host: Callable[[str], Host], probe_wasm: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Provenance: issue 20, point 12 (the stderr was quoted to the guest)."""
+    """The server's stderr goes to the host's log; the guest's error points there, not quoting it."""
     crash = "import sys; sys.stderr.write('fatal: API key missing\\n'); sys.exit(3)"
     host = make_host(DEMO + f'[tooling.crashy]\ncommand = "${{AGENT_HOST_PYTHON}}"\nargs = ["-c", "{crash}"]\n')
-    results = probe(
-        host,
-        probe_wasm,
-        [{"op": "get", "tooling": "crashy", "as": "c"}, {"op": "get", "tooling": "demo", "as": "d"}, ECHO],
-    )
+    results = probe(host, probe_wasm, [get("crashy", as_="c"), get("demo", as_="d"), ECHO])
     error = err(results[0])
     assert error["code"] == "unavailable"
     assert "fatal: API key missing" not in error["message"] and "its stderr is in the host's log" in error["message"]
@@ -91,11 +80,7 @@ def test_a_server_that_never_answers_the_handshake_times_out_and_is_stopped(
     host = make_host(
         DEMO + f'[tooling.mute]\ncommand = "${{AGENT_HOST_PYTHON}}"\nargs = ["-c", "{mute}"]\nconnect_timeout = 1\n'
     )
-    results = probe(
-        host,
-        probe_wasm,
-        [{"op": "get", "tooling": "mute", "as": "m"}, {"op": "get", "tooling": "demo", "as": "d"}, ECHO],
-    )
+    results = probe(host, probe_wasm, [get("mute", as_="m"), get("demo", as_="d"), ECHO])
     error = err(results[0])
     assert error["code"] == "unavailable"
     assert "did not complete the MCP handshake within 1 s" in error["message"]

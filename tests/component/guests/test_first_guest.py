@@ -1,10 +1,9 @@
 """A user's first guest, as the template (`agent-host new`) and the README's "Writing a guest" write it.
 
-Provenance: issue 21, point 6 (the template and the README's first guest use agentlib, and name an
-error's code as the host does, `not-found`, never `NOT_FOUND`). Each is built with componentize-py
-and run as a user runs it (`agent-host` as a child process): against the embedded default (the
-bundled demo server) it answers; with a config that has no tooling `demo` it fails with exit code 1
-and the host's code and message.
+Both use agentlib, and name an error's code as the host does, `not-found`, never `NOT_FOUND`. Each
+is built with componentize-py and run as a user runs it (`agent-host` as a child process): against
+the embedded default (the bundled demo server) it answers; with a config that has no tooling `demo`
+it fails with exit code 1 and the host's code and message.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """How a run ended comes from the host's own state, never from text the guest wrote.
 
-Provenance: issue 21, point 4. The host read the guest's stderr traceback to call a trap the memory
-limit (a guest printing a fake `MemoryError` traceback was reported to the operator as hitting it),
-and split `CODE: message` off the guest's `Err` text (a guest writing `Err("limit-exceeded: ...")`
-got the host's code). Now the memory limit is reported when the host refused a growth, whatever the
-guest says (also when it catches `MemoryError` and returns `Err`, as a JavaScript component does),
-and an `Err` carries a host error code only when it is an error the host returned to that guest.
+A guest printing a fake `MemoryError` traceback is not reported as hitting the memory limit, and a
+guest writing `Err("limit-exceeded: ...")` does not get the host's code. The memory limit is
+reported when the host refused a growth, whatever the guest says (also when it catches
+`MemoryError` and returns `Err`, as a JavaScript component does), and an `Err` carries a host error
+code only when it is an error the host returned to that guest.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """Grants and limits as a guest meets them: what is not granted is invisible or denied with a message
 naming the key that grants it; results beyond the size limit, the wall-clock limit and the CPU limit
 are enforced, and time waiting in the host is not CPU time.
-
-Provenance: issue 4, points 1 and 3.
 """
 
 from __future__ import annotations
@@ -16,11 +14,12 @@ from typing import Any
 import pytest
 
 from agent_host import Host, Outcome
+from tests.support import probe_steps as step
 from tests.support.component import OBSERVED_TOML, err, ok
 
 pytestmark = pytest.mark.component
 
-GET = {"op": "get", "tooling": "t", "as": "t"}
+GET = step.get("t", as_="t")
 
 AGENTS = """
 [agents.reader]
@@ -41,7 +40,7 @@ timeout = 2
 
 def run_agent(host: Host, probe_wasm: Path, agent: str, steps: list[dict[str, Any]]) -> Outcome:
     policy = host.policy(agent, host.config.agents[agent])
-    return host.run(probe_wasm, json.dumps({"steps": steps}), agent=agent, policy=policy)
+    return host.run(probe_wasm, step.script(*steps), agent=agent, policy=policy)
 
 
 @pytest.fixture
@@ -54,17 +53,22 @@ def test_allow_lists_hide_what_is_not_granted_and_deny_it_everywhere(host: Host,
         host,
         probe_wasm,
         "reader",
-        [GET, {"op": "list_tools", "h": "t"}, {"op": "list_resources", "h": "t"},
-         {"op": "call_blocking", "h": "t", "tool": "activity"},
-         {"op": "call", "h": "t", "tool": "activity"},
-         {"op": "read_resource", "h": "t", "uri": "obs://b"},
-         {"op": "subscribe_resource", "h": "t", "uri": "obs://b"},
-         {"op": "read_resource", "h": "t", "uri": "obs://a"},
-         {"op": "subscribe_resource_list", "h": "t"}, {"op": "subscribe_tool_list", "h": "t"},
-         {"op": "call_blocking", "h": "t", "tool": "add_resource", "args": '{"name": "newer"}'},
-         {"op": "call_blocking", "h": "t", "tool": "add_tool", "args": '{"name": "hidden_tool"}'},
-         {"op": "drain", "count": 2, "timeout_ms": 10000}],
-    )  # fmt: skip
+        [
+            GET,
+            step.list_tools("t"),
+            step.list_resources("t"),
+            step.call_blocking("t", "activity"),
+            step.call("t", "activity"),
+            step.read_resource("t", "obs://b"),
+            step.subscribe_resource("t", "obs://b"),
+            step.read_resource("t", "obs://a"),
+            step.subscribe_resource_list("t"),
+            step.subscribe_tool_list("t"),
+            step.call_blocking("t", "add_resource", name="newer"),
+            step.call_blocking("t", "add_tool", name="hidden_tool"),
+            step.drain(count=2, timeout_ms=10000),
+        ],
+    )
     assert outcome.status == "ok", outcome
     results = json.loads(outcome.text)
     assert [t["name"] for t in ok(results[1])] == ["echo", "add_resource", "add_tool", "big"]  # server order
@@ -88,11 +92,14 @@ def test_results_beyond_the_size_limit_are_refused(host: Host, probe_wasm: Path)
         host,
         probe_wasm,
         "reader",
-        [GET, {"op": "call_blocking", "h": "t", "tool": "big", "args": '{"size": 5000}'},
-         {"op": "call", "h": "t", "tool": "big", "args": '{"size": 5000}'},
-         {"op": "drain", "ids": [{"ref": 2}]},
-         {"op": "call_blocking", "h": "t", "tool": "big", "args": '{"size": 10}'}],
-    )  # fmt: skip
+        [
+            GET,
+            step.call_blocking("t", "big", size=5000),
+            step.call("t", "big", size=5000),
+            step.drain([step.ref(2)]),
+            step.call_blocking("t", "big", size=10),
+        ],
+    )
     results = json.loads(outcome.text)
     error = err(results[1])
     assert error["code"] == "limit-exceeded"
@@ -104,7 +111,7 @@ def test_results_beyond_the_size_limit_are_refused(host: Host, probe_wasm: Path)
 
 def test_the_wall_clock_limit_ends_waits_in_the_host_too(host: Host, probe_wasm: Path) -> None:
     started = time.monotonic()
-    outcome = run_agent(host, probe_wasm, "hurried", [GET, {"op": "recv", "timeout_ms": 60000}, {"op": "loop"}])
+    outcome = run_agent(host, probe_wasm, "hurried", [GET, step.recv(60000), step.loop()])
     assert outcome.status == "trap"
     assert (
         "time limit: run did not finish within 2 s (timeout in" in outcome.text and "[agents.hurried]" in outcome.text
@@ -117,27 +124,29 @@ def test_waiting_in_the_host_is_not_cpu_time(host: Host, probe_wasm: Path) -> No
         host,
         probe_wasm,
         "patient",
-        [GET, {"op": "call_blocking", "h": "t", "tool": "wait", "args": '{"seconds": 2.5}'},
-         {"op": "recv", "timeout_ms": 1000}],
-    )  # fmt: skip
+        [GET, step.call_blocking("t", "wait", seconds=2.5), step.recv(1000)],
+    )
     assert outcome.status == "ok", outcome  # 3.5 s of waiting under a 1 s CPU limit
     # A guest that computes for ever is stopped at 1 s of its own CPU time, however long the
     # machine takes to give it that second (a loaded machine: a fixed 3 s of wall-clock busy-work
     # got less than 1 s of CPU once).
-    busy = run_agent(host, probe_wasm, "patient", [{"op": "loop"}])
+    busy = run_agent(host, probe_wasm, "patient", [step.loop()])
     assert busy.status == "trap" and "CPU time limit: run used more than 1 s of CPU" in busy.text
 
 
 def test_a_resource_uri_with_a_dot_segment_passes_no_resource_glob(host: Host, probe_wasm: Path) -> None:
-    """Provenance: docs/notes/hardening-open.md, item 11 (`demo://readme/../note` passed `demo://read*`)."""
+    """A dot segment cannot walk a URI out of a glob (`demo://readme/../note` must not pass `demo://read*`)."""
     outcome = run_agent(
         host,
         probe_wasm,
         "reader",
-        [GET, {"op": "read_resource", "h": "t", "uri": "obs://new/../a"},
-         {"op": "subscribe_resource", "h": "t", "uri": "obs://new/%2e%2E/a"},
-         {"op": "read_resource", "h": "t", "uri": "obs://newer/..%2fb"}],
-    )  # fmt: skip
+        [
+            GET,
+            step.read_resource("t", "obs://new/../a"),
+            step.subscribe_resource("t", "obs://new/%2e%2E/a"),
+            step.read_resource("t", "obs://newer/..%2fb"),
+        ],
+    )
     assert outcome.status == "ok", outcome
     results = json.loads(outcome.text)
     for result in results[1:]:
@@ -147,13 +156,13 @@ def test_a_resource_uri_with_a_dot_segment_passes_no_resource_glob(host: Host, p
 
 
 def test_a_guest_started_without_a_policy_gets_its_agent_tables_grants_and_limits(host: Host, probe_wasm: Path) -> None:
-    """Provenance: issue 21, point 5: `Host.start` (and `Host.run`) with no `policy` resolves the
-    agent's own policy (`Host.agent_policy`): its `[agents.NAME]` table, else deny by default."""
-    steps = json.dumps({"steps": [GET, {"op": "list_tools", "h": "t"}]})
+    """`Host.start` (and `Host.run`) with no `policy` resolves the agent's own policy
+    (`Host.agent_policy`): its `[agents.NAME]` table, else deny by default."""
+    steps = step.script(GET, step.list_tools("t"))
     reader = host.run(probe_wasm, steps, agent="reader")
     assert reader.status == "ok", reader
     assert [t["name"] for t in ok(json.loads(reader.text)[1])] == ["echo", "add_resource", "add_tool", "big"]
-    stranger = host.run(probe_wasm, json.dumps({"steps": [GET]}), agent="stranger")
+    stranger = host.run(probe_wasm, step.script(GET), agent="stranger")
     assert stranger.status == "ok", stranger
     error = err(json.loads(stranger.text)[0])
     assert error["code"] == "denied" and "deny by default" in error["message"], error

@@ -1,10 +1,9 @@
 """A guest cannot hold more host file descriptors than its `max_open_files` through its granted folders.
 
-Provenance: docs/notes/hardening-open.md, item 10. A guest with a `dirs` grant that called `os.open`
-in a loop (or opened folders, or held directory streams) held host descriptors up to `ulimit -n`;
-then other guests failed `internal` and `serve` stopped accepting. Now the run is stopped with the
-limit named (`limit-exceeded` for serve's clients), its descriptors are released, and the next run
-of the same host works.
+A guest with a `dirs` grant that calls `os.open` in a loop (or opens folders, or holds directory
+streams) cannot hold host descriptors up to `ulimit -n` (other guests would fail `internal` and
+`serve` stop accepting): the run is stopped with the limit named (`limit-exceeded` for serve's
+clients), its descriptors are released, and the next run of the same host works.
 """
 
 from __future__ import annotations

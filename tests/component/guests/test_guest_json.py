@@ -1,12 +1,12 @@
 """JSON text a guest hands the host that no peer could take is refused for that guest alone, and no
 request the host cannot encode ever drops a connection other guests share.
 
-Provenance: issue 20, point 3: tool arguments with a lone surrogate (`"\\ud800"`) broke the writer
-of the shared stdio or HTTP connection, so every call on it failed with `unavailable` (blaming the
-server); arguments nested very deep or with integers past Python's digit limit trapped the guest
-with a host `RecursionError`/`ValueError`; `NaN` went through. The servers are real (tests/servers/
-observed.py, tests/servers/asking.py), over stdio and streamable HTTP; a call of the same guest is in
-flight on the shared connection while the bad ones are refused, and it still succeeds.
+Tool arguments with a lone surrogate (`"\\ud800"`), nested very deep, with integers past Python's
+digit limit or with `NaN` are refused to the guest as its error: they neither break the writer of
+the shared stdio or HTTP connection (every call on it failing `unavailable`) nor trap the guest with
+a host `RecursionError`/`ValueError`. The servers are real (tests/servers/observed.py,
+tests/servers/asking.py), over stdio and streamable HTTP; a call of the same guest is in flight on
+the shared connection while the bad ones are refused, and it still succeeds.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from agent_host._support.strict_json import MAX_DEPTH
 from agent_host.config import parse_config
 from agent_host.errors import ErrorCode, ToolingError
 from tests.support.component import REPO, TRANSPORTS, Steps, err, ok, probe, served_keys
+from tests.support.probe_steps import call, call_blocking, drain, get, recv, ref, respond
 
 pytestmark = pytest.mark.component
 
@@ -53,17 +54,13 @@ def test_arguments_no_peer_can_take_are_refused_for_the_caller_while_its_call_in
     observed: str, tmp_path: Path, probe_wasm: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     steps: Steps = [
-        {"op": "get", "tooling": "t", "as": "t"},
-        {"op": "call", "h": "t", "tool": "wait", "args": '{"seconds": 1, "steps": 4}'},
-        {"op": "drain", "count": 1, "timeout_ms": 20_000},  # its first progress: the call is on the connection
+        get("t", as_="t"),
+        call("t", "wait", seconds=1, steps=4),
+        drain(count=1, timeout_ms=20_000),  # its first progress: the call is on the connection
     ]
     for text, _ in BAD_ARGUMENTS.values():
-        steps += [{"op": "call_blocking", "h": "t", "tool": "echo", "args": text},
-                  {"op": "call", "h": "t", "tool": "echo", "args": text}]  # fmt: skip
-    steps += [
-        {"op": "drain", "ids": [{"ref": 1}], "timeout_ms": 20_000},
-        {"op": "call_blocking", "h": "t", "tool": "echo", "args": '{"text": "fine"}'},
-    ]
+        steps += [call_blocking("t", "echo", text), call("t", "echo", text)]
+    steps += [drain([ref(1)], timeout_ms=20_000), call_blocking("t", "echo", text="fine")]
     with caplog.at_level(logging.WARNING), host_of(observed, tmp_path) as host:
         results = probe(host, probe_wasm, steps)
     for index, (name, (_, named)) in enumerate(BAD_ARGUMENTS.items()):
@@ -80,12 +77,12 @@ def test_arguments_no_peer_can_take_are_refused_for_the_caller_while_its_call_in
 
 def test_an_answer_no_peer_can_take_is_refused_and_the_question_stays_open(tmp_path: Path, probe_wasm: Path) -> None:
     steps: Steps = [
-        {"op": "get", "tooling": "t", "as": "t"},
-        {"op": "call", "h": "t", "tool": "ask", "args": json.dumps({"message": "Your name?"})},
-        {"op": "recv", "timeout_ms": 30_000},
-        {"op": "respond", "h": "t", "id": {"ref": 1}, "action": "accept", "content": {"name": "\ud800"}},
-        {"op": "respond", "h": "t", "id": {"ref": 1}, "action": "accept", "content": {"name": "Ada"}},
-        {"op": "recv", "timeout_ms": 30_000},
+        get("t", as_="t"),
+        call("t", "ask", message="Your name?"),
+        recv(30_000),
+        respond("t", ref(1), "accept", {"name": "\ud800"}),
+        respond("t", ref(1), "accept", {"name": "Ada"}),
+        recv(30_000),
     ]
     with (
         served_keys("tests.servers.asking", "stdio-2025") as keys,
@@ -153,11 +150,11 @@ def test_a_result_no_json_text_can_hold_is_a_protocol_error_of_that_call(tmp_pat
     tools = '["tests.support.pytools:not_a_number", "tests.support.pytools:half_a_pair"]'
     toml = f'[tooling.t]\nkind = "python"\npath = ["{REPO}"]\ntools = {tools}\n'
     steps: Steps = [
-        {"op": "get", "tooling": "t", "as": "t"},
-        {"op": "call_blocking", "h": "t", "tool": "not_a_number"},
-        {"op": "call_blocking", "h": "t", "tool": "half_a_pair"},
-        {"op": "call", "h": "t", "tool": "half_a_pair"},
-        {"op": "drain", "ids": [{"ref": 3}], "timeout_ms": 20_000},
+        get("t", as_="t"),
+        call_blocking("t", "not_a_number"),
+        call_blocking("t", "half_a_pair"),
+        call("t", "half_a_pair"),
+        drain([ref(3)], timeout_ms=20_000),
     ]
     with Host(parse_config(toml, tmp_path / "agent-host.toml")) as host:
         results = probe(host, probe_wasm, steps)

@@ -2,10 +2,10 @@
 well-behaved guest on the same host finishes normally, and the host's memory and open file
 descriptors come back to their level.
 
-Provenance: issue 4 tests: infinite loop; unbounded allocation; deep recursion; 10,000 `call-tool`
-without reading the inbox; a 50 MB argument; 100,000 calls to a denied tool; reading /etc/passwd,
-the host's environment and a path outside a preopen; writing into a read-only preopen; `get` of a
-tooling that exists but is not granted.
+The guests: an infinite loop; unbounded allocation; deep recursion; 10,000 `call-tool` without
+reading the inbox; a 50 MB argument; 100,000 calls to a denied tool; reading /etc/passwd, the host's
+environment and a path outside a preopen; writing into a read-only preopen; `get` of a tooling that
+exists but is not granted.
 """
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ import pytest
 
 from agent_host import Host, Outcome
 from agent_host.config import parse_config
+from tests.support import probe_steps as step
 from tests.support.component import OBSERVED_TOML, err, ok
 
-GET = {"op": "get", "tooling": "t", "as": "t"}
+GET = step.get("t", as_="t")
 CPU_LIMIT = 2.0
 MEMORY_SLACK = 64 * 1024 * 1024
 """Bytes of RSS a hostile run may leave behind, far below the guest's 256 MiB. The figure is the whole
@@ -69,18 +70,21 @@ class Sandbox:
 
     def run(self, agent: str, steps: list[dict[str, Any]]) -> Outcome:
         guest = self.host.start(
-            self.probe, json.dumps({"steps": steps}), agent=agent,
+            self.probe, step.script(*steps), agent=agent,
             policy=self.host.policy(agent, self.host.config.agents[agent]),
         )  # fmt: skip
         return self.host.wait(guest)
 
     def beside_a_good_guest(self, steps: list[dict[str, Any]], agent: str = "hostile") -> Outcome:
         """Run `steps` as `agent` while agent `good` works; return the hostile outcome."""
-        good_steps = [GET, {"op": "call", "h": "t", "tool": "wait", "args": '{"seconds": 1, "steps": 4}'},
-                      {"op": "drain", "count": 5, "timeout_ms": 20000},
-                      {"op": "call_blocking", "h": "t", "tool": "echo", "args": '{"text": "fine"}'}]  # fmt: skip
+        good_steps = step.script(
+            GET,
+            step.call("t", "wait", seconds=1, steps=4),
+            step.drain(count=5, timeout_ms=20000),
+            step.call_blocking("t", "echo", text="fine"),
+        )
         good = self.host.start(
-            self.probe, json.dumps({"steps": good_steps}), agent="good",
+            self.probe, good_steps, agent="good",
             policy=self.host.policy("good", self.host.config.agents["good"]),
         )  # fmt: skip
         hostile = self.run(agent, steps)
@@ -123,8 +127,8 @@ toolings = ["t"]
     # guest's first output, and the allocator grows once; neither is a per-run cost.
     warm = box.run(
         "hostile",
-        [GET, {"op": "call_blocking", "h": "t", "tool": "echo", "args": '{"text": "warm"}'},
-         {"op": "print", "text": "warm"}, {"op": "read_file", "path": "/ro/data.txt"}, {"op": "alloc"}],
+        [GET, step.call_blocking("t", "echo", text="warm"), step.print_("warm"), step.read_file("/ro/data.txt"),
+         step.alloc()],
     )  # fmt: skip
     assert warm.status == "ok", warm
     yield box
@@ -152,7 +156,7 @@ pytestmark = [pytest.mark.component, pytest.mark.usefixtures("steady")]
 
 def test_an_infinite_loop_is_stopped_at_its_cpu_time_limit(sandbox: Sandbox) -> None:
     started = time.monotonic()
-    outcome = sandbox.beside_a_good_guest([{"op": "loop"}], agent="spinner")
+    outcome = sandbox.beside_a_good_guest([step.loop()], agent="spinner")
     assert (outcome.status, outcome.exit_code) == ("trap", 3)
     assert f"CPU time limit: run used more than {CPU_LIMIT:g} s of CPU (cpu_time in" in outcome.text
     assert "[agents.spinner]" in outcome.text
@@ -160,7 +164,7 @@ def test_an_infinite_loop_is_stopped_at_its_cpu_time_limit(sandbox: Sandbox) -> 
 
 
 def test_unbounded_allocation_meets_memory_error_at_the_memory_limit(sandbox: Sandbox) -> None:
-    outcome = sandbox.beside_a_good_guest([{"op": "alloc"}, {"op": "print", "text": "still alive"}])
+    outcome = sandbox.beside_a_good_guest([step.alloc(), step.print_("still alive")])
     assert outcome.status == "ok", outcome
     results = json.loads(outcome.text)
     assert err(results[0])["message"].startswith("MemoryError")
@@ -168,7 +172,7 @@ def test_unbounded_allocation_meets_memory_error_at_the_memory_limit(sandbox: Sa
 
 
 def test_deep_recursion_ends_the_guest_without_touching_the_host(sandbox: Sandbox) -> None:
-    outcome = sandbox.beside_a_good_guest([{"op": "recurse"}])
+    outcome = sandbox.beside_a_good_guest([step.recurse()])
     if outcome.status == "ok":
         assert err(json.loads(outcome.text)[0])["message"].startswith("RecursionError")
     else:
@@ -176,16 +180,14 @@ def test_deep_recursion_ends_the_guest_without_touching_the_host(sandbox: Sandbo
 
 
 def test_ten_thousand_calls_without_reading_the_inbox_hit_the_open_call_limit(sandbox: Sandbox) -> None:
-    outcome = sandbox.beside_a_good_guest(
-        [GET, {"op": "flood", "h": "t", "tool": "wait", "args": '{"seconds": 60}', "n": 10_000}]
-    )
+    outcome = sandbox.beside_a_good_guest([GET, step.flood("t", "wait", 10_000, args={"seconds": 60})])
     assert outcome.status == "ok", outcome
     assert ok(json.loads(outcome.text)[1]) == {"ok": 256, "limit-exceeded": 9744}
     assert outcome.inbox_peak <= 1024
 
 
 def test_a_50_mb_argument_is_refused_before_it_leaves_the_host(sandbox: Sandbox) -> None:
-    outcome = sandbox.beside_a_good_guest([GET, {"op": "big_call", "h": "t", "tool": "echo", "bytes": 50_000_000}])
+    outcome = sandbox.beside_a_good_guest([GET, step.big_call("t", "echo", 50_000_000)])
     assert outcome.status == "ok", outcome
     error = err(json.loads(outcome.text)[1])
     assert error["code"] == "limit-exceeded"
@@ -197,9 +199,8 @@ def test_a_flood_of_calls_to_a_denied_tool_are_each_denied(sandbox: Sandbox) -> 
     """Each of 25,000 denied calls is denied (no bound is worn down; the `steady` fixture checks the
     host holds nothing after). The attack seen was 100,000: the same path, four times longer."""
     outcome = sandbox.beside_a_good_guest(
-        [GET, {"op": "flood", "h": "t", "tool": "set", "blocking": True, "n": 25_000},
-         {"op": "call_blocking", "h": "t", "tool": "set", "args": "{}"}]
-    )  # fmt: skip
+        [GET, step.flood("t", "set", 25_000, blocking=True), step.call_blocking("t", "set", "{}")]
+    )
     assert outcome.status == "ok", outcome
     results = json.loads(outcome.text)
     assert ok(results[1]) == {"denied": 25_000}
@@ -210,14 +211,16 @@ def test_a_flood_of_calls_to_a_denied_tool_are_each_denied(sandbox: Sandbox) -> 
 
 def test_files_and_environment_outside_the_grants_are_out_of_reach(sandbox: Sandbox) -> None:
     outcome = sandbox.beside_a_good_guest(
-        [{"op": "read_file", "path": "/etc/passwd"},
-         {"op": "env"},
-         {"op": "read_file", "path": "/ro/../secret.txt"},
-         {"op": "listdir", "path": "/"},
-         {"op": "read_file", "path": "/ro/data.txt"},
-         {"op": "write_file", "path": "/ro/new.txt", "text": "nope"},
-         {"op": "write_file", "path": "/rw/new.txt", "text": "yes"}]
-    )  # fmt: skip
+        [
+            step.read_file("/etc/passwd"),
+            step.env(),
+            step.read_file("/ro/../secret.txt"),
+            step.listdir("/"),
+            step.read_file("/ro/data.txt"),
+            step.write_file("/ro/new.txt", "nope"),
+            step.write_file("/rw/new.txt", "yes"),
+        ]
+    )
     assert outcome.status == "ok", outcome
     results = json.loads(outcome.text)
     assert err(results[0])["code"] == "python"  # no /etc at all
@@ -232,7 +235,7 @@ def test_files_and_environment_outside_the_grants_are_out_of_reach(sandbox: Sand
 
 
 def test_a_symlink_a_guest_makes_cannot_take_it_outside_its_folders(sandbox: Sandbox) -> None:
-    """Issue 20, point 14: what wasmtime's WASI (wasmtime-py 50) does with a guest's symlinks; it has
+    """What wasmtime's WASI (wasmtime-py 50) does with a guest's symlinks; it has
     no switch to refuse them. A link with an absolute target, or in a read-only folder, is refused; a
     relative one is created even when it points out of the folder (`../x`), but the guest cannot
     follow it, to read or to write: WASI resolves every path inside the preopen. A link inside the
@@ -240,16 +243,18 @@ def test_a_symlink_a_guest_makes_cannot_take_it_outside_its_folders(sandbox: San
     secret = sandbox.root / "secret.txt"
     outcome = sandbox.run(
         "hostile",
-        [{"op": "symlink", "target": str(secret), "path": "/rw/absolute"},
-         {"op": "symlink", "target": "/ro/data.txt", "path": "/rw/across"},
-         {"op": "symlink", "target": "data.txt", "path": "/ro/inside"},
-         {"op": "symlink", "target": "../secret.txt", "path": "/rw/escaping"},
-         {"op": "read_file", "path": "/rw/escaping"},
-         {"op": "write_file", "path": "/rw/escaping", "text": "overwritten"},
-         {"op": "write_file", "path": "/rw/target.txt", "text": "inside"},
-         {"op": "symlink", "target": "target.txt", "path": "/rw/inner"},
-         {"op": "read_file", "path": "/rw/inner"}],
-    )  # fmt: skip
+        [
+            step.symlink(str(secret), "/rw/absolute"),
+            step.symlink("/ro/data.txt", "/rw/across"),
+            step.symlink("data.txt", "/ro/inside"),
+            step.symlink("../secret.txt", "/rw/escaping"),
+            step.read_file("/rw/escaping"),
+            step.write_file("/rw/escaping", "overwritten"),
+            step.write_file("/rw/target.txt", "inside"),
+            step.symlink("target.txt", "/rw/inner"),
+            step.read_file("/rw/inner"),
+        ],
+    )
     assert outcome.status == "ok", outcome
     results = json.loads(outcome.text)
     for refused in (0, 1, 2):
@@ -270,7 +275,7 @@ def test_a_guest_cannot_open_a_socket(sandbox: Sandbox) -> None:
         listener.bind(("127.0.0.1", 0))
         listener.listen()
         listener.settimeout(0.5)
-        outcome = sandbox.beside_a_good_guest([{"op": "socket", "port": listener.getsockname()[1]}])
+        outcome = sandbox.beside_a_good_guest([step.socket(listener.getsockname()[1])])
         with pytest.raises(TimeoutError):
             listener.accept()  # nothing ever connected
     assert outcome.status == "ok", outcome
@@ -278,7 +283,7 @@ def test_a_guest_cannot_open_a_socket(sandbox: Sandbox) -> None:
 
 
 def test_a_tooling_that_exists_but_is_not_granted_is_denied(sandbox: Sandbox) -> None:
-    outcome = sandbox.beside_a_good_guest([{"op": "get", "tooling": "other", "as": "o"}, GET])
+    outcome = sandbox.beside_a_good_guest([step.get("other", as_="o"), GET])
     assert outcome.status == "ok", outcome
     results = json.loads(outcome.text)
     error = err(results[0])
@@ -289,17 +294,20 @@ def test_a_tooling_that_exists_but_is_not_granted_is_denied(sandbox: Sandbox) ->
 
 
 def test_calls_with_big_arguments_never_read_are_refused_once_max_pending_bytes_are_held(sandbox: Sandbox) -> None:
-    """Provenance: issue 20, point 2 (256 calls with 1 MB arguments, the inbox never read, held
-    ~860 MB in the host): the host refuses new calls with `limit-exceeded` once the bytes it holds
-    for the guest (arguments of open calls, undelivered results) would pass `max_pending_bytes`;
-    the results it holds are all delivered, and once received new calls are admitted again."""
-    args = json.dumps({"text": "x" * 1_000_000})
+    """256 calls with 1 MB arguments, the inbox never read, cannot make the host hold their bytes:
+    it refuses new calls with `limit-exceeded` once the bytes it holds for the guest (arguments of
+    open calls, undelivered results) would pass `max_pending_bytes`; the results it holds are all
+    delivered, and once received new calls are admitted again."""
+    args = {"text": "x" * 1_000_000}
     outcome = sandbox.beside_a_good_guest(
-        [GET, {"op": "flood", "h": "t", "tool": "echo", "args": args, "n": 256},
-         {"op": "kinds", "timeout_ms": 2000},
-         {"op": "call_blocking", "h": "t", "tool": "echo", "args": '{"text": "again"}'},
-         {"op": "flood", "h": "t", "tool": "echo", "args": args, "n": 1}]
-    )  # fmt: skip
+        [
+            GET,
+            step.flood("t", "echo", 256, args=args),
+            step.kinds(timeout_ms=2000),
+            step.call_blocking("t", "echo", text="again"),
+            step.flood("t", "echo", 1, args=args),
+        ]
+    )
     assert outcome.status == "ok", outcome
     results = json.loads(outcome.text)
     counts = ok(results[1])
@@ -314,10 +322,9 @@ def test_calls_with_big_arguments_never_read_are_refused_once_max_pending_bytes_
 
 
 def test_output_without_newlines_is_forwarded_as_one_cut_line(sandbox: Sandbox) -> None:
-    """Provenance: issue 20, point 2 (a guest writing to stdout without a newline made the host
-    buffer it whole: 1.7 GB of host RSS with `memory = "64MiB"`): lines are cut as log lines are
-    (`MAX_OUTPUT_LINE` bytes, then a marker saying how much was cut), and what the host reads is
-    bounded, however much the guest writes."""
+    """A guest writing to stdout without a newline does not make the host buffer it whole: lines are
+    cut as log lines are (`MAX_OUTPUT_LINE` bytes, then a marker saying how much was cut), and what
+    the host reads is bounded, however much the guest writes."""
     import io
     import re
 
@@ -325,8 +332,7 @@ def test_output_without_newlines_is_forwarded_as_one_cut_line(sandbox: Sandbox) 
 
     sink = io.StringIO()
     guest = sandbox.host.start(
-        sandbox.probe, json.dumps({"steps": [{"op": "write", "text": "x" * 1024, "times": 8 * 1024},
-                                             {"op": "print", "text": " end"}, {"op": "print", "text": "after"}]}),
+        sandbox.probe, step.script(step.write("x" * 1024, times=8 * 1024), step.print_(" end"), step.print_("after")),
         agent="hostile", policy=sandbox.host.policy("hostile", sandbox.host.config.agents["hostile"]), output=sink,
     )  # fmt: skip
     outcome = sandbox.host.wait(guest)
@@ -338,15 +344,18 @@ def test_output_without_newlines_is_forwarded_as_one_cut_line(sandbox: Sandbox) 
 
 
 def test_names_and_uris_past_their_bounds_are_refused_before_anything_is_sent(sandbox: Sandbox) -> None:
-    """Issue 20, found attacking the fence: a 20 MB resource URI grew the host to 520 MiB, slowed
-    another guest's calls on the shared server to seconds, and came back whole in the error; a 10 MB
-    answer to a question was sent upstream. Names, URIs and answers are bounded at the door."""
+    """Names, URIs and answers are bounded at the door: a 20 MB resource URI neither grows the host
+    nor slows another guest's calls on the shared server, nor comes back whole in the error; a long
+    answer to a question is not sent upstream."""
     outcome = sandbox.beside_a_good_guest(
-        [GET, {"op": "read_resource", "h": "t", "uri": "demo://" + "u" * 20_000_000},
-         {"op": "subscribe_resource", "h": "t", "uri": "demo://" + "s" * 9000},
-         {"op": "call_blocking", "h": "t", "tool": "e" * 5000, "args": "{}"},
-         {"op": "respond", "h": "t", "id": "c" * 2000, "action": "accept", "content": {}}]
-    )  # fmt: skip
+        [
+            GET,
+            step.read_resource("t", "demo://" + "u" * 20_000_000),
+            step.subscribe_resource("t", "demo://" + "s" * 9000),
+            step.call_blocking("t", "e" * 5000, "{}"),
+            step.respond("t", "c" * 2000, "accept", {}),
+        ]
+    )
     assert outcome.status == "ok", outcome
     results = json.loads(outcome.text)
     for result in results[1:]:

@@ -1,8 +1,8 @@
 """Instances made ahead (`runtime.pool`, `Host.pool`, `[serve] ready_instances`): each runs once.
 
-Provenance: issue 25, point 2 ("a fresh guest per call stays (no state leaks between callers), but its
-cost need not be paid on the call's path: instantiate ahead (a small pool of ready, never-used
-instances ... refilled in the background, bounded in memory)").
+A fresh guest per call stays (no state leaks between callers), but its cost need not be paid on the
+call's path: a small pool of ready, never-used instances is refilled in the background, bounded in
+memory.
 """
 
 from __future__ import annotations
@@ -16,14 +16,15 @@ import pytest
 from agent_host import Host
 from agent_host._support import scratch
 from tests.support.component import granted
+from tests.support.probe_steps import call_blocking, get, script
 
 pytestmark = pytest.mark.component
 
 MOCK = (
     '[tooling.m]\nkind = "mock"\n[[tooling.m.tools]]\nname = "echo"\nresults = [{ text = "hi" }]\nrepeat_last = true\n'
 )
-GET = {"op": "get", "tooling": "m", "as": "t"}
-STEPS = json.dumps({"steps": [GET, {"op": "call_blocking", "h": "t", "tool": "echo", "args": "{}"}]})
+GET = get("m", as_="t")
+STEPS = script(GET, call_blocking("t", "echo", "{}"))
 FILLED = 60.0
 
 

@@ -2,8 +2,6 @@
 --lang js` with `bindings --lang ts` checked by tsc, and the `dev` loop rebuilding on each save.
 
 Skipped, with the reason, where node or npm is missing. The runs themselves are in test_js_guests.py.
-
-Provenance: issue 23 (points 2, 3 and 5).
 """
 
 from __future__ import annotations

@@ -6,8 +6,6 @@ The JS twin of the probe and blunders guests is tests/guests/jsprobe (its input 
 Skipped, with the reason, where node or npm is missing.
 
 Authoring (a syntax error, `new --lang js`, `bindings --lang ts`, `dev`) is in test_js_authoring.py.
-
-Provenance: issue 23 (points 1, 2, 4 and 7).
 """
 
 from __future__ import annotations
@@ -196,7 +194,7 @@ _DEMO: Final = {"command": "${AGENT_HOST_PYTHON}", "args": ["-m", "agent_host.de
 
 
 def test_a_js_guests_run_is_recorded_and_replayed_with_no_server(jsprobe: Path, tmp_path: Path) -> None:
-    """Provenance: issue 24, point 6 (record and replay for JavaScript guests as for Python)."""
+    """Record and replay work for JavaScript guests as for Python ones."""
     live_config = tmp_path / "agent-host.toml"
     live_config.write_text(
         '[tooling.demo]\ncommand = "${AGENT_HOST_PYTHON}"\nargs = ["-m", "agent_host.demo_server"]\n'

@@ -1,12 +1,11 @@
 """A guest that waits (sleeps) is stopped at its wall-clock limit, at a stop and at a signal at
 once, and its waiting is not CPU time.
 
-Provenance: issue 20 point 1: `time.sleep(30)` with `timeout = 5` ran 30 s, was counted as CPU
-time, and SIGTERM, stop requests, the end of a fleet run and serve's cancellations all waited for
-it. wasmtime's epoch checks never run while a guest is blocked inside WASI, so the host serves the
-WASI monotonic clock itself (`agent_host.runtime.clock`). The hand-built component blocks in WASI's
-`pollable.block` directly, at another WASI version than componentize-py's, with no Python in it.
-Before the fix every bounded wait below ran out (the sleeps are an hour long).
+wasmtime's epoch checks never run while a guest is blocked inside WASI, so the host serves the WASI
+monotonic clock itself (`agent_host.runtime.clock`). The hand-built component blocks in WASI's
+`pollable.block` directly, at another WASI version than componentize-py's, with no Python in it. A
+wait that no check reaches (opening a named pipe) ends the run past its limit and is left behind.
+The sleeps are an hour long: a test bounds each wait far below that.
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ from agent_host import Host
 from agent_host.runtime import guest as guest_module
 from agent_host.runtime.guest import LEFT_BEHIND, GuestsStuck, GuestThread, Outcome, abandoned_count
 from tests.support import cli_process, wat
+from tests.support.probe_steps import busy, print_, read_file, read_stdin, script, sleep
 
 pytestmark = pytest.mark.component
 
@@ -63,9 +63,8 @@ def sleeper(
 ) -> GuestThread:
     host = make_host(f"[agents.sleeper]\n{limits}\n")
     host.runtime.load(probe_wasm)  # compiled (once) before the clock of the test starts
-    steps = [{"op": "print", "text": "sleeping"}, {"op": "sleep", "ms": HOUR_MS}]
     return host.start(
-        probe_wasm, json.dumps({"steps": steps}), agent="sleeper",
+        probe_wasm, script(print_("sleeping"), sleep(HOUR_MS)), agent="sleeper",
         policy=host.policy("sleeper", host.config.agents["sleeper"]), output=output,
     )  # fmt: skip
 
@@ -93,9 +92,8 @@ def test_a_sleeping_guest_is_stopped_at_once_by_a_stop_request(
 def test_sleeping_is_not_cpu_time(make_host: Callable[[str], Host], probe_wasm: Path) -> None:
     """A guest that sleeps 1.5 s and computes a little stays within a CPU limit of 0.5 s."""
     host = make_host("[agents.napper]\ncpu_time = 0.5\n")
-    steps = [{"op": "sleep", "ms": 1500}, {"op": "busy", "ms": 100}, {"op": "sleep", "ms": 500}]
     outcome = host.run(
-        probe_wasm, json.dumps({"steps": steps}), agent="napper",
+        probe_wasm, script(sleep(1500), busy(100), sleep(500)), agent="napper",
         policy=host.policy("napper", host.config.agents["napper"]),
     )  # fmt: skip
     assert outcome.status == "ok", outcome
@@ -117,9 +115,9 @@ def test_a_component_blocked_in_wasi_poll_is_stopped_at_its_limit(
 def test_sigterm_stops_a_sleeping_run_at_once_and_leaves_no_temp_folder(probe_wasm: Path, tmp_path: Path) -> None:
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    steps = {"steps": [{"op": "print", "text": "sleeping"}, {"op": "sleep", "ms": HOUR_MS}]}
+    steps = script(print_("sleeping"), sleep(HOUR_MS))
     env = {"TMPDIR": str(scratch)}
-    proc = cli_process.start("run", str(probe_wasm), "--input", json.dumps(steps), env=env, cwd=tmp_path)
+    proc = cli_process.start("run", str(probe_wasm), "--input", steps, env=env, cwd=tmp_path)
     try:
         assert proc.stderr is not None
         for line in proc.stderr:
@@ -141,9 +139,8 @@ def test_a_guest_reading_stdin_finds_it_closed_instead_of_waiting(
     host cannot stop, whatever the host's own stdin is."""
     host = make_host("[agents.reader]\ntimeout = 600\n")
     host.runtime.load(probe_wasm)
-    steps = [{"op": "read_stdin", "n": 1}, {"op": "read_stdin", "n": 1_000_000}]
     guest = host.start(
-        probe_wasm, json.dumps({"steps": steps}), agent="reader",
+        probe_wasm, script(read_stdin(1), read_stdin(1_000_000)), agent="reader",
         policy=host.policy("reader", host.config.agents["reader"]),
     )  # fmt: skip
     outcome = joined(guest)
@@ -161,9 +158,8 @@ def _pipe_reader(make_host: Callable[[str], Host], probe_wasm: Path, folder: Pat
     os.mkfifo(folder / "pipe")
     host = make_host(f'[agents.reader]\n{limits}\ndirs = [{{ host = "{folder}", guest = "/data" }}]\n')
     host.runtime.load(probe_wasm)
-    steps = [{"op": "print", "text": "reading"}, {"op": "read_file", "path": "/data/pipe"}]
     return host.start(
-        probe_wasm, json.dumps({"steps": steps}), agent="reader",
+        probe_wasm, script(print_("reading"), read_file("/data/pipe")), agent="reader",
         policy=host.policy("reader", host.config.agents["reader"]), output=Lines("reading"),
     )  # fmt: skip
 
@@ -198,13 +194,13 @@ def test_no_guest_starts_while_too_many_are_left_behind(
         assert joined(stuck).status == "trap"
         host = make_host("[agents.other]\n")
         with pytest.raises(GuestsStuck) as refused:
-            host.start(probe_wasm, json.dumps({"steps": []}), agent="other")
+            host.start(probe_wasm, script(), agent="other")
         assert "blocked in WASI calls the host cannot interrupt" in refused.value.message
         assert refused.value.hint is not None and "named pipe" in refused.value.hint
     finally:
         _unblock_in_background(tmp_path / "pipe")
     assert stuck.ended(BOUND)
-    assert host.run(probe_wasm, json.dumps({"steps": []}), agent="other").status == "ok"
+    assert host.run(probe_wasm, script(), agent="other").status == "ok"
 
 
 @pytest.mark.real_processes  # its subject: a signal to the command
@@ -214,8 +210,8 @@ def test_sigterm_ends_a_run_blocked_on_a_named_pipe_within_seconds(probe_wasm: P
         f'[agents.reader]\ncomponent = "{probe_wasm}"\ntimeout = 3600\n'
         f'dirs = [{{ host = "{tmp_path}", guest = "/data" }}]\n'
     )
-    steps = {"steps": [{"op": "print", "text": "reading"}, {"op": "read_file", "path": "/data/pipe"}]}
-    proc = cli_process.start("run", "--agent", "reader", "--input", json.dumps(steps), cwd=tmp_path)
+    steps = script(print_("reading"), read_file("/data/pipe"))
+    proc = cli_process.start("run", "--agent", "reader", "--input", steps, cwd=tmp_path)
     try:
         assert proc.stderr is not None
         for line in proc.stderr:

@@ -1,11 +1,11 @@
 """`agent-host serve`: the configured agents as tools of an MCP server, used by the SDK's client.
 
-Provenance: issue 12, point 1 (each configured agent a tool; the guest's answer, as
-`structuredContent` too when it is JSON; a failure an `isError` result with its code and message;
-the client's cancellation stops the guest), point 4 (at most `max_concurrent` guests at once) and
-point 3 (tokens, Host/Origin checks, body bound, loopback by default) and point 5 (the SDK `Client`
-against `agent-host serve` over stdio and streamable HTTP). In-process tests use the SDK's in-memory
-transport (`Client(server)`); the others run the real command as a child process.
+Each configured agent with a component is a tool; its answer is the guest's (as `structuredContent`
+too when it is a JSON object), a failure an `isError` result with its code and message, and the
+client's cancellation stops the guest. At most `max_concurrent` guests run and `queue` wait; tokens,
+Host/Origin checks, the body bound and loopback by default guard the HTTP transport; the HTTP tool
+API and SIGTERM's grace period. In-process tests use the SDK's in-memory transport
+(`Client(server)`); the others run the real command as a child process, over stdio and streamable HTTP.
 """
 
 from __future__ import annotations
@@ -29,35 +29,13 @@ from agent_host.serve import tool_api
 from agent_host.serve.catalog import Catalog, build_catalog
 from agent_host.serve.mcp_server import build_server
 from tests.support import cli_process
-from tests.support.component import PROBE, REPO
+from tests.support.component import PROBE
+from tests.support.probe_steps import call_blocking, get, log, loop, raise_, recv, script, sleep
 from tests.support.processes import leaked
+from tests.support.serve_configs import CONFIG
 from tests.support.serving import INITIALIZE, JSON_HEADERS, HttpServe, RawStdio, sdk_stdio
 
 pytestmark = pytest.mark.component
-
-IDLE = REPO / "tests" / "guests" / "probe"  # its idle part: input = milliseconds to wait
-CONFIG = f"""
-[tooling.mock]
-kind = "mock"
-[[tooling.mock.tools]]
-name = "echo"
-repeat_last = true
-results = [{{ text = "hello" }}]
-
-[agents.idle]
-component = "{IDLE}"
-description = "Waits N milliseconds in its inbox, then answers."
-
-[agents.probe]
-component = "{PROBE}"
-toolings = ["mock"]
-
-[agents.lonely]
-input = "no component: not served"
-
-[serve]
-max_concurrent = 2
-"""
 
 
 @pytest.fixture
@@ -101,10 +79,10 @@ def test_every_agent_with_a_component_is_a_tool_taking_its_input(served: tuple[H
 
 
 def test_a_call_answers_with_the_guests_answer_structured_when_it_is_json(served: tuple[Host, Catalog]) -> None:
-    steps = {"steps": [{"op": "get", "tooling": "mock", "as": "t"}, {"op": "call_blocking", "h": "t", "tool": "echo"}]}
+    steps = script(get("mock", as_="t"), call_blocking("t", "echo"))
 
     async def body(client: Client) -> Any:
-        return await client.call_tool("idle", {}), await client.call_tool("probe", {"input": json.dumps(steps)})
+        return await client.call_tool("idle", {}), await client.call_tool("probe", {"input": steps})
 
     idle, probe = run(served[1], body)
     assert (idle.is_error, idle.content[0].text, idle.structured_content) == (False, "idle done", None)
@@ -115,7 +93,7 @@ def test_a_call_answers_with_the_guests_answer_structured_when_it_is_json(served
 
 
 def test_failures_are_error_results_naming_what_went_wrong(served: tuple[Host, Catalog]) -> None:
-    denied = {"steps": [{"op": "get", "tooling": "nope", "as": "t"}]}
+    denied = script(get("nope", as_="t"))
 
     async def body(client: Client) -> Any:
         return (
@@ -123,7 +101,7 @@ def test_failures_are_error_results_naming_what_went_wrong(served: tuple[Host, C
             await client.call_tool("idle", {"input": 3}),
             await client.call_tool("idle", {"text": "x"}),
             await client.call_tool("nobody", {}),
-            await client.call_tool("probe", {"input": json.dumps(denied)}),
+            await client.call_tool("probe", {"input": denied}),
         )
 
     trapped, not_a_string, unexpected, unknown, probe = run(served[1], body)
@@ -158,10 +136,10 @@ def test_the_clients_cancellation_stops_the_guest(served: tuple[Host, Catalog]) 
 
 
 def test_the_clients_cancellation_stops_a_sleeping_guest_and_frees_its_turn(served: tuple[Host, Catalog]) -> None:
-    """Issue 20 point 1: a guest in `time.sleep` is stopped by the cancellation too (before the fix
-    it slept its hour out, holding a `max_concurrent` turn and its thread)."""
+    """A guest in `time.sleep` is stopped by the cancellation too (it does not sleep its hour out,
+    holding a `max_concurrent` turn and its thread)."""
     host, calls = served
-    hour = json.dumps({"steps": [{"op": "sleep", "ms": 3_600_000}]})
+    hour = script(sleep(3_600_000))
 
     async def body(client: Client) -> Any:
         for _ in range(3):  # more cancelled sleepers than max_concurrent = 2
@@ -222,18 +200,18 @@ def test_serve_names_an_agent_it_cannot_serve(tmp_path: Path) -> None:
 
 
 def test_sigterm_with_a_call_in_flight_stops_its_guest_and_exits_143(tmp_path: Path) -> None:
-    """Point 4: SIGTERM ends the server with its guests stopped and no process left."""
+    """SIGTERM ends the server with its guests stopped and no process left."""
     config = tmp_path / "agent-host.toml"
     config.write_text(CONFIG)
     server = RawStdio(config, "--agent", "probe")
     assert server.ask(INITIALIZE)["id"] == 1
     server.send({"method": "notifications/initialized"})
-    steps = [{"op": "log", "message": "waiting in the inbox"}, {"op": "recv", "timeout_ms": 600000}]
+    steps = script(log("waiting in the inbox"), recv(600000))
     server.send(
         {
             "id": 2,
             "method": "tools/call",
-            "params": {"name": "probe", "arguments": {"input": json.dumps({"steps": steps})}},
+            "params": {"name": "probe", "arguments": {"input": steps}},
         }
     )
     server.until("waiting in the inbox")  # the guest's log line, sent to the client
@@ -299,7 +277,7 @@ def test_a_bind_beyond_loopback_needs_a_token(tmp_path: Path) -> None:
 
 
 def test_the_http_tool_api_lists_and_runs_the_agents_with_a_status_per_error_code(tmp_path: Path) -> None:
-    """Point 2: GET /tools/list, POST /tools/{name}, /openapi.json; errors {error: {code, message}}."""
+    """GET /tools/list, POST /tools/{name}, /openapi.json; errors {error: {code, message}}."""
     config = tmp_path / "agent-host.toml"
     config.write_text(CONFIG + 'tokens = ["${SERVE_TOKEN}"]\n')
     served = HttpServe(config, env={"SERVE_TOKEN": "tok"})
@@ -307,8 +285,8 @@ def test_the_http_tool_api_lists_and_runs_the_agents_with_a_status_per_error_cod
     try:
         listing = httpx2.get(f"{served.base}/tools/list", headers=auth)
         ok = httpx2.post(f"{served.base}/tools/idle", json={"input": "5"}, headers=auth)
-        steps = {"steps": [{"op": "get", "tooling": "mock", "as": "t"}]}
-        as_json = httpx2.post(f"{served.base}/tools/probe", json={"input": json.dumps(steps)}, headers=auth)
+        steps = script(get("mock", as_="t"))
+        as_json = httpx2.post(f"{served.base}/tools/probe", json={"input": steps}, headers=auth)
         invalid = httpx2.post(f"{served.base}/tools/idle", json={"input": 5}, headers=auth)
         not_object = httpx2.post(f"{served.base}/tools/idle", json=["x"], headers=auth)
         unknown = httpx2.post(f"{served.base}/tools/nobody", json={}, headers=auth)
@@ -350,7 +328,7 @@ def test_the_http_tool_api_lists_and_runs_the_agents_with_a_status_per_error_cod
 
 
 def test_calls_beyond_max_concurrent_and_the_queue_are_refused_at_once(tmp_path: Path) -> None:
-    """Point 4: at most `max_concurrent` run, at most `queue` wait; the rest get `limit-exceeded` (429 over HTTP)."""
+    """At most `max_concurrent` run, at most `queue` wait; the rest get `limit-exceeded` (429 over HTTP)."""
     config = parse_config(CONFIG.replace("max_concurrent = 2", "max_concurrent = 1\nqueue = 1"), tmp_path / "a.toml")
     with Host(config) as host:
         calls = build_catalog(host, config, ["idle"])
@@ -396,7 +374,7 @@ def test_a_2025_era_client_lists_and_calls_over_stdio(tmp_path: Path) -> None:
 
 
 def test_an_agent_with_an_input_schema_takes_that_object_checked_and_runs_with_its_json(tmp_path: Path) -> None:
-    """Point 1: "the input is ... a JSON object when the agent declares an input schema"."""
+    """An agent that declares an input schema takes a JSON object checked against it."""
     schema = (
         'input_schema = { type = "object", properties = { steps = { type = "array" } }, required = ["steps"], '
         "additionalProperties = false }\n"
@@ -408,7 +386,7 @@ def test_an_agent_with_an_input_schema_takes_that_object_checked_and_runs_with_i
 
         async def body(client: Client) -> Any:
             tools = (await client.list_tools()).tools
-            ran = await client.call_tool("probe", {"steps": [{"op": "get", "tooling": "mock", "as": "t"}]})
+            ran = await client.call_tool("probe", {"steps": [get("mock", as_="t")]})
             refused = await client.call_tool("probe", {"steps": "not a list"})
             return tools, ran, refused
 
@@ -426,20 +404,17 @@ def test_an_agent_with_an_input_schema_takes_that_object_checked_and_runs_with_i
 def test_sigterm_gives_http_calls_in_flight_the_grace_period_then_cancels_them(
     tmp_path: Path, wait_ms: str, finished: bool
 ) -> None:
-    """Point 4: stop accepting, let calls in flight finish within `[serve] grace`, cancel the rest, exit 143."""
+    """Stop accepting, let calls in flight finish within `[serve] grace`, cancel the rest, exit 143."""
     config = tmp_path / "agent-host.toml"
     audit = tmp_path / "audit.jsonl"
     config.write_text(CONFIG.replace("[serve]", f'[host]\naudit_log = "{audit}"\n[serve]') + "grace = 3\n")
     served = HttpServe(config, "--agent", "probe")
     answer: list[httpx2.Response | BaseException] = []
-    get = {"op": "get", "tooling": "mock", "as": "t"}
-    steps = [get, {"op": "call_blocking", "h": "t", "tool": "echo", "args": "{}"}, {"op": "sleep", "ms": int(wait_ms)}]
+    steps = script(get("mock", as_="t"), call_blocking("t", "echo", "{}"), sleep(int(wait_ms)))
 
     def call() -> None:
         try:
-            answer.append(
-                httpx2.post(f"{served.base}/tools/probe", json={"input": json.dumps({"steps": steps})}, timeout=120)
-            )
+            answer.append(httpx2.post(f"{served.base}/tools/probe", json={"input": steps}, timeout=120))
         except httpx2.HTTPError as exc:
             answer.append(exc)
 
@@ -465,9 +440,8 @@ def test_sigterm_gives_http_calls_in_flight_the_grace_period_then_cancels_them(
 def test_the_guests_log_lines_reach_the_client_as_log_notifications_and_progress(
     served: tuple[Host, Catalog],
 ) -> None:
-    """Point 1: guest log lines become MCP log notifications and progress reports while it runs."""
-    steps = {"steps": [{"op": "log", "level": "info", "message": "step one"},
-                       {"op": "log", "level": "warn", "message": "step two"}]}  # fmt: skip
+    """Guest log lines become MCP log notifications and progress reports while it runs."""
+    steps = script(log("step one", level="info"), log("step two", level="warn"))
     logged: list[tuple[str, str | None, Any]] = []
     reports: list[tuple[float, str | None]] = []
 
@@ -479,7 +453,7 @@ def test_the_guests_log_lines_reach_the_client_as_log_notifications_and_progress
 
     async def main() -> Any:
         async with Client(build_server(served[1]), logging_callback=on_log, log_level="debug") as client:
-            return await client.call_tool("probe", {"input": json.dumps(steps)}, progress_callback=on_progress)
+            return await client.call_tool("probe", {"input": steps}, progress_callback=on_progress)
 
     result = anyio.run(main)
     assert result.is_error is False
@@ -491,14 +465,14 @@ def test_the_guests_log_lines_reach_the_client_as_log_notifications_and_progress
 
 
 def test_an_agent_past_its_time_limit_answers_timeout(tmp_path: Path) -> None:
-    """Point 2: 504 (timeout): an agent stopped by its wall-clock limit, as the run's guard tells it."""
+    """504 (timeout): an agent stopped by its wall-clock limit, as the run's guard tells it."""
     text = CONFIG.replace("[serve]\n", f'[agents.spinner]\ncomponent = "{PROBE}"\ntimeout = 1\n\n[serve]\n')
     config = parse_config(text, tmp_path / "agent-host.toml")
     with Host(config) as host:
         catalog = build_catalog(host, config, ["spinner"])
-        spin = json.dumps({"steps": [{"op": "loop"}]})
+        spin = script(loop())
         answer = anyio.run(catalog.call, "spinner", {"input": spin})
-        raised = anyio.run(catalog.call, "spinner", {"input": json.dumps({"steps": [{"op": "raise", "message": "x"}]})})
+        raised = anyio.run(catalog.call, "spinner", {"input": script(raise_("x"))})
     assert answer.code == "timeout" and "time limit: run did not finish within 1 s" in answer.text
     assert tool_api.STATUS[answer.code] == 504
     assert raised.code == "tool-failed"  # a trap of its own is the agent's failure

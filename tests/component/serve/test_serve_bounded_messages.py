@@ -2,10 +2,10 @@
 MCP) is bounded by `max_result_bytes`; a `serve --stdio` message is bounded by `[serve] max_body`
 while it is read.
 
-Provenance: docs/notes/hardening-open.md items 2 (a served agent's answer had no size bound: four
-non-reading clients of a 100 MiB answer held 954 MB) and 8 (`serve --stdio` read a 300 MiB line
-whole, +305 MiB RSS, before refusing it). The real command, over HTTP on 127.0.0.1 and over stdio;
-the probe guest answers with its environment, which the config makes large.
+An answer over the bound is a `limit-exceeded` error, so clients that do not read cannot make the
+server hold it; a stdio message over `max_body` is refused without being read whole, and the next
+message is answered. The real command, over HTTP on 127.0.0.1 and over stdio; the probe guest
+answers with its environment, which the config makes large.
 """
 
 from __future__ import annotations
@@ -20,12 +20,13 @@ import pytest
 from mcp import Client
 
 from tests.support.component import PROBE
+from tests.support.probe_steps import env, script
 from tests.support.processes import leaked
 from tests.support.serving import INITIALIZE, HttpServe, RawStdio
 
 pytestmark = pytest.mark.component
 
-ENV_STEPS = json.dumps({"steps": [{"op": "env"}]})
+ENV_STEPS = script(env())
 """The probe's input: answer with its environment."""
 
 

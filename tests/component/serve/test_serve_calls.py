@@ -1,24 +1,21 @@
 """`agent-host serve`: what a client does with a call reaches nobody else, and every call is answered.
 
-Provenance: issue 20, point 5 (an HTTP tool API client that hangs up mid-call cancels it: its guest
-is stopped and its turn freed), point 7 (guest log lines reach a client cut as the host log cuts
-them, bounded per call by bytes with one "N log lines dropped" line; the result always gets
-through), point 8 (a body that is not strict JSON is a 400 `invalid-arguments` naming what is
-wrong, on the HTTP API and for MCP arguments; every call is audited; a client that hangs up
-mid-body is no traceback) and point 10 (at SIGTERM, calls cut off after the grace answer 503 JSON
-`cancelled` and leave no temporary folder). Real `agent-host serve` processes on 127.0.0.1, the
-SDK's client, and raw sockets where a client must misbehave.
+An HTTP client that hangs up mid-call has its call cancelled, its guest stopped and its turn freed;
+a body or MCP arguments that are not strict JSON are a 400 `invalid-arguments` naming what is
+wrong, every call audited, a hang-up mid-body no traceback; at SIGTERM, calls cut off after the
+grace answer 503 JSON `cancelled` and leave no temporary folder; guest log lines reach a client cut
+as the host log cuts them, bounded per call with one "N log lines dropped" line, and the result
+always gets through. Real `agent-host serve` processes on 127.0.0.1, the SDK's client, and raw
+sockets where a client must misbehave.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import signal
 import socket
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,52 +30,13 @@ from agent_host.config import parse_config
 from agent_host.serve.catalog import build_catalog
 from agent_host.serve.mcp_server import build_server
 from agent_host.session.guest_log import MAX_LOG_MESSAGE
-from tests.component.serve.test_serve import CONFIG
+from tests.support.probe_steps import log, script
 from tests.support.processes import leaked
-from tests.support.serving import INITIALIZE, JSON_HEADERS, HttpServe
+from tests.support.serve_audit import WAIT, calls_of, wait_for, waiting
+from tests.support.serve_configs import CONFIG, WAITING, configured
+from tests.support.serving import JSON_HEADERS, HttpServe, mcp_call, stopped
 
 pytestmark = pytest.mark.component
-
-WAIT = 60.0
-"""Seconds any one wait of these tests may take (a bound, never a synchronisation)."""
-
-WAITING = {
-    "steps": [
-        {"op": "get", "tooling": "mock", "as": "t"},
-        {"op": "call_blocking", "h": "t", "tool": "echo"},
-        {"op": "recv", "timeout_ms": 600_000},
-    ]
-}
-"""A probe that makes one audited call, then waits ten minutes in its inbox (in the host)."""
-
-
-def configured(tmp_path: Path, serve: str = "", host: str = "") -> tuple[Path, Path]:
-    """A config file of `CONFIG` with more `[serve]` keys and `[host]` keys, auditing to a file."""
-    audit = tmp_path / "audit.jsonl"
-    config = tmp_path / "agent-host.toml"
-    config.write_text(CONFIG + serve + f'\n[host]\naudit_log = "{audit}"\n' + host)
-    return config, audit
-
-
-def audited(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def wait_for(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + WAIT
-    while not condition():
-        assert time.monotonic() < deadline, f"not within {WAIT} s: {what}"
-        time.sleep(0.05)
-
-
-def calls_of(path: Path, target: str) -> list[dict[str, Any]]:
-    return [line for line in audited(path) if line["operation"] == "serve-call" and line["target"] == target]
-
-
-def waiting(path: Path) -> bool:
-    return any(line["operation"] == "call-tool-blocking" and line["agent"] == "probe" for line in audited(path))
 
 
 def raw_post(served: HttpServe, path: str, body: bytes, length: int | None = None) -> socket.socket:
@@ -93,16 +51,9 @@ def raw_post(served: HttpServe, path: str, body: bytes, length: int | None = Non
     return sock
 
 
-def stopped(served: HttpServe) -> tuple[int, str]:
-    """SIGTERM, then the exit code and everything the server wrote on stderr since it started."""
-    served.process.send_signal(signal.SIGTERM)
-    _, stderr = served.process.communicate(timeout=WAIT)
-    return served.process.returncode, stderr
-
-
 @pytest.mark.real_processes  # its subject: a process of its own
 def test_an_http_client_that_hangs_up_mid_call_frees_its_turn_and_its_guest_is_stopped(tmp_path: Path) -> None:
-    """Point 5: with one turn and no queue, a call after the hang-up runs instead of being refused."""
+    """With one turn and no queue, a call after the hang-up runs instead of being refused."""
     config, audit = configured(tmp_path, "queue = 0\n")
     config.write_text(config.read_text().replace("max_concurrent = 2", "max_concurrent = 1"))
     served = HttpServe(config)
@@ -140,7 +91,7 @@ BAD_BODIES: dict[str, tuple[bytes, str]] = {
 
 
 def test_bodies_that_are_not_strict_json_are_400_invalid_arguments_and_every_call_is_audited(tmp_path: Path) -> None:
-    """Point 8: the HTTP API, a proxied tool and an agent, and MCP arguments; a hang-up mid-body."""
+    """On the HTTP API, for a proxied tool and an agent, and as MCP arguments; and a hang-up mid-body."""
     config, audit = configured(tmp_path, 'toolings = ["mock"]\nmax_body = "4MiB"\n')
     served = HttpServe(config)
     try:
@@ -153,7 +104,7 @@ def test_bodies_that_are_not_strict_json_are_400_invalid_arguments_and_every_cal
         with raw_post(served, "/tools/mock.echo", b'{"x": ', length=1000):
             pass  # hung up mid-body
         wait_for(lambda: len(calls_of(audit, "mock.echo")) == len(BAD_BODIES) + 2, "every call audited")
-        mcp = _mcp_call(served, "mock.echo", '{"x": NaN, "y": ' + "1" * 1500 + "}")
+        mcp = mcp_call(served, "mock.echo", '{"x": NaN, "y": ' + "1" * 1500 + "}")
     finally:
         code, stderr = stopped(served)
     for case, (_, named) in BAD_BODIES.items():
@@ -172,26 +123,11 @@ def test_bodies_that_are_not_strict_json_are_400_invalid_arguments_and_every_cal
     assert "Traceback" not in stderr and "Exception in ASGI application" not in stderr, stderr
 
 
-def _mcp_call(served: HttpServe, tool: str, arguments: str) -> dict[str, Any]:
-    """A 2025-06-18 `tools/call` of `tool` with `arguments` (JSON text as sent) over /mcp; its result."""
-    with httpx2.Client(headers=JSON_HEADERS, timeout=WAIT) as http:
-        opened = http.post(served.url, json=INITIALIZE)
-        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
-        http.post(served.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
-        request = '{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "%s", "arguments": %s}}'
-        called = http.post(served.url, content=(request % (tool, arguments)).encode(), headers=session)
-    for line in called.text.splitlines():
-        if line.startswith("data: ") and '"id":2' in line.replace(" ", ""):
-            result: dict[str, Any] = json.loads(line.removeprefix("data: "))["result"]
-            return result
-    raise AssertionError(f"no answer to the call: {called.status_code} {called.text[:500]}")
-
-
 @pytest.mark.real_processes  # its subject: a process of its own
 def test_at_sigterm_calls_cut_off_after_the_grace_answer_503_cancelled_and_leave_no_temp_folder(
     tmp_path: Path,
 ) -> None:
-    """Point 10: the README's 503 JSON `cancelled`, not a plain-text 500; guests' folders removed."""
+    """The README's 503 JSON `cancelled`, not a plain-text 500; guests' folders removed."""
     config, audit = configured(tmp_path, "grace = 1\n")
     temp = tmp_path / "tmp"
     temp.mkdir()
@@ -227,9 +163,9 @@ def test_at_sigterm_calls_cut_off_after_the_grace_answer_503_cancelled_and_leave
 
 
 def test_a_log_line_too_long_for_the_clients_reader_is_cut_and_the_result_gets_through(tmp_path: Path) -> None:
-    """Point 7: a 2 MB line (the SDK's client reads SSE events of at most 1 MiB) is cut at 16 Ki."""
+    """A 2 MB line (the SDK's client reads SSE events of at most 1 MiB) is cut at 16 Ki."""
     config, _ = configured(tmp_path, 'max_body = "8MiB"\n')
-    steps = {"steps": [{"op": "log", "message": "y" * 2_000_000}, {"op": "log", "message": "after"}]}
+    steps = script(log("y" * 2_000_000), log("after"))
     logged: list[str] = []
     served = HttpServe(config, "--agent", "probe")
 
@@ -239,7 +175,7 @@ def test_a_log_line_too_long_for_the_clients_reader_is_cut_and_the_result_gets_t
     async def main() -> Any:
         with anyio.fail_after(WAIT):
             async with Client(served.url, logging_callback=on_log, log_level="debug") as client:
-                return await client.call_tool("probe", {"input": json.dumps(steps)})
+                return await client.call_tool("probe", {"input": steps})
 
     try:
         result = anyio.run(main)
@@ -252,12 +188,12 @@ def test_a_log_line_too_long_for_the_clients_reader_is_cut_and_the_result_gets_t
 def test_a_client_slower_than_the_guests_log_holds_at_most_log_buffer_bytes_then_one_dropped_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Point 7: a client that does not read while the guest logs 200 lines of 16 KiB (3.2 MB): at
+    """A client that does not read while the guest logs 200 lines of 16 KiB (3.2 MB): at
     most `[serve] log_buffer` (here 256 KiB) wait for it; the rest are one "N log lines dropped" line
     in their place, and the result comes after them."""
     text = CONFIG + 'log_buffer = "256KiB"\n'
     count = 200
-    steps = {"steps": [{"op": "log", "message": f"{i:04d}" + "z" * (MAX_LOG_MESSAGE - 4)} for i in range(count)]}
+    steps = script(*(log(f"{i:04d}" + "z" * (MAX_LOG_MESSAGE - 4)) for i in range(count)))
     logged: list[str] = []
     config = parse_config(text, tmp_path / "agent-host.toml")
     with Host(config) as host:
@@ -290,7 +226,7 @@ def test_a_client_slower_than_the_guests_log_holds_at_most_log_buffer_bytes_then
                 async with catalog.running(), Client(server, logging_callback=on_log, log_level="debug") as client:
                     async with anyio.create_task_group() as tg:
                         tg.start_soon(guest_ends)
-                        return await client.call_tool("probe", {"input": json.dumps(steps)})
+                        return await client.call_tool("probe", {"input": steps})
 
         result = anyio.run(main)
     assert result.is_error is False
@@ -308,14 +244,14 @@ def test_a_client_slower_than_the_guests_log_holds_at_most_log_buffer_bytes_then
 def test_a_client_that_reads_nothing_until_the_drain_ends_is_told_how_many_lines_it_lost(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """docs/notes/hardening-open.md, item 9: lines still waiting when `LOG_DRAIN_WAIT` ran out were
-    dropped without the "N log lines dropped" line. The client here reads nothing until the server
+    """Lines still waiting when `LOG_DRAIN_WAIT` runs out are told as one "N log lines dropped"
+    line (they were once dropped silently). The client here reads nothing until the server
     has given up draining (it logs so), then reads: a marker line comes before the result."""
     from agent_host.serve import agents
 
     monkeypatch.setattr(agents, "LOG_DRAIN_WAIT", 0.5)
     count = 100
-    steps = {"steps": [{"op": "log", "message": f"{i:04d} " + "w" * 100} for i in range(count)]}
+    steps = script(*(log(f"{i:04d} " + "w" * 100) for i in range(count)))
     logged: list[str] = []
     config = parse_config(CONFIG, tmp_path / "agent-host.toml")
     with Host(config) as host:
@@ -345,7 +281,7 @@ def test_a_client_that_reads_nothing_until_the_drain_ends_is_told_how_many_lines
                         catalog.running(),
                         Client(build_server(catalog), logging_callback=on_log, log_level="debug") as client,
                     ):
-                        return await client.call_tool("probe", {"input": json.dumps(steps)})
+                        return await client.call_tool("probe", {"input": steps})
             finally:
                 served_log.removeHandler(handler)
                 served_log.setLevel(level)

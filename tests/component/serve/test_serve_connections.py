@@ -3,17 +3,14 @@ many connections (in all, from one client), the open-file limit, clients that ne
 answers, oversize headers in one piece, the throttled lines of bad requests; and the Host check of
 a bind beyond loopback.
 
-Provenance: issue 20, point 4 (without a token anyone who could connect held sockets for ever; at
-the fd limit the server stopped answering and logged `socket.accept() out of system resource`
-hundreds of thousands of times) and point 9 (with a bind beyond loopback the Host check allowed
-only the bind address, so a client naming the machine got 421); then docs/notes/hardening-open.md
-items 1 (a client that never reads its answers held its connection for ever), 4 (one client's
-sockets starved others at max_connections), 7 (uvicorn's per-request warnings, the cancelled-call
-line) and 9 (the header limit held only for headers in pieces). The real command, raw sockets on
-127.0.0.1 (other 127/8 addresses stand for other clients, and 127.0.0.2 for an address beyond
-loopback: the config treats it so, the traffic stays on this machine). Every wait is bounded by
-`WAIT` (a socket timeout, or a line the server logs); the timeouts under test are short so that the
-bounds are far.
+No client, token or not, holds sockets for ever or starves the others: timeouts cut idle and slow
+connections and slow readers, connections are bounded in all and per client, idle sockets cannot
+reach the open-file limit, and the log lines of bad requests and cancelled calls are throttled. A
+bind beyond loopback answers any Host with a token, and a request framed two ways is a 400. The real
+command, raw sockets on 127.0.0.1 (other 127/8 addresses stand for other clients, and 127.0.0.2 for
+an address beyond loopback: the config treats it so, the traffic stays on this machine). Every wait
+is bounded by `WAIT` (a socket timeout, or a line the server logs); the timeouts under test are
+short so that the bounds are far.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """`agent-host serve` at its edges: a busy port, nothing to offer, stdin closing with requests in
 flight, a resource that does not exist.
 
-Provenance: issue 20, point 11. A port in use printed a traceback (exit 1); a config offering
-nothing started silently with an empty `tools/list`; `serve --stdio` dropped the requests it had
-already received when stdin closed; `resources/read` of a URI that does not exist answered -32002
-where a plain SDK `MCPServer` answers -32602 with the URI in `data` (SEP-2164).
+A port in use is one line naming the address and exit 2, not a traceback; a config offering nothing
+says so on stderr rather than serving an empty `tools/list`; `serve --stdio` answers the requests it
+had received when stdin closed; `resources/read` of a URI that does not exist answers -32602 with
+the URI in `data`, as a plain SDK `MCPServer` does (SEP-2164).
 """
 
 from __future__ import annotations

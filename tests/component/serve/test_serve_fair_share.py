@@ -1,11 +1,11 @@
 """One client of `agent-host serve` cannot exhaust the state that every client shares.
 
-Provenance: issue 20, point 6: "`resources/subscribe` accepts invented URIs until the host-wide limit,
-after which no other client can subscribe; abandoned MCP sessions pile up until `initialize` answers
-503 for everyone. Limits per client (or per session), subscriptions only to URIs the tooling offers,
-idle sessions expired in minutes, not half an hour." The upstream is tests/servers/observed.py over
-stdio (resources obs://a and obs://b; the grants also allow invented `obs://new*` URIs); clients are
-the SDK's `Client` in process (both eras) and raw HTTP requests against the real command.
+Subscriptions are only to URIs an offered tooling lists, and limited per session; sessions are
+limited per client (every loopback address is one client), and idle sessions and listen streams
+expire, so neither invented URIs nor abandoned sessions lock other clients out. The upstream is
+tests/servers/observed.py over stdio (resources obs://a and obs://b; the grants also allow invented
+`obs://new*` URIs); clients are the SDK's `Client` in process (both eras) and raw HTTP requests
+against the real command.
 """
 
 from __future__ import annotations
@@ -28,30 +28,13 @@ from agent_host.config import parse_config
 from agent_host.serve.catalog import build_catalog
 from agent_host.serve.mcp_server import build_server
 from tests.support.component import OBSERVED_TOML, activity
+from tests.support.serve_observed import SERVE, WAIT, run_served
 from tests.support.serving import INITIALIZE, JSON_HEADERS, HttpServe
 
 pytestmark = pytest.mark.component
 
-SERVE: Final = (
-    '[serve]\ntoolings = ["t"]\n'
-    'grants = { tools = { t = ["set"] }, resources = { t = ["obs://*"] }, capabilities = ["external_side_effect"] }\n'
-)
 HOST_WIDE: Final = "[host]\nmax_subscriptions = 6\n"
 """Agent `serve`'s own limit: 2 list subscriptions of tooling t, and room for 4 resources."""
-WAIT: Final = 30.0
-"""Seconds to wait for the server to reach a state."""
-
-
-def run(config_text: str, tmp_path: Path, body: Any) -> Any:
-    config = parse_config(config_text, tmp_path / "agent-host.toml")
-    with Host(config) as host:
-        catalog = build_catalog(host, config)
-
-        async def main() -> Any:
-            async with catalog.running():
-                return await body(catalog, host)
-
-        return anyio.run(main)
 
 
 async def subscribe(client: Client, uri: str) -> MCPError | None:
@@ -75,7 +58,7 @@ def test_a_uri_no_offered_tooling_lists_is_refused_as_an_sdk_server_refuses_it_a
             upstream = activity(host)
         return invented, offered, upstream
 
-    invented, offered, upstream = run(OBSERVED_TOML + HOST_WIDE + SERVE, tmp_path, body)
+    invented, offered, upstream = run_served(OBSERVED_TOML + HOST_WIDE + SERVE, tmp_path, body)
     assert offered is None  # refused limit-exceeded before: the greedy client held every slot
     for index, refused in enumerate(invented):
         assert refused is not None, f"obs://new-{index} was accepted"
@@ -95,7 +78,7 @@ def test_a_2026_listen_naming_a_uri_no_offered_tooling_lists_is_refused(tmp_path
             except MCPError as exc:
                 return exc
 
-    refused = run(OBSERVED_TOML + SERVE, tmp_path, body)
+    refused = run_served(OBSERVED_TOML + SERVE, tmp_path, body)
     assert refused is not None and refused.code == -32602 and refused.error.data == {"uri": "obs://new-1"}
 
 
@@ -115,7 +98,7 @@ def test_one_session_holds_at_most_max_subscriptions_per_session(tmp_path: Path)
         return held, again, beyond, other, listened
 
     limited = OBSERVED_TOML + SERVE + "max_subscriptions_per_session = 1\n"
-    held, again, beyond, other, listened = run(limited, tmp_path, body)
+    held, again, beyond, other, listened = run_served(limited, tmp_path, body)
     assert (held, again, other) == (None, None, None)
     for refused in (beyond, listened):
         assert refused is not None and refused.code == -32004, refused
@@ -263,8 +246,8 @@ def _initialize_from(served: HttpServe, source: str) -> int:
 
 
 def test_every_loopback_address_is_one_client_without_a_token(tmp_path: Path) -> None:
-    """docs/notes/hardening-open.md, serve item 3: one local process sending from 127.0.0.2, .3, ...
-    took every session (each address was another client); now they are all client `loopback`."""
+    """Requests from 127.0.0.2, .3, ... are all client `loopback`: one local process cannot take
+    every session by counting as another client per address."""
     config = tmp_path / "agent-host.toml"
     config.write_text(OBSERVED_TOML + SERVE + "max_sessions_per_client = 2\n")
     served = HttpServe(config)
@@ -277,9 +260,8 @@ def test_every_loopback_address_is_one_client_without_a_token(tmp_path: Path) ->
 
 
 def test_an_idle_listen_stream_ends_gracefully_after_listen_idle(tmp_path: Path) -> None:
-    """docs/notes/hardening-open.md, serve item 3: listen streams had no idle expiry; one that
-    carries no event for `listen_idle` seconds now ends as the spec's graceful close (the client
-    re-listens), freeing its client's slot; a stream that gets events is kept."""
+    """A listen stream that carries no event for `listen_idle` seconds ends as the spec's graceful
+    close (the client re-listens), freeing its client's slot; a stream that gets events is kept."""
 
     async def body(catalog: Any, host: Host) -> Any:
         async with Client(build_server(catalog)) as client:
@@ -289,13 +271,13 @@ def test_an_idle_listen_stream_ends_gracefully_after_listen_idle(tmp_path: Path)
             held = catalog.slots.count("listen")
         return events, held
 
-    events, held = run(OBSERVED_TOML + SERVE + "listen_idle = 1\n", tmp_path, body)
+    events, held = run_served(OBSERVED_TOML + SERVE + "listen_idle = 1\n", tmp_path, body)
     assert (events, held) == ([], 0)
 
 
 def test_a_2025_sessions_get_stream_is_closed_after_listen_idle(tmp_path: Path) -> None:
-    """docs/notes/hardening-open.md, serve item 3: an open GET stream held its session past
-    `session_idle` for ever; it is closed after `listen_idle` seconds (the SDK's client reopens it)."""
+    """An open GET stream does not hold its session past `session_idle` for ever: it is closed after
+    `listen_idle` seconds (the SDK's client reopens it)."""
     config = tmp_path / "agent-host.toml"
     config.write_text(OBSERVED_TOML + SERVE + "listen_idle = 1\n")
     served = HttpServe(config)

@@ -1,11 +1,11 @@
 """A 2025-11-25 MCP client that goes away mid-call cancels it: its guest is stopped, its turn freed.
 
-Provenance: docs/notes/hardening-open.md, serve item 5: "2025-11-25 MCP client hang-up does not
-cancel its call (the 2026 path and the tool API do); the guest runs to its end holding its turn."
-Three ways to go away, each with the SDK's client over streamable HTTP at 2025-11-25 against the
-real `agent-host serve --http`: the client process killed mid-call (its connection closed by the
-system, nothing more sent), a DELETE of its session, and `notifications/cancelled` (the SDK's
-client cancelling its call). With one turn and no queue, a call afterwards runs instead of 429.
+As on the 2026 path and the tool API, the call is cancelled rather than its guest running to its end
+holding its turn. Three ways to go away, each with the SDK's client over streamable HTTP at
+2025-11-25 against the real `agent-host serve --http`: the client process killed mid-call (its
+connection closed by the system, nothing more sent), a DELETE of its session, and
+`notifications/cancelled` (the SDK's client cancelling its call). With one turn and no queue, a call
+afterwards runs instead of 429.
 """
 
 from __future__ import annotations
@@ -26,10 +26,11 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from tests.component.serve.test_serve_calls import WAIT, WAITING, calls_of, configured, stopped, wait_for, waiting
 from tests.support.component import REPO
 from tests.support.processes import leaked
-from tests.support.serving import HttpServe
+from tests.support.serve_audit import WAIT, calls_of, wait_for, waiting
+from tests.support.serve_configs import WAITING, configured
+from tests.support.serving import HttpServe, stopped
 
 pytestmark = pytest.mark.component
 

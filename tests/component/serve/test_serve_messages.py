@@ -1,7 +1,7 @@
 """The HTTP tool API's error messages never repeat their code; MCP's error text names it once.
 
-Provenance: issue 20, point 19 (HTTP API messages read `invalid-arguments: ...` beside
-`"code": "invalid-arguments"`: the code twice when a client shows both).
+An HTTP API message does not start with `invalid-arguments: ...` beside `"code": "invalid-arguments"`
+(a client showing both would show the code twice).
 """
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ import pytest
 
 from agent_host.errors import ErrorCode, ToolingError
 from agent_host.serve.answers import Answer
-from tests.component.serve.test_serve import CONFIG
-from tests.component.serve.test_serve_calls import _mcp_call
-from tests.support.serving import JSON_HEADERS, HttpServe
+from tests.support.serve_configs import CONFIG
+from tests.support.serving import JSON_HEADERS, HttpServe, mcp_call
 
 pytestmark = pytest.mark.component
 
@@ -51,15 +50,15 @@ def test_no_error_message_of_the_http_api_starts_with_its_code(tmp_path: Path) -
 
 @pytest.mark.parametrize("number", ["1e999", "-1e999", "Infinity", "NaN"])
 def test_a_number_json_has_no_form_for_is_told_alike_over_mcp_and_http(tmp_path: Path, number: str) -> None:
-    """docs/notes/hardening-open.md, item 9: `1e999` was "too large for a float" on the HTTP API but
-    "Infinity is not a JSON number" over MCP (whose SDK parses it to infinity first): one table."""
+    """`1e999` and the other numbers JSON has no form for get the same message on the HTTP API and
+    over MCP (whose SDK parses them to infinity first): one table."""
     config = tmp_path / "agent-host.toml"
     config.write_text(CONFIG + 'toolings = ["mock"]\n')
     body = '{"x": ' + number + "}"
     served = HttpServe(config)
     try:
         http = httpx2.post(f"{served.base}/tools/mock.echo", content=body.encode(), headers=JSON_HEADERS)
-        mcp = _mcp_call(served, "mock.echo", body)
+        mcp = mcp_call(served, "mock.echo", body)
     finally:
         served.stop()
     over_http = http.json()["error"]["message"].removeprefix("the body is not strict JSON (RFC 8259): ")

@@ -1,7 +1,8 @@
 """A request with the wrong method gets the tool API's JSON error, like every other refusal.
 
-Provenance: issue 20, hardening-open item 13 (a newcomer): `GET /tools/NAME` answered a plain-text
-405 (Starlette's own), where every other error of the HTTP tool API is `{"error": {"code", "message"}}`.
+`GET /tools/NAME`, `PUT`, `DELETE /tools/list` and `POST /openapi.json` answer a 405 in the form of
+every other error of the HTTP tool API, `{"error": {"code", "message"}}`, naming the method to use
+(not Starlette's plain-text 405).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from tests.component.serve.test_serve import CONFIG
+from tests.support.serve_configs import CONFIG
 from tests.support.serving import HttpServe
 
 pytestmark = pytest.mark.component

@@ -1,12 +1,11 @@
 """`agent-host serve` re-exporting toolings (`[serve] toolings`) through the policy of `[serve] grants`.
 
-Provenance: issue 12, point 1, second bullet: "the tools and resources of configured toolings,
-re-exported as a policy-enforcing proxy: the remote client is treated as an agent with its own grants
-..., so validation, capabilities, approvals, limits and the audit log apply to it exactly as to a
-guest; resource subscriptions and list-changed notifications pass through; both MCP eras", and
-point 5 (list, call a proxied tool, denied, invalid arguments, cancel, both eras). The upstream is
-tests/servers/observed.py over stdio (a real SDK server that reports what it saw); clients are the
-SDK's `Client`, in process (both eras) and against the real command over HTTP and stdio.
+The remote client is treated as an agent (`serve`) with its own grants: validation, capabilities,
+approvals, elicitation, limits and the audit log apply to it as to a guest; listing, calling,
+refusals, progress and cancellation, resource subscriptions and list-changed notifications pass
+through, in both MCP eras. The upstream is tests/servers/observed.py over stdio (a real SDK server
+that reports what it saw); clients are the SDK's `Client`, in process (both eras) and against the
+real command over HTTP and stdio.
 """
 
 from __future__ import annotations
@@ -253,9 +252,9 @@ def test_the_http_api_and_mcp_over_http_call_proxied_tools(tmp_path: Path) -> No
 
 
 def test_a_proxied_call_over_http_does_not_list_the_upstream_tools_again(tmp_path: Path) -> None:
-    """Issue 25, point 1: the SDK checks a call's `Mcp-Param-*` headers against the tool's input
-    schema; without `get_tool_input_schema` it asked the server's own `tools/list` handler for it at
-    every call, which listed every offered tooling upstream (one more round trip, audited)."""
+    """The SDK checks a call's `Mcp-Param-*` headers against the tool's input schema; without
+    `get_tool_input_schema` it would ask the server's own `tools/list` handler for it at every call,
+    which lists every offered tooling upstream (one more round trip, audited)."""
     config = tmp_path / "agent-host.toml"
     config.write_text(CONFIG)
     served = HttpServe(config)

@@ -1,12 +1,10 @@
 """A 2025-11-25 client that stops reading its notifications delays nobody else's.
 
-Provenance: docs/notes/hardening-open.md, serve item 6: "A 2025 client that never reads its GET
-stream slows every other client's resource updates to one per 5 s per stalled session
-(`relay._deliver` waits up to 5 s on each in turn)." Two 2025-11-25 clients (the SDK's, in process)
-subscribe to the same resource of tests/servers/observed.py over stdio; the first one's connection
-is made to stall (its `send_resource_updated` never returns, as a send into a stream nobody reads).
-The other gets every update while the stalled send is still pending: before the fix it got the
-second one only once the relay gave up on the stalled session.
+Two 2025-11-25 clients (the SDK's, in process) subscribe to the same resource of
+tests/servers/observed.py over stdio; the first one's connection is made to stall (its
+`send_resource_updated` never returns, as a send into a stream nobody reads). The other gets every
+update while the stalled send is still pending, not only once the relay gives up on the stalled
+session.
 """
 
 from __future__ import annotations
@@ -23,8 +21,8 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from agent_host import Host
 from agent_host.serve import relay as relay_module
 from agent_host.serve.mcp_server import build_server
-from tests.component.serve.test_serve_fair_share import SERVE, WAIT, run
 from tests.support.component import OBSERVED_TOML
+from tests.support.serve_observed import SERVE, WAIT, run_served
 
 pytestmark = pytest.mark.component
 
@@ -70,6 +68,6 @@ def test_a_stalled_2025_session_does_not_delay_another_sessions_updates(
                         await two_updates.wait()
                     return list(stalled_cancelled)
 
-    cancelled_by_then = run(OBSERVED_TOML + SERVE, tmp_path, body)
+    cancelled_by_then = run_served(OBSERVED_TOML + SERVE, tmp_path, body)
     assert updates == ["obs://a", "obs://a"]
     assert cancelled_by_then == []  # the other session was served while the stalled send still waited

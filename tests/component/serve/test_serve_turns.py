@@ -1,11 +1,11 @@
 """Turns and queue places of `agent-host serve` are divided between clients.
 
-Provenance: docs/notes/hardening-open.md, serve item 4: "one client's 72 long calls make every other
-client's calls 429". With `max_concurrent = 2, queue = 2`, client A fills both turns with guests
-that wait (tests/guests/probe in its inbox) and both queue places; client B's call is then not
-refused: it takes the place of A's newest waiting call (which answers `limit-exceeded`), and the
-next turn that frees goes to B, the client running fewer calls, not to A's older waiting call.
-Real guests through the catalog (as the MCP server and the tool API call it), on one loop.
+One client's many long calls do not make every other client's calls 429. With `max_concurrent = 2,
+queue = 2`, client A fills both turns with guests that wait (tests/guests/probe in its inbox) and
+both queue places; client B's call is then not refused: it takes the place of A's newest waiting
+call (which answers `limit-exceeded`), and the next turn that frees goes to B, the client running
+fewer calls, not to A's older waiting call. Real guests through the catalog (as the MCP server and
+the tool API call it), on one loop.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from agent_host import Host
 from agent_host.config import parse_config
 from agent_host.serve.answers import Answer
 from agent_host.serve.catalog import build_catalog
-from tests.component.serve.test_serve import CONFIG
-from tests.component.serve.test_serve_calls import WAIT, WAITING, wait_for
+from tests.support.serve_audit import WAIT, wait_for
+from tests.support.serve_configs import CONFIG, WAITING
 
 pytestmark = pytest.mark.component
 

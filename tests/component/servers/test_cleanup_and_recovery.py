@@ -1,9 +1,9 @@
 """What a guest opened is cancelled when it lets go, and what it watches survives a server restart.
 
-Provenance: issue 3 tests: dropping a `tooling` handle, returning from `run`, and a trap in the
-middle of open calls each cancel what was open, upstream too; a server killed while calls and
-subscriptions are open: the open calls get `unavailable` envelopes; after the server is back, new
-calls work and subscriptions are restored with a fresh `resource-updated`.
+Dropping a `tooling` handle, returning from `run`, and a trap in the middle of open calls each
+cancel what was open, upstream too; a server killed while calls and subscriptions are open: the open
+calls get `unavailable` envelopes; after the server is back, new calls work and subscriptions are
+restored with a fresh `resource-updated`.
 """
 
 from __future__ import annotations

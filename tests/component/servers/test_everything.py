@@ -1,8 +1,8 @@
 """A guest against @modelcontextprotocol/server-everything (npm, TypeScript SDK, 2025-11-25 era), over stdio.
 
-Provenance: issue 2: server-everything installed by the test set-up into the cache folder, skipped
-with the reason where node/npm are absent; "Done means": a guest written against wit/ alone gets
-results that match what the MCP SDK returns for the same calls (compared here call by call).
+A guest written against wit/ alone gets results that match what the MCP SDK returns for the same
+calls (compared call by call). server-everything is installed by the test set-up into the cache
+folder; the tests are skipped, with the reason, where node/npm are absent.
 """
 
 from __future__ import annotations

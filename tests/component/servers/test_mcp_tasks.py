@@ -1,12 +1,12 @@
 """A tool the server runs as an MCP Task: `call-tool`'s id maps to the task, one final envelope.
 
-Provenance: issue 13, point 3 ("when a server offers MCP Tasks for a tool, `call-tool` runs it as a
-task: the guest's id maps to the task, `is-open` / `cancel` map to the task's status and
-cancellation, the result arrives in the inbox exactly once, polling follows the server's hints").
-The server is tests/servers/tasking.py (the SDK's low-level server serving SEP-2663 itself) over
-stdio and streamable HTTP. Tasks exist in the 2026-07-28 era (the extension); on a 2025-11-25
-connection the same tool runs as a plain call, as before (the server counts no task). Ordering is
-proven with the server's own barriers (`started`, `cancelled`), never with sleeps.
+When a server offers MCP Tasks for a tool, `call-tool` runs it as a task: the guest's id maps to the
+task, `is-open` / `cancel` map to the task's status and cancellation, the result arrives in the
+inbox exactly once, and polling follows the server's hints. The server is tests/servers/tasking.py
+(the SDK's low-level server serving SEP-2663 itself) over stdio and streamable HTTP. Tasks exist in
+the 2026-07-28 era (the extension); on a 2025-11-25 connection the same tool runs as a plain call,
+as before (the server counts no task). Ordering is proven with the server's own barriers (`started`,
+`cancelled`), never with sleeps.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """OAuth for HTTP toolings: client credentials, `auth login|status|logout`, refresh, `unauthorized`.
 
-Provenance: issue 13, point 4 ("OAuth for HTTP toolings through the SDK's OAuthClientProvider ...
-tokens stored per tooling with 0600 permissions and refreshed automatically; `agent-host auth login
-TOOLING` ... works headless with a pasted redirect; guests get `unauthorized` naming the command to
-run; tokens never reach a guest, a log line or the audit log"). The server is tests/servers/guarded.py
+Through the SDK's OAuthClientProvider, tokens are stored per tooling with 0600 permissions and
+refreshed automatically; `agent-host auth login TOOLING` works headless with a pasted redirect;
+guests get `unauthorized` naming the command to run; tokens never reach a guest, a log line or the
+audit log. The server is tests/servers/guarded.py
 (the SDK's `MCPServer` with its auth settings and an in-process authorization server) over HTTP on
 127.0.0.1, on both protocol eras. The login runs the CLI as a child process: the test follows the
 printed URL to the authorization endpoint (which approves at once) and pastes the redirect on stdin.

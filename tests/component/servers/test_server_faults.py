@@ -1,9 +1,8 @@
 """Server faults reach guests as errors with the right code, and calls work again afterwards.
 
-Provenance: issue 4, point 4 and its tests: a stdio server that crashes mid-call (in-flight calls
-get `unavailable`, the next call reconnects), a server that hangs (`timeout`), a server that writes
-garbage to stdout (`protocol`, not a hang), an HTTP server stopped and restarted; reconnection backs
-off exponentially up to the configured cap.
+A stdio server that crashes mid-call (in-flight calls get `unavailable`, the next call reconnects),
+a server that hangs (`timeout`), a server that writes garbage to stdout (`protocol`, not a hang), an
+HTTP server stopped and restarted; reconnection backs off exponentially up to the configured cap.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """A server's requests are answered by policy: questions, sampling, roots, log messages.
 
-Provenance: issue 13, point 1 (elicitation `decline` by default or `ask` through the host's approver,
-validated against the requested schema, per tooling and overridden per agent; sampling declined
-with a clear error unless a `module:function` hook answers; roots are the agent's `dirs`, never the
-working directory; server log messages reach the host's log and the audit log; a call the server
-fails after a refusal is `denied` naming the request kind). The server is tests/servers/asking.py,
+Elicitation is `decline` by default or `ask` through the host's approver, validated against the
+requested schema, per tooling and overridden per agent; sampling is declined with a clear error
+unless a `module:function` hook answers; roots are the agent's `dirs`, never the working directory;
+server log messages reach the host's log and the audit log; a call the server fails after a refusal
+is `denied` naming the request kind. The server is tests/servers/asking.py,
 which asks the 2025-11-25 way (requests) or the 2026-07-28 way (`input_required`), over stdio on
 both eras and over streamable HTTP.
 """
@@ -133,8 +133,8 @@ def test_the_roots_offered_are_the_dirs_of_the_agents_granted_the_tooling(server
 def test_every_server_log_message_is_audited_under_the_agent_whose_call_it_came_in(
     server: str, related: bool, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Issue 20, point 15: server log notifications reached the host log but not the audit log (2025
-    era over stdio); the audit line names the agent whose call was running, `-` outside any call."""
+    """Server log notifications reach the audit log as well as the host log (2025 era over stdio
+    too); the audit line names the agent whose call was running, `-` outside any call."""
     text = f"disk almost full ({related})"
     with caplog.at_level(logging.WARNING, logger="agent-host.server.t"):
         with Host(parse_config(config(server), tmp_path / "agent-host.toml")) as host:

@@ -1,15 +1,13 @@
 """A stop at a signal or a deadline ends a stdio server that is still connecting at once.
 
-Provenance: docs/notes/hardening-open.md, item 12: a signal or a run's deadline while the host was
-connecting to a stdio server that ignores its stdin closing waited out the SDK's graceful shutdown
-(2 s for the server to exit after EOF, then SIGTERM and 2 s more) before exiting: a `timeout = 3`
-run ended at ~6 s. Now the server's process group is killed at once (it never even gets the
-SIGTERM it would be slow to handle), and no process is left.
+A signal or a run's deadline while the host is connecting to a stdio server that ignores its stdin
+closing does not wait out the SDK's graceful shutdown (2 s for the server to exit after EOF, then
+SIGTERM and 2 s more): the server's process group is killed at once (it never even gets the SIGTERM
+it would be slow to handle), and no process is left.
 """
 
 from __future__ import annotations
 
-import json
 import signal
 import time
 from collections.abc import Callable
@@ -20,9 +18,10 @@ import pytest
 
 from agent_host import Host
 from agent_host.errors import ExitCode
-from tests.component.servers.test_server_processes import alive, gone
 from tests.support import cli_process
 from tests.support.component import PROBE, REPO
+from tests.support.pids import alive, gone
+from tests.support.probe_steps import get, script
 
 pytestmark = pytest.mark.component
 
@@ -49,15 +48,14 @@ def server_pid(marker: Path) -> int:
     raise AssertionError("the deaf server never started")
 
 
-GET_DEAF = {"steps": [{"op": "get", "tooling": "deaf", "as": "d"}]}
+GET_DEAF = script(get("deaf", as_="d"))
 
 
 def test_a_run_stopped_by_a_signal_while_connecting_kills_the_server_at_once(tmp_path: Path) -> None:
     marker = tmp_path / "deaf.marker"
     config = tmp_path / "agent-host.toml"
     config.write_text(
-        deaf_tooling(marker)
-        + f"[agents.waiter]\ncomponent = '{PROBE}'\ntoolings = ['deaf']\ninput = '{json.dumps(GET_DEAF)}'\n"
+        deaf_tooling(marker) + f"[agents.waiter]\ncomponent = '{PROBE}'\ntoolings = ['deaf']\ninput = '{GET_DEAF}'\n"
     )
     process = cli_process.start("run", "--agent", "waiter", "--config", str(config), cwd=REPO)
     try:
@@ -79,7 +77,7 @@ def test_a_run_that_reaches_its_deadline_while_connecting_kills_the_server_at_on
     marker = tmp_path / "deaf.marker"
     host = make_host(deaf_tooling(marker) + "[agents.hurried]\ntoolings = ['deaf']\ntimeout = 2\n")
     outcome = host.run(
-        probe_wasm, json.dumps(GET_DEAF), agent="hurried", policy=host.policy("hurried", host.config.agents["hurried"])
+        probe_wasm, GET_DEAF, agent="hurried", policy=host.policy("hurried", host.config.agents["hurried"])
     )
     assert (outcome.status, outcome.tripped) == ("trap", "wall_time"), outcome
     pid = server_pid(marker)

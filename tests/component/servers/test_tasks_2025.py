@@ -1,11 +1,10 @@
 """MCP Tasks of the 2025-11-25 era, against a server not written by us: server-everything (npm).
 
-Provenance: issue 13, point 3 ("when a server offers MCP Tasks for a tool, `call-tool` runs it as a
-task ... the result arrives in the inbox exactly once", tested on both eras; the 2026-07-28 era is
-tests/component/servers/test_mcp_tasks.py). server-everything's `simulate-research-query` requires a task
-(`execution.taskSupport = "required"`); with `ambiguous` it asks a question while the task is
-`input_required`, delivered through `tasks/result`: with `elicitation = "guest"` the question
-reaches the guest's inbox under its call's id.
+A tool the server runs as a task answers `call-tool` with its result in the inbox exactly once (the
+2026-07-28 era is tests/component/servers/test_mcp_tasks.py). server-everything's
+`simulate-research-query` requires a task (`execution.taskSupport = "required"`); with `ambiguous`
+it asks a question while the task is `input_required`, delivered through `tasks/result`: with
+`elicitation = "guest"` the question reaches the guest's inbox under its call's id.
 """
 
 from __future__ import annotations

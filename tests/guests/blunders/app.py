@@ -1,4 +1,4 @@
-"""A test guest that makes a newcomer's mistakes, chosen by its input (issue 8, points 1 and 2).
+"""A test guest that makes a newcomer's mistakes, chosen by its input.
 
 - "nosuch": `tooling.get("nosuch")` without catching `Err`;
 - "call": `call-tool-blocking` of a tool that does not exist, through agentlib, uncaught;
@@ -6,7 +6,7 @@
 - "oom": allocates 1 MiB blocks until memory runs out, without catching `MemoryError`;
 - "err": `raise Err("declined")` (the normal error, passed through unchanged);
 - "fake-oom": prints a made-up `MemoryError` traceback on stderr, then exits as an uncaught
-  exception does (issue 21, point 4: the host must not believe it);
+  exception does (the host must not believe it);
 - "fake-limit" / "fake-not-found": `Err` texts in the host's `CODE: message` form that the host
   never returned to it;
 - "caught-oom": runs out of memory, catches `MemoryError` and returns `Err("out of memory")` (as a

@@ -100,6 +100,10 @@ class WitWorld(wit_world.WitWorld):
         def arg(step: dict, key: str):
             return resolve(step[key])
 
+        def ids_of(value):
+            """Call ids: one (a string, as `call` returns it) or a list of them (`call_each`)."""
+            return [value] if isinstance(value, str) else list(value)
+
         for step in script["steps"]:
             op = step["op"]
             h = handles.get(step.get("h", ""))
@@ -213,11 +217,11 @@ class WitWorld(wit_world.WitWorld):
                     r = h.call_tool_blocking(step["tool"], json.dumps({"text": text}))
                     value = len(r.value)
                 elif op == "all_open":
-                    value = [h.is_open(i) for i in arg(step, "ids")]
+                    value = [h.is_open(i) for i in ids_of(arg(step, "ids"))]
                 elif op == "drain":
                     # Receive until every call in `ids` has its final envelope, `count` envelopes
                     # arrived, or a recv times out (`timeout_ms` each).
-                    wanted = set(arg(step, "ids")) if "ids" in step else None
+                    wanted = set(ids_of(arg(step, "ids"))) if "ids" in step else None
                     count = step.get("count")
                     value = []
                     while True:

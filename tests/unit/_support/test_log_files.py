@@ -1,9 +1,8 @@
 """Files the host writes: bounded, private when they may hold secrets, never written through a planted link.
 
-Provenance: issue 20, point 14. The audit log grew without bound and was created with the umask's
-mode even when it recorded arguments (`audit_arguments = true`); the token store kept an existing
-folder's 0755 and opened its temp file without `O_EXCL | O_NOFOLLOW`, so a symlink planted at the
-temp file's name was followed and the tokens written wherever it pointed.
+The audit log is rotated at its size bound and readable by its user alone once it records arguments;
+every log has a default bound; the token folder is tightened to 0700 and a symlink planted at the token
+temp file's name is not followed.
 """
 
 from __future__ import annotations

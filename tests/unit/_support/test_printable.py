@@ -1,9 +1,8 @@
 """`agent_host._support.printable` and the log budget: what a guest or a server wrote cannot forge a host line,
 drive the terminal, or fill the disk through the host's log.
 
-Provenance: issue 20, found attacking the fence: a guest's `log` messages, its output, its `Err`
-text and a server's log messages reached the operator raw (newlines starting lines that read like
-the host's, ESC sequences, megabyte lines), and `log` wrote 2.5 GB in 10 s.
+Newlines, ESC sequences and other unsafe characters in a guest's `log` messages are escaped, long text is
+cut saying how much, and what one run may log is bounded, the bound named once.
 """
 
 from __future__ import annotations

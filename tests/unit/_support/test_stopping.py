@@ -1,8 +1,7 @@
 """Ending a child process that runs in its own process group ends what it started too.
 
-Provenance: issue 9 (found while moving the CLI): a signal during a build ended componentize-py but
-not the helper process it had started, which outlived the host (tests/component/
-test_newcomer_defects.py::test_sigterm_during_a_build_ends_componentize_py_and_exits_143, under load).
+`end_child` ends a group leader and the processes it started (a build's componentize-py and its helper),
+and exiting at once kills what a server that has already exited left in its tracked group.
 """
 
 from __future__ import annotations
@@ -78,8 +77,8 @@ def running(pid: int) -> bool:
 
 
 def test_exiting_at_once_kills_what_a_gone_server_left_in_its_tracked_group() -> None:
-    """Issue 20, point 13: a second signal (`kill_descendants`) missed what a stdio server that had
-    exited left behind, since such orphans descend from init, no longer from the host."""
+    """A second signal's `kill_descendants` also kills what a stdio server that has exited left behind,
+    though such orphans descend from init, no longer from the host: it kills the server's tracked group."""
     done = subprocess.run([sys.executable, "-c", EXITING_AT_ONCE, LEAVING], capture_output=True, text=True,
                           timeout=60, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr

@@ -1,8 +1,8 @@
 """Strict JSON: what `strict_json.parse` accepts and refuses, and `dumps` under the same rules.
 
-Provenance: issue 20, point 3 (a lone surrogate, nesting past Python's recursion or the SDK's
-serializer, integers past Python's digit limit and NaN/Infinity must be refused at the door, each
-naming the problem and where; never a RecursionError or a bare ValueError).
+A lone surrogate, nesting past Python's recursion or the SDK's serializer, integers past Python's digit
+limit and NaN/Infinity are refused at the door, each naming the problem and where; never a
+RecursionError or a bare ValueError.
 """
 
 from __future__ import annotations
@@ -77,8 +77,8 @@ def test_dumps_writes_what_parse_would_read_back_and_refuses_the_rest() -> None:
 
 
 # `loads` (bytes, for serve's bodies) and `check` (values parsed elsewhere, for serve's MCP arguments).
-# Provenance: issue 20, point 8 (a body nested very deep was a RecursionError, a lone surrogate a
-# failure of every writer downstream, `NaN`/`Infinity` reached tools as `null`).
+# A body nested very deep is refused, not a RecursionError; a lone surrogate is refused before it can
+# fail every writer downstream; `NaN`/`Infinity` are refused rather than reaching tools as `null`.
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,6 @@
 """`Host.session(agent)` and `Host.start(..., agent=...)` resolve the agent's policy the same way when
 none is given: the agent's `[agents.NAME]` table when the config has one, else `[host] allow`, else
 nothing (deny by default); an explicit `allow=` or `policy=` still decides.
-
-Provenance: issue 21, point 5 ("`Host.session(agent)` grants every tooling (`allow=["*"]`) while
-`Host.start` applies the deny-by-default policy: resolve the agent's policy there too").
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """The cache bounds itself: newest builds per guest, a size cap, and never what a running host uses.
 
-Provenance: issue 9, point 7 (`agent-host cache` lists with sizes, `prune`, `clean`; keep the newest
-builds per guest and a total size cap, configurable; never remove an artifact a running host uses).
+`agent-host cache` lists the entries with their sizes, prunes and cleans; the limits are configurable.
 Caches here are fake files in a temp folder, except the last tests, which compile a WAT component.
 """
 
@@ -251,7 +250,7 @@ def test_a_running_runtime_pins_its_artifact_and_records_its_source(root: Path, 
 
 
 def test_a_stamp_holds_while_its_file_is_unchanged_and_goes_with_the_file(root: Path, tmp_path: Path) -> None:
-    """Issue 11: facts derived from a file's bytes are trusted without reading it while it is unchanged."""
+    """Facts derived from a file's bytes are trusted without reading it while it is unchanged."""
     from agent_host.cache import stamps
 
     data = tmp_path / "data.bin"

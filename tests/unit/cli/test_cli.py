@@ -1,8 +1,7 @@
 """The command line without guests: config init/check, wit, usage errors and their exit codes.
 
-Provenance: issue 2, point 6 (`config init|check`, `wit`, `--help` for each, the design's exit codes);
-issue 8, points 6 (`--agent` repeated), 8 (`new` names), 9 (`config init`/`check` on real folders),
-10 (`tools --json` keeps failed toolings, `call ... -`).
+Also `--help` for each command, `--agent` repeated, the names `new` accepts, `config init` and `check`
+on real folders, `tools --json` keeping the toolings that failed and `call ... -` reading stdin.
 """
 
 from __future__ import annotations
@@ -253,7 +252,7 @@ def test_a_host_whose_audit_log_cannot_be_opened_leaves_no_temporary_folder(tmp_
 def test_config_check_json_lists_each_problem_of_a_file_on_its_own(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Provenance: a newcomer found every problem in one string of `problems` (issue 9, point 6)."""
+    """Each problem is its own item of `problems`, not every problem in one string."""
     bad = tmp_path / "bad.toml"
     bad.write_text('[host]\nmemory = "lots"\n[tooling.a]\ncomand = "x"\n')
     assert main(["config", "check", str(bad), "--json"]) == 2
@@ -277,8 +276,8 @@ FINDER = (
 def test_config_init_writes_only_agents_that_can_run_and_says_what_the_others_need(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Provenance: issue 20, point 18: in the repository, `config init` wrote agent `finder`, which
-    needs tooling `search` that the file does not define, and `config check --connect` said OK."""
+    """In the repository, `config init` must not write agent `finder`, which needs tooling `search`
+    that the file does not define (and which `config check --connect` would pass as OK)."""
     monkeypatch.chdir(tmp_path)
     assert main(["new", "scout"]) == 0
     (tmp_path / "guests" / "finder").mkdir()
@@ -376,7 +375,7 @@ def test_a_javascript_guest_names_a_tooling_in_each_form(tmp_path: Path, source:
 
 @pytest.mark.parametrize("command", ["run", "dev", "build"])
 def test_module_help_says_it_takes_a_module_name(command: str, capsys: pytest.CaptureFixture[str]) -> None:
-    """Provenance: issue 20, point 19 (`--module` said its default was `app.py`; it takes a module name)."""
+    """`--module` takes a module name: its help does not say its default is `app.py`."""
     assert main([command, "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "--module NAME" in text and "default: app.py" not in text

@@ -1,9 +1,8 @@
 """The command line's newer surface: lazy imports, --version, -q, key=value arguments, --json.
 
-Provenance: issue 9, point 6 (`--help`, `--version`, `new`, `config` and `wit` import neither
-wasmtime nor mcp; `--version`, `-v`/`-q`; `--json` on tools, call, run and config check;
-`call TOOLING TOOL key=value ...` with values parsed as JSON when they parse; argument names in
-the `tools` table; progress with elapsed time, only start and end lines off a terminal).
+`--help`, `--version`, `new`, `config` and `wit` import neither wasmtime nor mcp; `--json` on tools,
+call, run and config check; `call TOOLING TOOL key=value ...` with values parsed as JSON when they
+parse; argument names in the `tools` table; progress with only start and end lines off a terminal.
 """
 
 from __future__ import annotations
@@ -123,7 +122,7 @@ def test_call_json_prints_a_failure_without_result_as_json(capsys: pytest.Captur
 
 
 def test_call_json_prints_an_argument_mistake_as_json(capsys: pytest.CaptureFixture[str]) -> None:
-    """Provenance: a newcomer got nothing on stdout for `call ... a=1 a=2 --json`."""
+    """`call ... a=1 a=2 --json` prints its argument mistake as JSON on stdout, not nothing."""
     assert main(["call", "demo", "add", "a=1", "a=2", "--json"]) == 2
     error = json.loads(capsys.readouterr().out)["error"]
     assert error == {"code": "invalid-arguments", "message": "argument 'a' given twice", "data": None}
@@ -262,7 +261,7 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch: pytest.M
 
 
 def test_the_console_script_exits_at_once_with_its_code_and_all_its_output() -> None:
-    """Issue 11: `entry` skips the interpreter's teardown (~0.1 s a command) but loses no output."""
+    """`entry` skips the interpreter's teardown (~0.1 s a command) but loses no output."""
     script = (
         "import atexit, sys; atexit.register(lambda: print('teardown ran'));"
         "sys.argv = ['agent-host', 'wit']; from agent_host.cli import entry; entry()"

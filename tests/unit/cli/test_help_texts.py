@@ -1,8 +1,8 @@
 """Each command's `--help` says what the command does, as the README does.
 
-Provenance: issue 20, hardening-open item 13 (a newcomer): `serve --help` said every agent takes
-`{"input": string}` (an agent with `input_schema` takes that object), `build --help` said GUEST is
-"a folder with app.py" and nothing of what a build holds; `--json` did not say what a failure prints.
+`serve --help` says what an agent takes (an agent with `input_schema` takes that object) and the HTTP
+API, `build --help` what a guest folder is and what a build holds, `--json` what a failure prints, and
+each command lists the exit codes it can end with.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """A signal that lands inside a task of the event loop (`serve`'s loop, the SDK's stdout writer) is a
 stop too, not a traceback.
 
-Provenance: issue 22's fresh-clone run: `serve --stdio` given SIGTERM while the SDK's stdout writer
-ran printed a `BaseExceptionGroup` traceback and exited 1 instead of 143: the signal's exception was
-raised inside a task, and the task group wrapped it in a group that `signals` did not look into.
+The signal's exception, raised inside a task (and wrapped by its task group in a `BaseExceptionGroup`)
+or inside an event loop callback, ends the command as `Interrupted` with the signal's exit code (143 for
+SIGTERM), never as a traceback or a logged callback error.
 """
 
 from __future__ import annotations
@@ -38,11 +38,10 @@ def test_a_signal_raised_inside_a_task_group_is_interrupted_with_its_signal() ->
 def test_a_signal_raised_inside_an_event_loop_callback_is_interrupted_not_logged(
     capfd: pytest.CaptureFixture[str],
 ) -> None:
-    """Provenance: a warm run of `serve --stdio` given SIGTERM printed `Exception in callback
-    BaseSelectorEventLoop._read_from_self()` and no `stopped:` line: the signal's exception was raised
-    inside the callback that reads the loop's wake-up pipe (the signal itself writes to it), and
-    asyncio logs any exception of a callback but `KeyboardInterrupt` and `SystemExit`, so the stop
-    was lost."""
+    """The signal's exception may be raised inside the callback that reads the loop's wake-up pipe
+    (the signal itself writes to it), and asyncio logs any exception of a callback but
+    `KeyboardInterrupt` and `SystemExit`: the stop must not be lost as `Exception in callback
+    BaseSelectorEventLoop._read_from_self()` with no `stopped:` line."""
     import asyncio
 
     def callback() -> None:

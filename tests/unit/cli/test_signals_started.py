@@ -1,8 +1,7 @@
 """A signal while a command makes its host is raised after the host is made, never inside it.
 
-Provenance: issue 20 point 16, found by a newcomer: Ctrl-C 0.4-0.7 s into `tools`, `call` or
-`config check --connect` hung 10-25% of the time until a second signal; the exception had landed
-inside anyio's portal start-up (`Bridge.__init__`), whose thread could then never be joined.
+A Ctrl-C early in `tools`, `call` or `config check --connect` must not land inside anyio's portal
+start-up (`Bridge.__init__`), whose thread could then never be joined and the command would hang.
 """
 
 from __future__ import annotations

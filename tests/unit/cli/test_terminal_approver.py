@@ -1,7 +1,7 @@
 """`--approve ask` on a real terminal: a pseudo-terminal answers y, then n.
 
-Provenance: issue 8, point 3 (`TerminalApprover` opened /dev/tty in text "r+" mode, which a tty
-refuses as not seekable, so every approval was refused as "no terminal").
+`TerminalApprover` opens the terminal in a mode a tty accepts (not text "r+", which a tty refuses as not
+seekable), so an approval is asked, and refused as "no terminal" only when there is none.
 """
 
 from __future__ import annotations

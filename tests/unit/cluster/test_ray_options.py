@@ -1,7 +1,7 @@
 """`--executor ray` refuses what cannot work on a cluster, at once and saying why.
 
-Provenance: issue 14, points 1 and 3 (`--approve ask` refused for remote agents; `--ray-address`,
-`[host] executor`), point 5 (Ray is an optional extra: without it, a message naming the extra).
+`--approve ask` is refused for remote agents; `--ray-address` and `[host] executor` choose the cluster;
+Ray is an optional extra, and without it the message names the extra.
 """
 
 from __future__ import annotations

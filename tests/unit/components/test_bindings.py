@@ -1,9 +1,9 @@
 """`agent-host bindings` and the type checkers' settings of `agent-host new`.
 
-Provenance: issue 10, point 4 (typed bindings in one command: stubs for `wit_world`,
-`componentize_py_types` and `agentlib`; `new` writes `pyrightconfig.json` and `mypy.ini` pointing at
-them with Python 3.14). Each test runs componentize-py's `bindings` (well under a second); the type
-checkers themselves run in tests/component/dev/test_editor_setup.py.
+`bindings` writes typed stubs for `wit_world`, `componentize_py_types` and `agentlib` in one command;
+`new` writes `pyrightconfig.json` and `mypy.ini` pointing at them with Python 3.14. Each test runs
+componentize-py's `bindings` (well under a second); the type checkers themselves run in
+tests/component/dev/test_editor_setup.py.
 """
 
 from __future__ import annotations

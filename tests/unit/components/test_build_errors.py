@@ -1,8 +1,7 @@
 """A failed build shows the guest's own traceback, not componentize-py's wrapping of it.
 
-Provenance: issue 10, point 3 (a failing build shows the Python error first, readably); a newcomer
-found the raw componentize-py dump (`AssertionError: Traceback ...`, `/2/_agent_host_entry.py`)
-after the first line.
+The Python error comes first and readably, without componentize-py's raw dump around it
+(`AssertionError: Traceback ...`, `/2/_agent_host_entry.py`); other output is left as it is.
 """
 
 from __future__ import annotations

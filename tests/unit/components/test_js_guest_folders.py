@@ -1,8 +1,6 @@
 """JavaScript guest folders without a build: which language a folder is, which module exports
 `run`, what a failed componentize-js run is reported as, and the toolchain's error when node or
 npm is missing.
-
-Provenance: issue 23 (points 1, 2 and 4).
 """
 
 from __future__ import annotations

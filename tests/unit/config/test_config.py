@@ -1,7 +1,7 @@
 """Configuration: valid files load into models; every mistake names the file, the key and the fix.
 
-Provenance: issue 2, point 5 (TOML as in the design, `${VAR}` expansion, errors that name the file,
-the key path and what is expected; `config init` writes a commented starter file).
+TOML as in the design with `${VAR}` expansion; errors name the file, the key path and what is expected;
+`config init` writes a commented starter file that loads.
 """
 
 from __future__ import annotations

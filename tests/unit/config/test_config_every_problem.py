@@ -1,10 +1,8 @@
 """`config check` shows every problem of a file at once, in the project's own words.
 
-Provenance: issue 20, hardening-open item 13 (a newcomer): a value problem in a table hid that
-table's cross-key problems (an agent's undefined tooling showed only once its `memory` was fixed),
-and some problems spoke pydantic (`literal['decline']`, `function-before[...]`, "Input should be
-greater than or equal to 0"); `${VAR:-default}` was quoted as what it expanded to, and a nested
-default (`${A:-${B}}`) as `${B}`.
+A value problem in a table does not hide that table's cross-key problems, no problem speaks pydantic
+(`literal['decline']`, `function-before[...]`), and `${VAR:-default}`, nested defaults too, is quoted
+as written, not as what it expanded to.
 """
 
 from __future__ import annotations

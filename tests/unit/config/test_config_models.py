@@ -1,8 +1,8 @@
 """Config as pydantic models: every problem of a file in one error, one model per tooling kind and
 transport, names and origins from the file, free JSON kept verbatim, and the package's imports.
 
-Provenance: issue 9, point 1 (frozen models with `extra="forbid"`, a discriminated union per kind
-and transport, `${VAR}` expansion as a pass over the raw tree, one formatter naming every problem).
+The models are frozen with `extra="forbid"`, a discriminated union per kind and transport; `${VAR}`
+expansion is a pass over the raw tree, and one formatter names every problem.
 """
 
 from __future__ import annotations
@@ -175,7 +175,7 @@ def test_the_config_package_imports_nothing_of_the_host_but_errors() -> None:
 
 
 def test_serve_names_only_agents_it_can_serve() -> None:
-    """Issue 12: `[serve] agents` must name agents with a `component`; keys checked like every table."""
+    """`[serve] agents` must name agents with a `component`; keys checked like every table."""
     config = parse_config('[agents.a]\ncomponent = "a.wasm"\n[serve]\nagents = ["a"]\nmax_concurrent = 3\n', FILE, {})
     assert (config.serve.agents, config.serve.max_concurrent) == (("a",), 3)
     assert (default_config().serve.agents, default_config().serve.max_concurrent) == (None, 8)
@@ -211,8 +211,8 @@ def test_serve_binds_beyond_loopback_only_with_a_token() -> None:
 
 @pytest.mark.parametrize("token", ["", " ", "\t ", " secret", "secret\n"])
 def test_a_blank_token_or_one_with_spaces_around_it_is_refused_without_showing_it(token: str) -> None:
-    """docs/notes/hardening-open.md, item 9: `tokens = [" "]` was accepted by `config check` (a
-    token no client can present: the header's value is stripped)."""
+    """`tokens = [" "]` is refused by `config check`: no client can present such a token, since the
+    header's value is stripped."""
     error = error_of('[serve]\ntokens = ["good", "${T}"]\n', {"T": token})
     assert error.message.startswith(f"{FILE}: serve.tokens[1]: "), error.message
     assert ("blank" in error.message) if not token.strip() else ("spaces" in error.message), error.message
@@ -220,7 +220,7 @@ def test_a_blank_token_or_one_with_spaces_around_it_is_refused_without_showing_i
 
 
 def test_serve_toolings_are_defined_dotless_and_granted_and_grants_take_only_grant_keys() -> None:
-    """Issue 12: `[serve] toolings` re-exported under `[serve] grants` (the keys of an agent's grants)."""
+    """`[serve] toolings` re-exported under `[serve] grants` (the keys of an agent's grants)."""
     tools = '[tooling.fs]\nkind = "mock"\n[tooling."a.b"]\nkind = "mock"\n[tooling.other]\nkind = "mock"\n'
     config = parse_config(tools + '[serve]\ntoolings = ["fs"]\ngrants = { tools = { fs = ["read_*"] } }\n', FILE, {})
     grants = config.serve.client_grants()
@@ -267,13 +267,13 @@ def test_serve_toolings_are_defined_dotless_and_granted_and_grants_take_only_gra
     ],
 )
 def test_a_wrong_auth_table_is_named_with_what_to_fix(auth: str, expected: str) -> None:
-    """Issue 13, point 4: `auth = { type = "oauth" | "client_credentials", ... }` on HTTP toolings."""
+    """`auth = { type = "oauth" | "client_credentials", ... }` on HTTP toolings."""
     error = error_of(f'[tooling.h]\nurl = "https://h/mcp"\nauth = {auth}\n')
     assert f"{FILE}: {expected}" in str(error)
 
 
 def test_auth_is_read_for_http_toolings_only_and_its_secret_is_never_shown() -> None:
-    """Issue 13, point 4: the secret comes from ${VAR} and no repr of the config shows it."""
+    """The secret comes from ${VAR} and no repr of the config shows it."""
     auth = '{ type = "client_credentials", client_id = "bot", client_secret = "${S}" }'
     text = f'[tooling.h]\nurl = "https://h/mcp"\nauth = {auth}\n'
     config = parse_config(text, FILE, {"S": "hush-hush"})
@@ -290,7 +290,7 @@ def test_auth_is_read_for_http_toolings_only_and_its_secret_is_never_shown() -> 
 
 
 def test_max_pending_bytes_must_hold_one_call_of_the_largest_arguments(tmp_path: Path) -> None:
-    """Provenance: issue 20, point 2: a bound below one call's arguments would refuse every call."""
+    """A bound below one call's arguments would refuse every call."""
     with pytest.raises(ConfigError) as caught:
         parse_config('[host]\nmax_pending_bytes = "1MiB"\n', tmp_path / "agent-host.toml")
     message = str(caught.value)

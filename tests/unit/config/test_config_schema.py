@@ -1,7 +1,7 @@
 """The JSON Schema of the config file: what `agent-host config schema` prints for editors.
 
-Provenance: issue 9, point 1 (`agent-host config schema` prints the JSON Schema of the file, so that
-editors complete and check `agent-host.toml` through a `#:schema` line).
+Editors complete and check `agent-host.toml` with it through a `#:schema` line; it accepts the starter
+files and the documented example and rejects what the loader rejects.
 """
 
 from __future__ import annotations

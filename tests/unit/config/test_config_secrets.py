@@ -1,6 +1,7 @@
 """A config error shows what the file says, never the value a `${VAR}` expanded to.
 
-Provenance: issue 20, point 12 (a token in a malformed `timeout` was printed, twice with `--json`).
+A token expanded into a malformed value (a `timeout`, say) is printed neither in the error nor by
+`config check --json`.
 """
 
 from __future__ import annotations

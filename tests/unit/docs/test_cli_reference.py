@@ -1,8 +1,8 @@
 """The command-line reference page holds every command and option of `agent-host`.
 
-Provenance: issue 22, point 2 ("the CLI from click (mkdocs-click or equivalent) ... an option added
-in code appears in the docs with no other edit"). The page's `::: mkdocs-click` block is rendered
-with the options the page gives it, and the click tree is walked from the root group.
+The page is generated from click, so an option added in code appears in the docs with no other edit.
+The page's `::: mkdocs-click` block is rendered with the options the page gives it, and the click tree
+is walked from the root group.
 """
 
 from __future__ import annotations

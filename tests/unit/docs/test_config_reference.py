@@ -1,9 +1,8 @@
 """The configuration reference page names every key of every table, with its type, default and docstring.
 
-Provenance: issue 22, point 2 ("the configuration from the models' JSON Schema (every key with its
-type, default and docstring) ... a key added in code appears in the docs with no other edit"). The
-models are walked from `Config` through every field's annotation (unions, tuples, mappings), so a
-new model or field is checked without a change here.
+The page is generated from the models' JSON Schema, so a key added in code appears in the docs with no
+other edit. The models are walked from `Config` through every field's annotation (unions, tuples,
+mappings), so a new model or field is checked without a change here.
 """
 
 from __future__ import annotations

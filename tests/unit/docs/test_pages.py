@@ -1,8 +1,8 @@
 """The README is the short front door whose links resolve; the reference pages hold their generators.
 
-Provenance: issue 22, points 1, 2 and 4 ("the README becomes the front door, at most ~200 lines ...
-links into the site"; "reference pages generated, never copied"; the Python API from docstrings).
-`mkdocs build --strict` (in `make lint`) checks the links between pages and the navigation.
+The README stays within 200 lines and links into the site; reference pages are generated, never copied,
+the Python API from docstrings. `mkdocs build --strict` (in `make lint`) checks the links between pages
+and the navigation.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The WIT reference page holds every interface, type, case and function of `wit/*.wit` with its comment.
 
-Provenance: issue 22, point 2 ("the WIT from its comments ... a WIT function added in code appears
-in the docs with no other edit"). The check reads the WIT files with plain regular expressions,
-independently of the page's parser, so a function the parser missed fails here.
+The page is generated from the WIT files, so a function added in code appears with no other edit. The
+check reads the WIT files with plain regular expressions, independently of the page's parser, so a
+function the parser missed fails here.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """agentlib (guests/lib/agentlib) in plain CPython, against a stub of the generated bindings.
 
-Provenance: issue 21, point 6 ("the guest library": a result type, one exception with the
-kebab-case code, helper names that form a family, unit tests without wasm). The WIT's records and
-enums are the real ones componentize-py generates (`agent-host bindings`, well under a second);
-`wit_world.imports.tooling` and `wit_world.imports.inbox` are replaced in `sys.modules` by fakes
-that record what the library asked and answer as scripted, so nothing runs in wasmtime.
+The guest library's result type, its one exception with the kebab-case code and its helper names. The
+WIT's records and enums are the real ones componentize-py generates (`agent-host bindings`, well under a
+second); `wit_world.imports.tooling` and `wit_world.imports.inbox` are replaced in `sys.modules` by
+fakes that record what the library asked and answer as scripted, so nothing runs in wasmtime.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """Globs of the policy never match a name or URI that a server would resolve elsewhere.
 
-Provenance: docs/notes/hardening-open.md, item 11: resource globs matched the raw URI text, so
-`demo://readme/../note` passed `demo://read*`. Dot segments (RFC 3986 section 5.2.4), also
-percent-encoded, match no glob of `tools`, `resources`, `--allow` or a tooling's `capabilities`.
+Dot segments (RFC 3986 section 5.2.4), also percent-encoded, match no glob of `tools`, `resources`,
+`--allow` or a tooling's `capabilities`: `demo://readme/../note` does not pass `demo://read*`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Pinned tool definitions: the digest, the lock file, first sight, changed and new tools, re-pinning.
 
-Provenance: issue 13, point 5 ("`pin_tools = true` records a digest of each tool's definition (name,
-description, schemas, annotations) in `agent-host.lock` beside the config at first sight; a later
-changed or new tool is `denied` with a message naming the tool and the command to re-pin"). The
-store is used as the session uses it; the servers' side is tests/component/calls/test_pinned_tools.py.
+With `pin_tools = true` a digest of each tool's definition (name, description, schemas, annotations) is
+recorded in `agent-host.lock` beside the config at first sight; a later changed or new tool is `denied`
+with a message naming the tool and the command to re-pin. The store is used as the session uses it;
+the servers' side is tests/component/calls/test_pinned_tools.py.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Grants and limits resolve from the configuration and decide with messages that say how to grant.
 
-Provenance: issue 4, points 1 and 3 (deny by default; `--allow`; the embedded default grants demo;
-allow-lists of globs; refusals name the agent, the thing refused and the key that would grant it).
+Deny by default; `--allow`; the embedded default grants its demo tooling; allow-lists of globs; refusals
+name the agent, the thing refused and the key that would grant it.
 """
 
 from __future__ import annotations

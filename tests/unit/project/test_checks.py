@@ -1,8 +1,8 @@
 """The checks every call passes: JSON Schema validation and the capabilities a tool needs.
 
-Provenance: issue 5, points 3 (arguments checked against the input schema with a well-kept JSON
-Schema library, validators cached per tool; failures name the path and the rule) and 4 (what a tool
-needs: config, declaration, MCP annotations, else external_side_effect).
+Arguments are checked against the tool's input schema, validators cached per schema, failures naming
+the path and the rule; what a tool needs comes from the config, then its declaration, then its MCP
+annotations, else external_side_effect.
 """
 
 from __future__ import annotations

@@ -4,9 +4,6 @@ console script ends with `os._exit` (no atexit, so no data without coverage's `_
 The child is given the project's configuration as coverage's subprocess patch gives it
 (`COVERAGE_PROCESS_CONFIG`, read by the .pth file coverage installs), with its data file moved
 into tmp_path, and the lines of `cli.root.entry` it ran must be in the data it left.
-
-Provenance: issue 22, point 8 ("Coverage measured with pytest-cov (subprocesses included: the
-console script's `os._exit` must not lose their data)").
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Pure rules at the guest boundary: argument parsing, call results in MCP's wire form.
 
-Provenance: issue 2, point 4 (`isError` text as the message); issue 9, point 2 (one constructor per
-kind of result, used by every tooling kind). The resource content rule is in `test_wit_values`.
+The text of an `isError` result is its message, and one constructor per kind of result serves every
+tooling kind. The resource content rule is in `test_wit_values`.
 """
 
 from __future__ import annotations

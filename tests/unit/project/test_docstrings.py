@@ -1,8 +1,7 @@
 """Module docstrings stay short: a module's responsibility and invariants, not its methods' contracts.
 
-Provenance: issue 9, point 5 ("module docstrings state responsibility and invariants in at most ~10
-lines; contracts of methods go on the methods"). A module may exceed `MAX_LINES` only when its
-docstring says why, with `Longer:` followed by the reason.
+A host module's docstring holds at most `MAX_LINES` lines; contracts of methods go on the methods. A
+module may exceed `MAX_LINES` only when its docstring says why, with `Longer:` followed by the reason.
 """
 
 from __future__ import annotations

@@ -2,8 +2,6 @@
 the host raises to an embedder, both families (`HostError` for the person running the host,
 `ToolingError` for what a guest sees), `Interrupted` among them; names, references, exit codes and
 messages of the classes are unchanged.
-
-Provenance: issue 21, point 5 ("One common base for the host's exceptions, `Interrupted` with the rest").
 """
 
 from __future__ import annotations

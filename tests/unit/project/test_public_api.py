@@ -2,10 +2,7 @@
 type checkers see the same names as the lazy loader, the README imports only from `agent_host`, and
 importing the package (or its light names) loads neither wasmtime nor the MCP SDK.
 
-Provenance: issue 21, point 5 ("`host/__init__.py` says the public API is what it exports, while the
-README sends users to `host.tools`, `host.testing` and `host.config`; nothing pins any of it.
-Re-export what users need at the top level, mark the rest internal, and pin the exports with a test
-(as httpx does)"). Adding or removing a name is an API decision: change `PUBLIC` with it.
+Adding or removing a name is an API decision: change `PUBLIC` with it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The README's quick start installs what `make setup` installs.
 
-Provenance: issue 20, point 19: the quick start's `pip install -e '.[dev]'` alternative left out the
-`ray` extra, so the Ray tests skipped for whoever followed it.
+Every `pip install -e '.[...]'` of the README names the extras the Makefile installs (`ray` among them),
+so whoever follows the quick start does not skip the Ray tests.
 """
 
 from __future__ import annotations

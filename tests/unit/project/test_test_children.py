@@ -1,9 +1,6 @@
 """The tests' door to `agent-host` child processes (tests/support/cli_process.py) gives every child a
 clean environment: the developer's `AGENT_HOST_*` never reach it, the run's cache and coverage's
 variables do.
-
-Provenance: issue 22, point 5 ("subprocesses ... through one helper that always passes a clean
-environment (no `AGENT_HOST_CONFIG` from the developer's shell, the test cache)").
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """How the host counts the file descriptors a guest holds through its granted folders.
 
-Provenance: docs/notes/hardening-open.md, item 10 (a guest held host descriptors up to `ulimit -n`).
-The component test (tests/component/guests/test_guest_descriptors.py) runs a real guest; these check the
-count itself with descriptors this test opens as a guest's WASI would.
+A guest cannot hold host descriptors up to `ulimit -n`. The component test
+(tests/component/guests/test_guest_descriptors.py) runs a real guest; these check the count itself with
+descriptors this test opens as a guest's WASI would.
 """
 
 from __future__ import annotations

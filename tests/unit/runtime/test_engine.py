@@ -1,8 +1,8 @@
 """The compiled-component cache: compile once, load after; corrupt or foreign files never crash.
 
-Provenance: issue 2, point 3 (cache key = wasm hash + wasmtime version + engine settings; a corrupt
-or stale artifact is recompiled, not fatal; a progress message while the first compile runs).
-Components here are written in WAT, so no toolchain is needed.
+The cache key is the wasm's hash, the wasmtime version and the engine settings; a corrupt or stale
+artifact is recompiled, not fatal; a progress message shows while the first compile runs. Components
+here are written in WAT, so no toolchain is needed.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def test_a_second_host_loads_from_the_cache_without_compiling(
 def test_an_unchanged_wasm_and_artifact_are_not_read_again(
     tmp_path: Path, wasm: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 11: hashing the 18 MB wasm and the 35 MB artifact at every start cost ~0.1 s."""
+    """Hashing the 18 MB wasm and the 35 MB artifact at every start would cost ~0.1 s."""
     cache = tmp_path / "cache"
     with Runtime(cache) as runtime:
         runtime.load(wasm)

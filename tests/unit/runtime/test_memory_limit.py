@@ -1,7 +1,7 @@
 """The host's memory creator: it enforces a run's memory limit and records what it refused.
 
-Provenance: issue 21, point 4: wasmtime's store limiter refuses growth silently, so only the guest's
-own text told that memory ran out. Core modules from WAT on an engine with the host's config.
+wasmtime's store limiter refuses growth silently; the memory creator records each refusal, so the host
+can tell that a guest ran out of memory. Core modules from WAT on an engine with the host's config.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Forwarding a guest's output: lines cut as log lines are, and what the host holds bounded.
 
-Provenance: issue 20, point 2 (a guest writing to stdout without a newline made the host buffer it
-whole: 1.7 GB of host RSS with `memory = "64MiB"`; lines were forwarded whatever their length).
+Output without a newline is read in bounded pieces, never held whole, a line longer than the bound is
+cut saying how much was cut, and control characters are escaped.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def test_output_without_newlines_is_read_in_bounded_pieces_not_held_whole(tmp_pa
 
 
 def test_control_characters_a_guest_prints_are_escaped_so_it_cannot_forge_host_lines(tmp_path: Path) -> None:
-    """Issue 20 (found attacking the fence): `\\r`, ESC sequences and bidi overrides in a guest's
-    output reached the operator's terminal raw (a line rewritten, the title set, a host line forged)."""
+    """`\\r`, ESC sequences and bidi overrides in a guest's output never reach the operator's terminal
+    raw (where they could rewrite a line, set the title or forge a host line)."""
     lines = forwarded(tmp_path, b"\x1b[1A\x1b[2K\ragent-host: FORGED\x1b]0;t\x07 \xe2\x80\xae!\n")
     assert lines == ["[g] \\x1b[1A\\x1b[2K\\x0dagent-host: FORGED\\x1b]0;t\\x07 \\u202e!"]

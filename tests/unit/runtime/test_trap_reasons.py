@@ -1,9 +1,8 @@
 """Why a guest trapped, as the host tells it: host state decides, the guest's stderr is quoted.
 
-Provenance: issue 8, points 1 and 2: an uncaught host error is named by the last error the host
-returned to the guest; the memory limit names where it is set. Issue 21, point 4: a `MemoryError`
-on the guest's stderr (even CPython's own out-of-memory dump) is only the guest's words: without a
-growth the host refused, it is not the memory limit.
+An uncaught host error is named by the last error the host returned to the guest; the memory limit
+names where it is set. A `MemoryError` on the guest's stderr (even CPython's own out-of-memory dump) is
+only the guest's words: without a growth the host refused, it is not the memory limit.
 """
 
 from __future__ import annotations
@@ -83,8 +82,8 @@ def test_a_trap_without_a_traceback_names_the_last_error_the_host_returned(tmp_p
 
 
 def test_without_a_config_file_the_memory_limit_names_where_to_set_it(tmp_path: Path) -> None:
-    """Provenance: issue 20, point 19: with no config file the message named `[host] memory`, a
-    table of a file that does not exist."""
+    """With no config file the message must not name only `[host] memory`, a table of a file that
+    does not exist."""
     from agent_host.config import default_config
 
     reason = memory_limit_reason(AgentPolicy.resolve(default_config(), "guest"))

@@ -2,9 +2,8 @@
 wasmtime, its public path (forced here) gives the same results, and no other module of the package
 names a private module or attribute of wasmtime-py.
 
-Provenance: issue 21, point 3 ("put every private touch of wasmtime-py in one module; it checks at
-import that what it relies on exists, and the version it was tested with, and falls back to the
-public path otherwise, with a unit test per hook"). Components and core modules from inline WAT.
+The door checks at import that what it relies on exists, and the version it was tested with, and falls
+back to the public path otherwise. Components and core modules from inline WAT.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """WIT encoding rules that are not shapes: how a resource's content reaches a guest.
 
-Provenance: the WIT contract for `resource-content.content` (text for text/* or no MIME type, base64
-otherwise); issue 2, point 4 (blob resources base64); issue 9, point 2 (the rule lives in
-`runtime.wit_values`, not on the model's `ResourceData`).
+As the WIT contract for `resource-content.content` says: text for text/* or no MIME type, base64
+otherwise (blob resources). The rule lives in `runtime.wit_values`, not on the model's `ResourceData`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """The bounds of `agent-host serve --http` that need no server: the throttled log, the open-file fit,
 the Host and Origin rules, and their `[serve]` keys.
 
-Provenance: issue 20, point 4 (`socket.accept() out of system resource` was logged hundreds of
-thousands of times; the connection cap must be checked against RLIMIT_NOFILE) and point 9 (the
-allowed hosts configurable, a loopback bind kept strict).
+`socket.accept()` running out of descriptors is logged once per interval, not per event; the connection
+cap must fit RLIMIT_NOFILE; the allowed hosts are configurable and a loopback bind is kept strict.
 """
 
 from __future__ import annotations
@@ -145,7 +144,7 @@ def test_the_serve_bounds_have_defaults_and_are_checked() -> None:
 
 
 def test_the_per_client_connection_cap_must_be_below_max_connections() -> None:
-    """docs/notes/hardening-open.md item 4: one client's sockets must not take every connection."""
+    """One client's sockets must not take every connection."""
     serve = parse_config("", FILE, {}).serve
     assert (serve.max_connections_per_client, serve.send_timeout) == (64, 30)
     assert (serve.min_send_rate, serve.max_pending_answers) == (8 * 1024, 256 * 1024 * 1024)
@@ -158,10 +157,9 @@ def test_the_per_client_connection_cap_must_be_below_max_connections() -> None:
 
 @pytest.mark.anyio
 async def test_a_waiting_call_handed_a_turn_frees_its_queue_place_at_once() -> None:
-    """docs/notes/hardening-open.md item 9 (an early 429 in ~5 of 20 bursts of 12 calls at
-    max_concurrent 4, queue 8): a call ending hands its turn to the first waiter, which counted as
-    waiting until it next ran, so a call arriving meanwhile found 4 running and 8 waiting while only
-    7 waited."""
+    """A call ending hands its turn to the first waiter, which must stop counting as waiting at once,
+    not when it next runs; else a call arriving meanwhile (at max_concurrent 4, queue 8) finds 4
+    running and 8 waiting while only 7 wait, and gets an early 429."""
     turns = Turns(4, 8)
     ends = [anyio.Event() for _ in range(13)]
     late: list[Ticket | str] = []

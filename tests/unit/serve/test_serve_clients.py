@@ -1,7 +1,7 @@
 """Who a client of `agent-host serve` is, the slots it holds, and bounds logged once per interval.
 
-Provenance: issue 20, point 6 ("limits per client (or per session)") and the issue's rule that a
-bound reached "is logged once per interval, not per event".
+Limits hold per client (its token, else its address, else local), and a bound reached is logged once
+per interval, not per event.
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ def test_a_client_is_its_token_else_its_address_else_local() -> None:
 
 @pytest.mark.parametrize("address", ["127.0.0.1", "127.0.0.2", "127.255.3.4", "::1", "::ffff:127.0.0.9"])
 def test_every_loopback_address_is_one_client_unless_a_token_names_it(address: str) -> None:
-    """docs/notes/hardening-open.md, serve item 3: each 127/8 source address was another client, so
-    one local process could take every session and listen stream by changing its source address."""
+    """Every 127/8 source address is one client, so one local process cannot take every session and
+    listen stream by changing its source address."""
     assert client_of_scope({"client": (address, 4711)}) == LOOPBACK
     assert client_of_scope({"agent_host.client": "token 1", "client": (address, 4711)}) == "token 1"
     assert client_of_scope({"client": ("not an address", 1)}) == "address not an address"

@@ -1,7 +1,7 @@
 """`agent_host.serve.feed.Feed`: bounded by bytes, dropping with one marker per gap, in order.
 
-Provenance: issue 20, point 7 (log lines forwarded to a client were buffered by count, 1,024 per
-call: one client that never read grew the server to 2.9 GB).
+Log lines forwarded to a client are bounded by bytes, not by count, so a client that never reads
+cannot grow the server.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def test_an_empty_item_costs_its_overhead_and_the_end_carries_the_last_marker() 
 
 
 def test_a_consumer_that_gives_up_learns_how_many_items_it_never_got() -> None:
-    """docs/notes/hardening-open.md, item 9: what waited when the drain was cut went unreported."""
+    """What waited when the drain was cut is reported, not lost silently."""
 
     async def main() -> int:
         with Feed[str](3_000, len, lambda n: f"<{n} dropped>") as feed:

@@ -1,7 +1,7 @@
 """`agent-host serve --http` accepts connections from the moment it prints its URL.
 
-Provenance: issue 12 (serve over HTTP); a defect seen in CI: a client that connected as soon as the
-URL was printed was refused, the socket being bound but not yet listening until uvicorn started.
+The socket listens before uvicorn runs, so a client that connects as soon as the URL is printed is not
+refused.
 """
 
 from __future__ import annotations

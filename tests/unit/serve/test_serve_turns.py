@@ -1,8 +1,8 @@
 """`turns.Turns`: turns and queue places divided between clients.
 
-Provenance: docs/notes/hardening-open.md, serve item 4 ("one client's 72 long calls make every other
-client's calls 429") and item 9 ("an unexplained early 429 in ~5 of 20 bursts of 12 calls at
-`max_concurrent 4, queue 8`": a freed turn was counted as still waiting until its new holder ran).
+One client alone may use every turn and place, but one client's long calls cannot make every other
+client's calls 429: a full server gives the greediest client's newest waiting place to another client,
+and a freed turn is handed over at once, not counted as still waiting until its new holder runs.
 """
 
 from __future__ import annotations

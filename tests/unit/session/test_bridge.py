@@ -1,7 +1,4 @@
-"""The bridge runs coroutines on its loop thread for blocking callers, with deadlines that cancel.
-
-Provenance: issue 2, point 4 ("guest threads submit work to it with a deadline").
-"""
+"""The bridge runs coroutines on its loop thread for blocking callers, with deadlines that cancel."""
 
 from __future__ import annotations
 
@@ -115,9 +112,9 @@ def _busy_loop(bridge: Bridge) -> tuple[threading.Event, concurrent.futures.Futu
 
 
 def test_hand_offs_made_while_the_loop_is_busy_wake_it_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Provenance: issue 11 (the host's HTTP speed): every hand-off wrote to the loop's wake-up socket,
-    even while the loop was busy and would take it anyway: with 16 threads calling, one system call on
-    each side per call. Coroutines handed over while a wake-up is pending join it, and all run."""
+    """A hand-off made while the loop is busy does not write to the loop's wake-up socket again (with
+    16 threads calling, that was one system call on each side per call): coroutines handed over while
+    a wake-up is pending join it, and all run."""
     with Bridge() as bridge:
         release, blocked = _busy_loop(bridge)
         wakeups: list[object] = []
@@ -186,8 +183,8 @@ def test_cancelling_a_hand_off_before_its_task_started_cancels_the_task() -> Non
 
 
 def test_run_foreground_returns_the_value_and_raises_what_the_coroutine_raised() -> None:
-    """Issue 25: `serve` runs its server on the bridge loop. A server that fails at once (a port in
-    use) must reach the command, not hang it (the first version waited on the finished task again)."""
+    """`serve` runs its server on the bridge loop. A server that fails at once (a port in use) must
+    reach the command, not hang it waiting on the finished task again."""
     with Bridge() as bridge:
 
         async def where() -> str:
@@ -238,8 +235,8 @@ def test_an_exception_in_the_waiting_thread_ends_the_coroutine_first_then_is_rai
 
 
 def test_run_awaits_a_coroutine_on_the_bridge_loop_and_cancelling_the_caller_cancels_it() -> None:
-    """Issue 25, point 1: `serve`'s proxied calls are coroutines handed to the bridge loop from a
-    coroutine (from another loop in process, on the same loop in the command)."""
+    """`serve`'s proxied calls are coroutines handed to the bridge loop from a coroutine (from another
+    loop in process, on the same loop in the command)."""
     with Bridge() as bridge:
         started, cancelled = threading.Event(), threading.Event()
         ended: list[str] = []

@@ -1,7 +1,5 @@
 """Cassettes (`agent_host.session.cassette`): every answer kind written and read back, divergence
 named at the first difference, secrets replaced, files refused with what is wrong.
-
-Provenance: issue 24, points 1-4.
 """
 
 from __future__ import annotations

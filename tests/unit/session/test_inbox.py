@@ -1,7 +1,7 @@
 """The inbox keeps its guarantees: FIFO, bounded by admission control, coalescing, exactly once, no
 envelope after cancel/unsubscribe, and a pump side that never blocks.
 
-Provenance: issue 3, point 2 and the design's "Inbox guarantees (nothing is lost)".
+These are the design's "Inbox guarantees (nothing is lost)".
 """
 
 from __future__ import annotations
@@ -199,10 +199,10 @@ def test_the_bound_holds_under_concurrent_pushes_and_receives() -> None:
 
 
 def test_bytes_held_for_a_guest_are_bounded_by_refusing_new_calls_never_by_dropping_results() -> None:
-    """Provenance: issue 20, point 2 (a guest opening 256 calls with 1 MB arguments and never reading
-    its inbox held ~860 MB in the host): the arguments of open calls and undelivered envelopes count
-    against `max_pending_bytes`; past it `call-tool` and `subscribe-*` are `limit-exceeded`, and a
-    result that does not fit is a `limit-exceeded` error for its call, never silently dropped."""
+    """A guest opening many calls with large arguments and never reading its inbox cannot grow the
+    host: the arguments of open calls and undelivered envelopes count against `max_pending_bytes`;
+    past it `call-tool` and `subscribe-*` are `limit-exceeded`, and a result that does not fit is a
+    `limit-exceeded` error for its call, never silently dropped."""
     inbox = Inbox(max_pending_bytes=2000, pending_key="max_pending_bytes in test.toml [host]")
     inbox.open_call("a", 300)
     inbox.open_call("b", 300)

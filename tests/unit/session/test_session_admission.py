@@ -1,7 +1,7 @@
 """Admission: the checks every call passes, in order, before anything leaves the host; then approval.
 
-Provenance: issue 9, point 3 (admission as pure checks returning an admitted call, approval its own
-step); the order and messages are those of the session before the split (issues 3 and 6).
+Admission is pure checks returning an admitted call, the first failing check winning in a fixed order;
+approval is its own step.
 """
 
 from __future__ import annotations
@@ -178,8 +178,8 @@ def test_lists_keep_only_what_the_agent_may_see(admission: Admission) -> None:
 def test_arguments_that_no_peer_could_take_are_invalid_arguments_naming_the_problem(
     admission: Admission, mock: Tooling, arguments: str, named: str
 ) -> None:
-    """Provenance: issue 20, point 3: a lone surrogate broke the shared connection's writer, deep
-    nesting and long integers raised RecursionError/ValueError out of admission, NaN went through."""
+    """A lone surrogate (which would break the shared connection's writer), deep nesting and long
+    integers (RecursionError/ValueError) and NaN are `invalid-arguments` at admission."""
     error = refusal(admission, mock, "echo", arguments)
     assert error.code is ErrorCode.INVALID_ARGUMENTS, error
     assert named in error.message and "the arguments of tool 'echo'" in error.message

@@ -1,6 +1,7 @@
 """Audit spans: one line per operation, its outcome taken from how the span ended.
 
-Provenance: issue 9, point 3 (audit as a context manager); the line format is issue 6's audit log.
+A span is a context manager writing the audit log's line format, each operation named as its WIT
+function.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """Asynchronous calls: an id at once, exactly one final envelope, cancellation upstream, audit at the end.
 
-Provenance: issue 3 (asynchronous calls and the inbox), issue 9 point 3 (open calls as their own
-part, unit-tested with a mock tooling and no wasm).
+Open calls are their own part of the session, tested with a mock tooling and no wasm.
 """
 
 from __future__ import annotations
@@ -76,7 +75,7 @@ def test_a_call_returns_its_id_at_once_and_ends_with_one_result_envelope(calls: 
 def test_a_result_ready_at_once_is_queued_before_the_id_is_returned_without_the_loop(
     calls: Calls, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 11: a mock result without delay is answered on the guest's thread (no hop to the loop)."""
+    """A mock result without delay is answered on the guest's thread (no hop to the loop)."""
     started: list[object] = []
     monkeypatch.setattr(calls.world.bridge, "start", lambda *args: started.append(args))
     call_id = calls.start("echo", '{"text": "hi"}')

@@ -1,8 +1,7 @@
 """`get` of a tooling that does not connect in time is `unavailable`, with the tooling's own figure.
 
-Provenance: issue 20, point 19: on a loaded machine the session's outer bound (connect_timeout plus
-a grace) could end the wait before the connection's own: the code changed to `timeout` and the
-figure to the grace's sum, while the README promises `unavailable`.
+On a loaded machine the session's outer bound (connect_timeout plus a grace) must not end the wait as
+a `timeout` before the connection's own bound: the error is `unavailable` and names `connect_timeout`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Every bounded wait of a session: one message, shortened by the run's deadline, ended by interrupts.
 
-Provenance: issue 9, point 3 (one deadline helper: one place and one message for every bounded
-wait); the message text is the one guests and component tests have seen since issue 3.
+One deadline helper gives every bounded wait one place and one message, the one guests and component
+tests see.
 """
 
 from __future__ import annotations

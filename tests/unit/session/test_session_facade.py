@@ -1,8 +1,7 @@
 """`GuestSession` end to end with mock and Python toolings, without wasm: handles, grants, calls,
 approval, lifetime, the inbox wait, the guest's log and the audit of every operation.
 
-Provenance: issues 3, 5 and 6 (what a guest may do, as the WIT imports see it); issue 9 point 3
-(the façade keeps the public methods and behaviour of the session before the split).
+This is what a guest may do, as the WIT imports see it, through the façade's public methods.
 """
 
 from __future__ import annotations
@@ -142,7 +141,7 @@ def test_after_an_interrupt_every_operation_is_cancelled(session: GuestSession) 
 def test_a_mock_result_ready_at_once_is_answered_without_the_loop(
     world: World, session: GuestSession, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 11: a synchronous tooling needs no hop to the bridge loop (the host path's main cost)."""
+    """A synchronous tooling needs no hop to the bridge loop (the host path's main cost)."""
     rep = session.get("m")
     hops: list[object] = []
     original = world.bridge.call
@@ -194,9 +193,9 @@ def test_every_operation_is_audited_refusals_included(world: World, session: Gue
 
 
 def test_a_kept_error_does_not_pin_the_frames_that_raised_it(session: GuestSession) -> None:
-    """Provenance: a guest's 50 MB argument stayed in the host after its run (RSS +47 MiB until the
-    next run): the session kept the refusal it returned, whose traceback held every frame below it,
-    the guest's store and the argument among them. What the session keeps is the error's value."""
+    """The session keeps the error's value, not the refusal it returned with its traceback: that held
+    every frame below it, the guest's store and its argument among them, so a guest's 50 MB argument
+    would stay in the host after its run."""
     import gc
     import weakref
 

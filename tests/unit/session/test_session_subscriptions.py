@@ -1,7 +1,7 @@
 """Subscriptions of one guest: registered upstream through `Watchers`, delivered cut to its grants.
 
-Provenance: issue 3 (subscriptions, inbox), issue 5 (allow-lists apply to list events), issue 9
-point 3 (subscriptions as their own part, unit-tested with a mock tooling and no wasm).
+Allow-lists apply to list events too. Subscriptions are their own part of the session, tested with a
+mock tooling and no wasm.
 """
 
 from __future__ import annotations
@@ -106,8 +106,8 @@ def test_dropping_a_handle_ends_its_subscriptions_but_not_the_others(session: Gu
 
 
 def test_a_broken_lock_file_empties_the_tool_list_events_of_a_pinning_tooling(world: World, tmp_path: Path) -> None:
-    """Issue 13, point 5: a lock file that cannot be read leaves no tool of a pinning tooling usable;
-    its events say so (an empty list) instead of breaking the delivery of the others."""
+    """A lock file that cannot be read leaves no tool of a pinning tooling usable; its events say so
+    (an empty list) instead of breaking the delivery of the others."""
     (tmp_path / LOCK_NAME).write_text("version = 1\n[tooling.m]\necho = 'not a digest'\n")
     session = world.session(pins=Pins(tmp_path / LOCK_NAME, ["m"]))
     rep = session.get("m")

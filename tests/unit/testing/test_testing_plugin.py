@@ -1,9 +1,9 @@
 """The pytest plugin's parts that need no guest: the entry point, a cheap import, what `toolings`
 values become, the in-memory MCP transport, and how a failure is told.
 
-Provenance: issue 10, point 6 (a pytest plugin installed with the package; a tooling may be an
-MCP SDK server object served in the same process, a mock table or any `[tooling.NAME]` table;
-`error` gives the code and message of a failed guest). The TOML schema does not change.
+The plugin is installed with the package; a tooling may be an MCP SDK server object served in the same
+process, a mock table or any `[tooling.NAME]` table; `error` gives the code and message of a failed
+guest. The TOML schema does not change.
 """
 
 from __future__ import annotations
@@ -113,8 +113,8 @@ def test_a_server_object_is_reached_in_process_with_no_subprocess(tmp_path: Path
 
 
 def test_an_err_that_is_a_host_error_is_split_and_other_failures_are_kept_whole() -> None:
-    """Provenance: issue 21, point 4: the code comes from host state (`Outcome.error_code`, set when
-    the host returned that error to the guest), never from the guest's text alone."""
+    """The code comes from host state (`Outcome.error_code`, set when the host returned that error to
+    the guest), never from the guest's text alone."""
 
     def error(status: str, text: str, code: str | None = None) -> GuestError:
         return _error(Outcome("g", status, text, 0.0, error_code=code))

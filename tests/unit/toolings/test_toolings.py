@@ -1,8 +1,8 @@
 """What every tooling kind shares (`ConfiguredTooling`), the Python tool base class, and lazy kinds.
 
-Provenance: issue 9, point 4 (one base for tooling kinds: one not-found message, listener
-handling, defaults; Python tools get a base class instead of attribute probes) and point 2 (kinds
-registered lazily: importing the runtime or the session does not import the MCP SDK).
+One base gives every kind one not-found message, listener handling and defaults; Python tools get a base
+class instead of attribute probes; kinds are registered lazily, so importing the runtime or the session
+does not import the MCP SDK.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """MCP failures map to the documented error codes, with messages that say what to do.
 
-Provenance: issue 2 failure paths (one module maps MCP errors; both error planes);
-issue 9 point 4 (a table keyed on exception type / JSON-RPC code and operation, never on message text).
+One module maps MCP errors on both error planes, with a table keyed on exception type or JSON-RPC code
+and operation, never on message text.
 """
 
 from __future__ import annotations
@@ -89,8 +89,8 @@ def test_a_refused_http_connection_inside_an_exception_group_is_found(tmp_path: 
 def test_a_closed_handshake_logs_the_servers_stderr_for_the_operator_never_in_the_message(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Provenance: issue 20, point 12: a server's stderr (here a key it prints) reached guests and
-    remote clients in error messages; it is for the operator's log only, logged once."""
+    """A server's stderr (here a key it prints) never reaches guests or remote clients in error
+    messages; it is for the operator's log only, logged once."""
     conn = _conn(tmp_path, StdioToolingConfig(command="srv"))
     conn.stderr_path.write_text("starting\nfatal: bad API key sk-live-1234\n")
     with caplog.at_level(logging.WARNING, logger="agent_host.toolings.mcp.errors"):
@@ -114,7 +114,7 @@ def test_the_code_depends_on_the_operation_never_on_the_words_describing_it() ->
 
 
 def test_every_table_entry_keeps_its_message() -> None:
-    """The messages of the MCP error table, as guests and operators have read them since issue 2."""
+    """The messages of the MCP error table, as guests and operators read them."""
     messages = {
         (code, operation): map_mcp_error(
             mcp_error(code, "why"), "demo", operation or Operation.LIST_TOOLS, "WHAT", None
@@ -174,7 +174,7 @@ def test_an_exception_no_table_knows_is_a_host_bug() -> None:
 
 
 def test_a_protocol_violation_does_not_quote_what_the_server_wrote() -> None:
-    """Provenance: issue 20, point 12: what a server writes outside the protocol stays in the host's log."""
+    """What a server writes outside the protocol stays in the host's log."""
     assert protocol_violation("demo", "tools/list") == ToolingError(
         ErrorCode.PROTOCOL,
         "tooling 'demo': the server broke the protocol during tools/list: it wrote a line that is not JSON-RPC on "
@@ -224,9 +224,8 @@ def test_an_http_status_error_names_the_status_and_the_url(tmp_path: Path) -> No
     ],
 )
 def test_a_header_the_host_cannot_send_is_unavailable_and_never_quoted(tmp_path: Path, raised: Exception) -> None:
-    """Issue 20 point 12, found by a newcomer: a token with a CR (read from a CRLF file) reached the
-    guest, `tools --json` and serve clients inside h11's message; a non-ASCII one was blamed on the
-    server (`protocol`)."""
+    """A token with a CR (read from a CRLF file) never reaches the guest, `tools --json` or serve
+    clients inside h11's message, and a non-ASCII one is not blamed on the server (`protocol`)."""
     config = HttpToolingConfig(url="http://127.0.0.1:9/mcp", headers={"Authorization": "Bearer sk-SECRET-CR\r"})
     error = connect_error(ExceptionGroup("unhandled", [raised]), _conn(tmp_path, config))
     assert error.code is ErrorCode.UNAVAILABLE

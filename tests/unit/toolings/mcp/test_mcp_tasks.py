@@ -1,8 +1,7 @@
 """The Tasks extension polls as the server says: each wait is the latest `pollIntervalMs`, clamped.
 
-Provenance: issue 13, point 3 ("polling follows the server's hints"). The server is
-tests/servers/tasking.py, in process (the SDK's in-memory transport, 2026-07-28 era); the waits
-between polls are recorded instead of slept, so nothing here depends on time.
+The server is tests/servers/tasking.py, in process (the SDK's in-memory transport, 2026-07-28 era); the
+waits between polls are recorded instead of slept, so nothing here depends on time.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Each hook of `sdk_hooks` works on the installed SDK, and its fallback gives the same result.
 
-Provenance: issue 21, point 3 ("every private touch of the SDK in one module; it checks at import
-that what it relies on exists (and the version it was tested with) and falls back to the public
-path otherwise, with a unit test per hook"). The fallback is forced by marking the hook unavailable
-(`HOOKS[name] = False`, what the import-time check does when the private name is missing).
+Every private touch of the SDK is in that one module, which checks at import that what it relies on
+exists (and the version it was tested with) and falls back to the public path otherwise. The fallback is
+forced by marking the hook unavailable (`HOOKS[name] = False`, what the import-time check does when the
+private name is missing).
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """No module of the package but `toolings/mcp/sdk_hooks.py` touches a private name of the MCP SDK.
 
-Provenance: issue 21, point 3 ("one door to each dependency's internals": the MCP tooling overrode
-private SDK methods, called `_dispatcher.send_raw_request`, patched `validate_tool_result` on a
-session, read `ctx.session._connection`; serve imported private SDK modules). A grep of the source
-(by its syntax tree): in a module that imports the SDK (`mcp`, `mcp_types`, `httpx2`), no import of
-a private SDK module or name, no attribute `x._name` of an object that is not `self` or `cls`, no
-`super()._name`, no class derived from an SDK class that defines or uses a private name of that
-class (an override of a private method, or the SDK's private state), no `setattr` (a patch).
+A grep of the source (by its syntax tree): in a module that imports the SDK (`mcp`, `mcp_types`,
+`httpx2`), no import of a private SDK module or name, no attribute `x._name` of an object that is not
+`self` or `cls`, no `super()._name`, no class derived from an SDK class that defines or uses a private
+name of that class (an override of a private method, or the SDK's private state), no `setattr` (a patch).
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Every MCP stdio client the tests (and the README) start passes its environment.
 
-Provenance: issue 20, point 20: the SDK's stdio client starts its server with a minimal environment
-(HOME, PATH, ...) unless `env` is given, so the tests that started `agent-host serve` that way
-dropped AGENT_HOST_CACHE and built their guests into the home cache; the README's stdio client
-example had the same trap (AGENT_HOST_CONFIG and the config's `${VAR}`s are dropped too).
+Without `env`, the SDK's stdio client starts its server with a minimal environment (HOME, PATH, ...),
+dropping AGENT_HOST_CACHE (guests would be built into the home cache), AGENT_HOST_CONFIG and the
+config's `${VAR}`s.
 """
 
 from __future__ import annotations

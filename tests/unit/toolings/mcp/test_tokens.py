@@ -1,7 +1,7 @@
 """The token files of HTTP toolings: mode 0600 from the first byte, bound to the tooling's URL.
 
-Provenance: issue 13, point 4 ("tokens stored per tooling in the user's config folder with 0600
-permissions"; "tokens never reach ... a log line").
+Tokens are stored per tooling in the user's config folder (0700), read back for their URL only, and
+never shown in a record's repr or summary.
 """
 
 from __future__ import annotations
