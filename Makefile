@@ -60,7 +60,7 @@ docs: setup
 # a test's time is spent waiting on guests, servers and clients, so more workers than cores. Python
 # children are forked from a server that has imported the SDK (tests/support/forkserver.py). The Ray
 # tests look at the machine's Ray processes alone (no other test starts any).
-TEST_WORKERS ?= 3
+TEST_WORKERS ?= 4
 
 # Coverage (pyproject [tool.coverage]: every Python child process too) of both runs, combined into
 # .coverage; the total is printed once at the end, and `make test` fails under its `fail_under`.

@@ -27,7 +27,8 @@ from tests.support.processes import descendants, process_table, wait_for_line
 from tests.support.python_tooling import PYTHON_TOML
 from tests.support.ray_cluster import left_after, parents_of, ray_processes, start_head
 
-pytestmark = [pytest.mark.component, pytest.mark.ray]
+# Real processes: their subject is the processes on Ray; 300 s each: they run beside the rest of the suite.
+pytestmark = [pytest.mark.component, pytest.mark.ray, pytest.mark.real_processes, pytest.mark.timeout(300)]
 
 GET: Final = get("t", as_="t")
 PY: Final = get("py", as_="p")
@@ -278,7 +279,6 @@ def test_a_javascript_guest_on_ray_answers_and_fails_as_locally(ray_head: str, t
     assert found["js-fails"][0] == "error" and found["js-fails"][1].startswith("Error: boom (at app.js:")
 
 
-@pytest.mark.timeout(180)  # three commands, two of them joining the cluster
 def test_a_run_recorded_on_ray_is_written_on_the_driver_and_replays_locally_and_on_ray(
     ray_head: str, probe_wasm: Path, tmp_path: Path
 ) -> None:

@@ -26,7 +26,8 @@ from tests.support.python_tooling import PYTHON_TOML
 from tests.support.ray_cluster import left_after
 from tests.support.serving import HttpServe
 
-pytestmark = [pytest.mark.component, pytest.mark.ray]
+# Real processes: their subject is the processes on Ray; 300 s each: they run beside the rest of the suite.
+pytestmark = [pytest.mark.component, pytest.mark.ray, pytest.mark.real_processes, pytest.mark.timeout(300)]
 
 MOCK: Final = (
     '[tooling.m]\nkind = "mock"\n[[tooling.m.tools]]\nname = "echo"\nresults = [{ text = "hi" }]\nrepeat_last = true\n'
@@ -73,7 +74,6 @@ def _scratch_folders() -> set[Path]:
     return set(Path(tempfile.gettempdir()).glob(f"{scratch.PREFIX}*"))
 
 
-@pytest.mark.timeout(180)
 def test_calls_served_on_ray_answer_and_are_audited_as_locally(ray_head: str, probe_wasm: Path, tmp_path: Path) -> None:
     folders = _scratch_folders()
     local = HttpServe(_config(tmp_path), env={"AUDIT": "local.jsonl"})
@@ -113,7 +113,6 @@ def test_calls_served_on_ray_answer_and_are_audited_as_locally(ray_head: str, pr
     assert _scratch_folders() <= folders  # the actors' own folders too (a killed process removes nothing)
 
 
-@pytest.mark.timeout(180)
 def test_a_dead_worker_is_an_unavailable_answer_and_a_hung_up_call_stops_its_guest_on_the_worker(
     ray_head: str, probe_wasm: Path, tmp_path: Path
 ) -> None:
