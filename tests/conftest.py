@@ -14,11 +14,61 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 
 import pytest
 
 from tests.support.forkserver import ForkServer
+from tests.support.prebuild import Prebuild
 from tests.support.processes import descendants, leaked, serves_forks
+
+REPO = Path(__file__).resolve().parent.parent
+
+SHARED_GUESTS = tuple(
+    REPO / folder
+    for folder in (
+        "tests/guests/probe",
+        "tests/guests/jsprobe",  # the longest (a fresh cache installs componentize-js first): early
+        "guests/demo",
+        "tests/guests/blunders",
+        "guests/watcher",
+        "guests/finder",
+    )
+)
+"""The guests test modules share, most shared first: built and compiled while a parallel run starts."""
+
+NO_PREBUILD = "AGENT_HOST_TEST_NO_PREBUILD"
+"""Set (to anything), a parallel run builds nothing ahead: each guest is built by the first test needing it."""
+
+_prebuild: Prebuild | None = None
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """In the controller of a parallel run of the component tests (it runs no test, so the builds'
+    children are no test's leak), start building and compiling `SHARED_GUESTS` in the background."""
+    global _prebuild
+    config = session.config
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+        return
+    if os.environ.get(NO_PREBUILD) or not _runs_component_tests(config):
+        return
+    _prebuild = Prebuild.start(SHARED_GUESTS)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    global _prebuild
+    if _prebuild is not None:
+        _prebuild.close()
+        _prebuild = None
+
+
+def _runs_component_tests(config: pytest.Config) -> bool:
+    """Whether the run is the whole suite or its component tests (not one file: a fresh cache would
+    build guests it never uses), with no marker expression leaving the component tests out."""
+    if "not component" in (config.option.markexpr or ""):
+        return False
+    wanted = {REPO / "tests", REPO / "tests" / "component"}
+    return any(Path(config.invocation_params.dir, arg.split("::")[0]).resolve() in wanted for arg in config.args)
 
 
 @pytest.fixture(autouse=True)
