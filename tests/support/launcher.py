@@ -30,14 +30,21 @@ def _real(args: list[str]) -> NoReturn:
     raise AssertionError("execv returned")
 
 
-def _read_line(sock: socket.socket) -> str | None:
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = sock.recv(64)
-        if not chunk:
-            return None
-        data += chunk
-    return data.decode().strip()
+class _Lines:
+    """The server's answer, line by line (both lines may come in one read: a child that ends at once)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._data = b""
+
+    def next(self) -> str | None:
+        while b"\n" not in self._data:
+            chunk = self._sock.recv(64)
+            if not chunk:
+                return None
+            self._data += chunk
+        line, _, self._data = self._data.partition(b"\n")
+        return line.decode().strip()
 
 
 def main() -> None:
@@ -60,7 +67,8 @@ def main() -> None:
     request = {"args": args, "env": dict(os.environ), "cwd": os.getcwd(), "launcher": os.getpid()}
     payload = json.dumps(request).encode()
     socket.send_fds(sock, [struct.pack("!I", len(payload)) + payload], streams)
-    started = _read_line(sock)
+    lines = _Lines(sock)
+    started = lines.next()
     if started is None or not started.startswith("pid "):
         _real(args)
     child = int(started.split()[1])
@@ -73,7 +81,7 @@ def main() -> None:
 
     for signum in FORWARDED:
         signal.signal(signum, forward)
-    ended = _read_line(sock)
+    ended = lines.next()
     status = int(ended.split()[1]) if ended is not None and ended.startswith("exit ") else 255 << 8
     if os.WIFSIGNALED(status):
         killed = os.WTERMSIG(status)

@@ -6,6 +6,7 @@ variables do.
 from __future__ import annotations
 
 import ast
+import socket
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,16 @@ def test_coverage_and_other_variables_are_kept_and_a_tests_own_are_laid_over(mon
     assert env["COVERAGE_PROCESS_CONFIG"] == "kept" and env["PATH"]
     assert "_AGENT_HOST_COMPLETE" not in env and "AGENT_HOST_TOKENS" not in env
     assert (env["AGENT_HOST_CACHE"], env["EXTRA"]) == ("/elsewhere", "1")
+
+
+def test_the_launcher_reads_both_answer_lines_when_they_come_in_one_read() -> None:
+    """A child that ends at once: the server's `pid` and `exit` lines arrive together (the launcher
+    then exited 255, having read the second line as part of the first)."""
+    from tests.support.launcher import _Lines
+
+    ours, server = socket.socketpair()
+    with ours, server:
+        server.sendall(b"pid 4242\nexit 0\n")
+        server.shutdown(socket.SHUT_WR)
+        lines = _Lines(ours)
+        assert [lines.next(), lines.next(), lines.next()] == ["pid 4242", "exit 0", None]
