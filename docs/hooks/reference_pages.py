@@ -2,7 +2,8 @@
 
 `docs/reference/configuration.md` holds `<!-- generated: configuration -->`, replaced by the tables
 of every config key (from the models' JSON Schema); `docs/reference/wit.md` holds
-`<!-- generated: wit -->`, replaced by every WIT item with its comment (from `wit/*.wit`). A page
+`<!-- generated: wit -->`, replaced by every WIT item with its comment (from `wit/*.wit`), and
+`<!-- generated: wit-host -->`, by how the host serves each function (`agent_host.operations`). A page
 naming a marker this hook does not know, or a generator failing, fails the build. It also mends two
 renderings: mkdocs-click 0.9 with click 8.3 shows an option without a default as `Sentinel.UNSET`,
 and Python-Markdown keeps the backslash of an escaped pipe inside code in a table, which GitHub drops.
@@ -15,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from agent_host_docs import config_reference, wit_reference
+from agent_host_docs import config_reference, operations_reference, wit_reference
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 """The repository: this file is docs/hooks/reference_pages.py."""
@@ -35,7 +36,11 @@ def _wit() -> str:
     return wit_reference.markdown(wit_reference.parse_folder(ROOT / "wit"))
 
 
-GENERATORS: Final[dict[str, Callable[[], str]]] = {"configuration": _configuration, "wit": _wit}
+GENERATORS: Final[dict[str, Callable[[], str]]] = {
+    "configuration": _configuration,
+    "wit": _wit,
+    "wit-host": operations_reference.markdown,
+}
 """Marker name -> the function that writes its text."""
 
 

@@ -2,7 +2,7 @@
 
 Values only: no I/O, no policy, no wire or WIT encoding (how resource content reaches a guest is
 `runtime.wit_values`' business). `CallResult` is MCP's wire form of a finished call, built by its
-constructors so every tooling kind writes it the same way. Imports nothing of the host.
+constructors so every tooling kind writes it the same way. Imports nothing of the host but `errors`.
 """
 
 from __future__ import annotations
@@ -11,15 +11,21 @@ import enum
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import PlainSerializer
+
+from agent_host.errors import ToolingError
 
 __all__ = (
+    "EVENT_PAYLOADS",
     "FINAL_KINDS",
     "CallOutcome",
     "CallResult",
     "Envelope",
     "EventKind",
     "JsonObject",
+    "Names",
     "Operation",
     "Progress",
     "ResourceData",
@@ -29,6 +35,9 @@ __all__ = (
 
 JsonObject = dict[str, Any]
 """A parsed JSON object."""
+
+Names = Annotated[frozenset[str], PlainSerializer(sorted, return_type=list[str])]
+"""A set of names, written as a sorted list (a cassette's bytes do not depend on hashing)."""
 
 
 class Operation(enum.StrEnum):
@@ -58,7 +67,7 @@ class ToolSpec:
     input_schema: JsonObject
     output_schema: JsonObject | None = None
     annotations: JsonObject | None = None
-    capabilities: frozenset[str] | None = None
+    capabilities: Names | None = None
     """What the tool declares it needs (Python and mock tools); None: derive it (see `capabilities`)."""
     builtin: bool = False
     """A tool shipped with the host (a Python tool's `is_builtin`); shown in listings."""
@@ -182,6 +191,17 @@ EventKind = Literal[
 
 FINAL_KINDS: Final = frozenset({"tool-result", "error"})
 """The kinds that end a call."""
+
+EVENT_PAYLOADS: Final[dict[EventKind, Any]] = {
+    "tool-result": CallOutcome,
+    "error": ToolingError,
+    "progress": Progress,
+    "resource-list-updated": list[ResourceSpec],
+    "resource-updated": ResourceData,
+    "tool-list-updated": list[ToolSpec],
+    "elicitation": Asked,
+}
+"""The type of an envelope's payload, by its kind."""
 
 
 @dataclass(frozen=True)

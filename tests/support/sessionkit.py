@@ -13,8 +13,10 @@ from typing import Any, TypeVar
 
 from agent_host.config import Config, parse_config
 from agent_host.errors import ErrorCode, ToolingError
+from agent_host.model import ToolSpec
+from agent_host.policy.approval import ApprovalRequest, Decision
 from agent_host.policy.grants import AgentPolicy
-from agent_host.session import GuestSession
+from agent_host.session import Admission, AdmittedCall, GuestSession
 from agent_host.session.audit_log import AuditLog
 from agent_host.session.bridge import Bridge
 from agent_host.session.inbox import Inbox
@@ -146,3 +148,17 @@ def on_loop(bridge: Bridge, fn: Callable[..., Awaitable[_T]], *args: Any) -> _T:
 
 def small_inbox() -> Inbox:
     return Inbox(capacity=8, max_open_calls=2, max_subscriptions=2)
+
+
+def admit(
+    admission: Admission, tooling: Tooling, name: str, arguments: str, lookup: Callable[[str], ToolSpec]
+) -> AdmittedCall:
+    """Admission's checks of a call in their order (`precheck`, then `admit_with` the spec `lookup` gives),
+    as `SessionCore` makes them."""
+    return admission.admit_with(tooling, name, arguments, admission.precheck(tooling, name, arguments), lookup(name))
+
+
+def approve(admission: Admission, call: AdmittedCall, decide: Callable[[ApprovalRequest], Decision]) -> None:
+    """Approval as `SessionCore` asks for it: `decide` is asked only about a call that needs approval."""
+    if call.to_approve:
+        admission.decided(call, decide(admission.approval_request(call)))

@@ -33,13 +33,12 @@ from agent_host.runtime.engine import Runtime, Shipped
 from agent_host.runtime.guest import GuestThread, start_guest
 from agent_host.runtime.guest import Outcome as Outcome
 from agent_host.runtime.pool import InstancePool
-from agent_host.session import GuestSession, LogSink
+from agent_host.session import GuestSession, LogSink, SessionCore
 from agent_host.session.audit_budget import AuditBudget, run_budget
 from agent_host.session.audit_log import AuditLog
 from agent_host.session.bridge import Bridge
 from agent_host.session.cassette import Playback, Recording, Tapes
 from agent_host.session.inbox import Inbox
-from agent_host.session.on_loop import LoopSession
 from agent_host.session.taped import RecordingSession, ReplayingSession
 from agent_host.toolings import ToolingSet
 
@@ -147,10 +146,10 @@ class Host:
             raise UsageError("Host.session: pass either policy or allow, not both (allow is part of a policy)")
         return self._new_session(GuestSession, agent, policy, on_log, charged=audit_budget)
 
-    def loop_session(self, agent: str, policy: AgentPolicy) -> LoopSession:
+    def core(self, agent: str, policy: AgentPolicy) -> SessionCore:
         """Operations of `agent` under `policy` as coroutines for the bridge loop (`Bridge.run`):
-        for callers on an event loop, such as `serve`'s proxied tools (see `session.on_loop`)."""
-        return LoopSession(
+        for callers on an event loop, such as `serve`'s proxied tools (see `session.core`)."""
+        return SessionCore(
             agent,
             self.toolings,
             policy,

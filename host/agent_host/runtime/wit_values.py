@@ -11,12 +11,22 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Final
 
 from wasmtime.component import Record, Variant
 
 from agent_host.errors import ToolingError
-from agent_host.model import Asked, CallOutcome, Envelope, Progress, ResourceData, ResourceSpec, ToolSpec
+from agent_host.model import (
+    EVENT_PAYLOADS,
+    Asked,
+    CallOutcome,
+    Envelope,
+    Progress,
+    ResourceData,
+    ResourceSpec,
+    ToolSpec,
+)
 
 
 def record(**fields: Any) -> Record:
@@ -80,35 +90,28 @@ def progress(report: Progress) -> Record:
     return record(progress=float(report.progress), total=total, message=message)
 
 
+def asked(question: Asked) -> Record:
+    return record(message=question.message, requested_schema=json.dumps(question.schema, ensure_ascii=False))
+
+
+_EVENTS: Final[Mapping[Any, Callable[[Any], Any]]] = {
+    CallOutcome: tool_result,
+    ToolingError: error,
+    Progress: progress,
+    list[ResourceSpec]: lambda specs: [resource_info(spec) for spec in specs],
+    ResourceData: resource_content,
+    list[ToolSpec]: lambda specs: [tool(spec) for spec in specs],
+    Asked: asked,
+}
+"""How an envelope's payload becomes its `event` case's value, by its type (`model.EVENT_PAYLOADS`)."""
+
+
 def envelope(item: Envelope) -> Record:
     """An inbox envelope; the `event` variant is always tagged (several cases are records).
 
     An `option<envelope>` is `None` or this record.
     """
-    payload = item.payload
-    converted: Any
-    if item.kind == "tool-result":
-        assert isinstance(payload, CallOutcome)
-        converted = tool_result(payload)
-    elif item.kind == "error":
-        assert isinstance(payload, ToolingError)
-        converted = error(payload)
-    elif item.kind == "progress":
-        assert isinstance(payload, Progress)
-        converted = progress(payload)
-    elif item.kind == "resource-updated":
-        assert isinstance(payload, ResourceData)
-        converted = resource_content(payload)
-    elif item.kind == "elicitation":
-        assert isinstance(payload, Asked)
-        converted = record(message=payload.message, requested_schema=json.dumps(payload.schema, ensure_ascii=False))
-    elif item.kind == "resource-list-updated":
-        assert isinstance(payload, list)
-        converted = [resource_info(spec) for spec in payload]
-    else:
-        assert isinstance(payload, list)
-        converted = [tool(spec) for spec in payload]
-    return record(id=item.id, event=Variant(item.kind, converted))
+    return record(id=item.id, event=Variant(item.kind, _EVENTS[EVENT_PAYLOADS[item.kind]](item.payload)))
 
 
 def ok(value: Any) -> Variant:

@@ -4,7 +4,7 @@ The remote client is an agent: every operation runs in a `GuestSession` of agent
 policy of `[serve] grants`, so grants, argument validation, capabilities, approvals, limits and the
 audit log apply exactly as to a guest. A tool is offered as `TOOLING.TOOL` (an offered tooling's name
 has no '.', so the first '.' splits it); a resource keeps its URI and belongs to the first offered
-tooling listing it. A call or a read is one coroutine on the bridge loop (`session.on_loop`); a call
+tooling listing it. A call or a read is one coroutine on the bridge loop (`session.core`); a call
 the client cancels is cancelled upstream. Listings and subscriptions run in a worker thread, in a
 fresh session closed at their end. A tooling that
 cannot be reached is left out of lists (logged); its calls and reads answer `unavailable`. A tool
@@ -27,11 +27,11 @@ from agent_host._support import off_loop
 from agent_host.app.host import Host
 from agent_host.config.models import SERVE_CLIENT
 from agent_host.errors import ErrorCode, ToolingError
-from agent_host.model import JsonObject, Progress, ResourceData, ResourceSpec
+from agent_host.model import JsonObject, Operation, Progress, ResourceData, ResourceSpec
 from agent_host.policy.grants import AgentPolicy
 from agent_host.serve.answers import Answer, ServedTool
 from agent_host.serve.feed import Feed
-from agent_host.session import GuestSession
+from agent_host.session import Caller, GuestSession
 from agent_host.session.audit_budget import AuditBudget
 from agent_host.session.guest_log import MAX_LOG_MESSAGE, cut
 from agent_host.toolings import ProgressFn
@@ -75,7 +75,7 @@ class ToolingProxy:
         self._listed: dict[str, list[ServedTool]] = {}
         """Tooling → its offered tools, kept while the relay watches its tool list."""
         self._watched: set[str] = set()
-        self._direct = host.loop_session(CLIENT, policy)
+        self._core = host.core(CLIENT, policy)
         self._generation: dict[str, int] = {}
         """Tooling → a counter bumped by every change: a listing begun before one is not kept."""
 
@@ -158,7 +158,7 @@ class ToolingProxy:
         """Call the offered tool `name` (`route` gives it) with `arguments`; its progress reports go to
         `on_progress` while it runs, its audit lines are charged to `audit_budget` (the client's
         allowance). A refusal or failure is an `Answer` with its code. The call is one coroutine on
-        the bridge loop (`LoopSession.call_tool`); cancelling this one cancels it, upstream too."""
+        the bridge loop (`SessionCore.call`); cancelling this one cancels it, upstream too."""
         route = self.route(name)
         assert route is not None, "the caller routes only offered tool names here"
         text = await off_loop.run(_text_of, arguments, size=off_loop.size_of(arguments))
@@ -178,9 +178,13 @@ class ToolingProxy:
     async def _call(
         self, tooling: str, tool: str, arguments: str, report: ProgressFn | None, audit_budget: AuditBudget | None
     ) -> Answer:
-        """On the bridge loop: one call, to its answer."""
+        """On the bridge loop: one call, to its answer (audited as an asynchronous call, `call-tool`)."""
+        caller = Caller(self._core.trail(audit_budget))
         try:
-            outcome = await self._direct.call_tool(tooling, tool, arguments, report, audit_budget)
+            connected = await self._core.connect(tooling, caller)
+            outcome = await self._core.call(
+                connected, tool, arguments, caller, operation=Operation.CALL_TOOL, on_progress=report
+            )
         except ToolingError as exc:
             return Answer.of_error(exc)
         return await off_loop.run(_answer_of, outcome.value, size=len(outcome.value))
@@ -220,7 +224,12 @@ class ToolingProxy:
         owner = self._known_owner(uri)
         if owner is None:
             owner = await anyio.to_thread.run_sync(self._owner, uri, audit_budget)
-        return await self._host.bridge.run(self._direct.read_resource, owner, uri, audit_budget)
+        return await self._host.bridge.run(self._read, owner, uri, audit_budget)
+
+    async def _read(self, tooling: str, uri: str, audit_budget: AuditBudget | None) -> ResourceData:
+        """On the bridge loop: resource `uri` of `tooling`."""
+        caller = Caller(self._core.trail(audit_budget))
+        return await self._core.read_resource(await self._core.connect(tooling, caller), uri, caller)
 
     def _owner(self, uri: str, audit_budget: AuditBudget | None) -> str:
         with closing(self.session(audit_budget)) as session:

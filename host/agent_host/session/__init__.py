@@ -1,13 +1,13 @@
 """What one running guest can do, as plain Python: `GuestSession` and the parts it delegates to.
 
-- `facade`: `GuestSession`, the handle table and the operations of the WIT imports;
+- `core`: `SessionCore`, one agent's operations as coroutines on the bridge loop (checks, bounds, audit);
+- `facade`: `GuestSession`, a guest's handles, inbox, calls and subscriptions: a thin client of the core;
 - `admission`: the checks before a call, then approval; what the agent may see;
 - `calls`: asynchronous calls and how a result is shaped for the guest;
-- `subscriptions`: subscriptions, through the toolings' shared `Watchers`;
-- `questions`: a server's questions put to the guest (`elicitation = "guest"`);
-- `deadline`: every bounded wait, and its one message;
+- `subscriptions`: through the toolings' shared `Watchers`; `questions`: a server's, to the guest;
+- `deadline`: every bounded wait, and its one message; `guest_log`: the guest's `log`;
 - `audit`: audit spans (`audit_log` the file, `audit_line` a line's bounds, `audit_budget` what a
-  run or a client may write); `guest_log`: the guest's `log`.
+  run or a client may write); `cassette`, `tape_values`, `taped`: record and replay.
 
 Imports neither wasmtime nor mcp.
 """
@@ -17,8 +17,10 @@ from agent_host.session.admission import Admission as Admission
 from agent_host.session.admission import AdmittedCall as AdmittedCall
 from agent_host.session.admission import parse_arguments as parse_arguments
 from agent_host.session.calls import call_outcome as call_outcome
-from agent_host.session.facade import APPROVAL_TIMEOUT as APPROVAL_TIMEOUT
-from agent_host.session.facade import CONNECT_GRACE as CONNECT_GRACE
+from agent_host.session.core import APPROVAL_TIMEOUT as APPROVAL_TIMEOUT
+from agent_host.session.core import CONNECT_GRACE as CONNECT_GRACE
+from agent_host.session.core import Caller as Caller
+from agent_host.session.core import SessionCore as SessionCore
 from agent_host.session.facade import GuestSession as GuestSession
 from agent_host.session.facade import Handle as Handle
 from agent_host.session.facade import LogSink as LogSink
@@ -36,9 +38,11 @@ __all__ = (
     "Admission",
     "AdmittedCall",
     "CallOutcome",
+    "Caller",
     "GuestSession",
     "Handle",
     "LogSink",
+    "SessionCore",
     "SubscriptionKind",
     "call_outcome",
     "parse_arguments",

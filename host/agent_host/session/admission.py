@@ -1,20 +1,19 @@
 """Admission: what an agent may see, and the checks a call passes before anything leaves the host.
 
-`Admission.admit` is pure (no I/O but the `lookup` it is given and the lock file's `pins`) and
-returns an `AdmittedCall`, or raises `ToolingError`, first failure wins, in this order: the tool is
-granted (`denied`), the arguments are at most `max_argument_bytes` (`limit-exceeded`) and a JSON
-object under the rules of `strict_json` (`invalid-arguments`), the tool exists (`not-found`, from
-`lookup`), it is the pinned one of a `pin_tools` tooling (`denied`), the arguments match its input
-schema (`invalid-arguments`), and the agent holds the capabilities the call needs (`denied`).
-`Admission.approve` is the next step: a call needing a capability in `require_approval` is put to
-the approver, one invocation at a time; a refusal is `denied` with its reason. `check_result` is
-last: structured content that breaks the tool's output schema is `protocol`. Lists (`visible_*`)
-leave out what the allow-lists do not grant and what a pinning tooling changed or added.
+`Admission.precheck` then `admit_with` (given the tool's spec) are pure (no I/O but the lock
+file's `pins`) and give an `AdmittedCall`, or raise `ToolingError`, first failure wins, in this
+order: the name is at most `MAX_NAME_CHARS` (`invalid-arguments`), the tool is granted (`denied`),
+the arguments are at most `max_argument_bytes` (`limit-exceeded`) and a JSON object under the rules
+of `strict_json` (`invalid-arguments`), the tool exists (`not-found`), it is the pinned one of a
+`pin_tools` tooling (`denied`), the arguments match its input schema (`invalid-arguments`), and the
+agent holds the capabilities the call needs (`denied`).
+Approval is next (`session.core`: `approval_request`, then `decided`). `check_result`: structured
+content breaking the output schema is `protocol`. `visible_*` leave out what the allow-lists do not
+grant and what a pinning tooling changed or added.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -70,14 +69,10 @@ class Admission:
         self.pins = pins if pins is not None else Pins(None)
         """The pinned tool definitions (default: no tooling pins its tools)."""
 
-    def admit(self, tooling: Tooling, name: str, arguments: str, lookup: Callable[[str], ToolSpec]) -> AdmittedCall:
-        """Check a call of tool `name` with `arguments` (JSON text); `lookup(name)` gives its spec."""
-        parsed = self.precheck(tooling, name, arguments)
-        return self.admit_with(tooling, name, arguments, parsed, lookup(name))
-
     def precheck(self, tooling: Tooling, name: str, arguments: str) -> JsonObject:
-        """The checks of `admit` that need no spec (granted, size, strict JSON object): the parsed
-        arguments. A caller that looks the spec up itself (on the loop) then calls `admit_with`."""
+        """The checks that need no spec (the name's length, granted, size, strict JSON object): the
+        parsed arguments, for `admit_with` once the spec is at hand."""
+        check_length(name, MAX_NAME_CHARS, "a tool name")
         self.policy.grants.check_tool(tooling.name, name)
         self.policy.limits.check_argument_size(len(arguments.encode("utf-8")), f"the call of tool {name!r}")
         return parse_arguments(arguments, f"the arguments of tool {name!r}")
@@ -85,7 +80,7 @@ class Admission:
     def admit_with(
         self, tooling: Tooling, name: str, arguments: str, parsed: JsonObject, spec: ToolSpec
     ) -> AdmittedCall:
-        """The checks of `admit` after `precheck`, with the tool's `spec` (pins, schema, capabilities)."""
+        """The checks after `precheck`, with the tool's `spec` (pins, schema, capabilities)."""
         self.pins.check(tooling.name, spec)
         self.validator.check(tooling.name, name, spec.input_schema, parsed)
         capabilities = self.policy.capabilities
@@ -93,11 +88,6 @@ class Admission:
         if capabilities is not None:
             to_approve = capabilities.check(tooling.name, name, needed(spec, tooling.config.capabilities))
         return AdmittedCall(tooling, name, arguments, parsed, spec, to_approve)
-
-    def approve(self, call: AdmittedCall, decide: Callable[[ApprovalRequest], Decision]) -> None:
-        """Ask `decide` about `call` when it needs approval; `denied` unless it approves."""
-        if call.to_approve:
-            self.decided(call, decide(self.approval_request(call)))
 
     def approval_request(self, call: AdmittedCall) -> ApprovalRequest:
         """What the approver is asked about `call` (one with capabilities `to_approve`)."""

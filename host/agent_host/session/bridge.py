@@ -236,11 +236,12 @@ class Bridge:
         self,
         fn: Callable[..., Awaitable[_T]],
         *args: Any,
-        timeout: float,
+        timeout: float | None,
         on_timeout: Callable[[], ToolingError],
         interrupt: Interrupt | None = None,
     ) -> _T:
-        """Run `fn(*args)` on the loop and block the calling thread until it finishes, at most `timeout` seconds.
+        """Run `fn(*args)` on the loop and block the calling thread until it finishes, at most `timeout`
+        seconds (None: `fn` bounds itself).
 
         The deadline is enforced on the loop (the task is cancelled, which cancels the upstream
         request) and, as a backstop, on the waiting thread (`RESULT_GRACE` later). A deadline that
@@ -259,7 +260,7 @@ class Bridge:
         if interrupt is not None:
             interrupt._arm(call)
         try:
-            return call.result(timeout + RESULT_GRACE)
+            return call.result(None if timeout is None else timeout + RESULT_GRACE)
         except _Expired:
             call.cancel()
             raise on_timeout() from None
@@ -365,8 +366,13 @@ async def _as_coroutine(fn: Callable[..., Awaitable[_T]], args: tuple[Any, ...])
 
 
 async def _bounded(
-    fn: Callable[..., Awaitable[_T]], args: tuple[Any, ...], seconds: float, on_timeout: Callable[[], ToolingError]
+    fn: Callable[..., Awaitable[_T]],
+    args: tuple[Any, ...],
+    seconds: float | None,
+    on_timeout: Callable[[], ToolingError],
 ) -> _T:
+    if seconds is None:  # `fn` bounds itself: no cancel scope to enter and leave
+        return await fn(*args)
     with anyio.move_on_after(seconds) as scope:
         return await fn(*args)
     assert scope.cancelled_caught

@@ -13,20 +13,19 @@ alone and raises `Diverged`, naming the first difference, at a call that is not 
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from agent_host._version import __version__
-from agent_host.errors import ErrorCode, ExitCode, HostError, ToolingError, UsageError
-from agent_host.model import Asked, CallOutcome, Envelope, Progress, ResourceData, ResourceSpec, ToolSpec
+from agent_host.errors import ExitCode, HostError, ToolingError, UsageError
+from agent_host.session import tape_values
 
 FORMAT: Final = 1
 """The cassette format this host writes and reads (`agent-host-cassette`)."""
@@ -66,10 +65,6 @@ MIN_SECRET_CHARS: Final = 6
 SHOWN_CHARS: Final = 200
 """Characters of an argument or answer quoted in a divergence message."""
 
-IGNORED_ARGUMENTS: Final[Mapping[str, int]] = {"recv": 0}
-"""Functions whose arguments are recorded but not compared, by how many of them are compared: the
-wait of `recv` is timing, not the guest's request (replay never waits)."""
-
 
 class CassetteError(UsageError):
     """A cassette that cannot be read, written or used (exit 2)."""
@@ -92,164 +87,6 @@ class Diverged(Exception):
         super().__init__(f"replay of agent {agent} diverged: {detail}")
         self.agent = agent
         self.detail = detail
-
-
-# -- values ----------------------------------------------------------------------------------------
-
-
-def _spec_out(spec: Any) -> dict[str, Any]:
-    data = dataclasses.asdict(spec)
-    if isinstance(data.get("capabilities"), frozenset):
-        data["capabilities"] = sorted(data["capabilities"])
-    return data
-
-
-def _tool_in(data: dict[str, Any]) -> ToolSpec:
-    caps = data.get("capabilities")
-    if caps is not None and not (isinstance(caps, list) and all(isinstance(c, str) for c in caps)):
-        raise TypeError("ToolSpec.capabilities: expected a list of strings")
-    fields = {k: v for k, v in data.items() if k != "capabilities"}
-    tool: ToolSpec = _typed(ToolSpec, **fields, capabilities=None)
-    return dataclasses.replace(tool, capabilities=frozenset(caps) if caps is not None else None)
-
-
-def error_out(exc: ToolingError) -> dict[str, Any]:
-    return {"code": exc.code.value, "message": exc.message, "data": exc.data}
-
-
-def error_in(data: Any) -> ToolingError:
-    data = _object(data)
-    message, detail = data["message"], data.get("data")
-    if not isinstance(message, str) or not isinstance(detail, str | None):
-        raise TypeError("an error's message is a string, its data a string or null")
-    return ToolingError(ErrorCode(data["code"]), message, detail)
-
-
-_PAYLOADS_OUT: Final[Mapping[str, Callable[[Any], Any]]] = {
-    "tool-result": dataclasses.asdict,
-    "error": error_out,
-    "progress": dataclasses.asdict,
-    "resource-updated": dataclasses.asdict,
-    "elicitation": dataclasses.asdict,
-    "resource-list-updated": lambda specs: [_spec_out(s) for s in specs],
-    "tool-list-updated": lambda specs: [_spec_out(s) for s in specs],
-}
-
-
-_FIELD_TYPES: Final[Mapping[str, tuple[type, ...]]] = {
-    "str": (str,),
-    "str | None": (str, type(None)),
-    "float": (int, float),
-    "float | None": (int, float, type(None)),
-    "JsonObject": (dict,),
-    "JsonObject | None": (dict, type(None)),
-    "bool": (bool,),
-}
-"""The Python types a JSON value of a recorded dataclass field may have, by the field's annotation."""
-
-
-def _typed(kind: type, **fields: Any) -> Any:
-    """`kind(**fields)` once every field holds its type: `str`, `str | None`, a number, a dict."""
-    hints = {f.name: str(f.type) for f in dataclasses.fields(kind)}
-    for name, value in fields.items():
-        hint = hints.get(name)
-        wanted = _FIELD_TYPES.get(hint or "")
-        if wanted is not None and (not isinstance(value, wanted) or (isinstance(value, bool) and bool not in wanted)):
-            raise TypeError(f"{kind.__name__}.{name}: expected {hint}, got {type(value).__name__}")
-    return kind(**fields)
-
-
-def _object(value: Any) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise TypeError(f"expected an object, got {type(value).__name__}")
-    return value
-
-
-def _items(value: Any) -> list[Any]:
-    if not isinstance(value, list):
-        raise TypeError(f"expected a list, got {type(value).__name__}")
-    return value
-
-
-_PAYLOADS_IN: Final[Mapping[str, Callable[[Any], Any]]] = {
-    "tool-result": lambda d: _typed(CallOutcome, **_object(d)),
-    "error": error_in,
-    "progress": lambda d: _typed(Progress, **_object(d)),
-    "resource-updated": lambda d: _typed(ResourceData, **_object(d)),
-    "elicitation": lambda d: _typed(Asked, **_object(d)),
-    "resource-list-updated": lambda items: [_typed(ResourceSpec, **_object(s)) for s in _items(items)],
-    "tool-list-updated": lambda items: [_tool_in(_object(s)) for s in _items(items)],
-}
-
-
-def _envelope_out(item: Envelope | None) -> Any:
-    if item is None:
-        return None
-    return {"id": item.id, "kind": item.kind, "payload": _PAYLOADS_OUT[item.kind](item.payload)}
-
-
-def _envelope_in(data: Any) -> Envelope | None:
-    if data is None:
-        return None
-    data = _object(data)
-    if not isinstance(data["id"], str):
-        raise TypeError("an envelope's id is a string")
-    return Envelope(data["id"], data["kind"], _PAYLOADS_IN[data["kind"]](data["payload"]))
-
-
-def _same(value: Any) -> Any:
-    return value
-
-
-def _strict(kind: type) -> Callable[[Any], Any]:
-    """A reader that takes a value of `kind` only (`bool` is no `int`, `"false"` no `bool`)."""
-
-    def read(value: Any) -> Any:
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise TypeError(f"expected {kind.__name__}, got {type(value).__name__}")
-        return value
-
-    return read
-
-
-def _handle(value: Any) -> int:
-    rep: int = _strict(int)(value)
-    if not 0 < rep < 2**31:
-        raise ValueError(f"a tooling handle is 1 to 2**31-1, got {rep}")
-    return rep
-
-
-_ANSWERS: Final[Mapping[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]]] = {
-    # function: (to JSON, from JSON)
-    "get": (_same, _handle),
-    "kind": (_same, _strict(str)),
-    "name": (_same, _strict(str)),
-    "list-tools": (
-        lambda specs: [_spec_out(s) for s in specs],
-        lambda items: [_tool_in(_object(s)) for s in _items(items)],
-    ),
-    "call-tool": (_same, _strict(str)),
-    "is-open": (_same, _strict(bool)),
-    "cancel": (_same, _strict(bool)),
-    "call-tool-blocking": (dataclasses.asdict, lambda d: _typed(CallOutcome, **_object(d))),
-    "list-resources": (
-        lambda specs: [_spec_out(s) for s in specs],
-        lambda items: [_typed(ResourceSpec, **_object(s)) for s in _items(items)],
-    ),
-    "read-resource": (dataclasses.asdict, lambda d: _typed(ResourceData, **_object(d))),
-    "subscribe-resource": (_same, _strict(str)),
-    "subscribe-resource-list": (_same, _strict(str)),
-    "subscribe-tool-list": (_same, _strict(str)),
-    "unsubscribe-resource": (_same, _strict(bool)),
-    "unsubscribe-resource-list": (_same, _strict(bool)),
-    "unsubscribe-tool-list": (_same, _strict(bool)),
-    "respond": (_same, lambda _: None),
-    "recv": (_envelope_out, _envelope_in),
-    "try-recv": (_envelope_out, _envelope_in),
-}
-"""How each recorded function's answer is written and read back."""
-
-FUNCTIONS: Final = frozenset(_ANSWERS)
 
 
 def _json(value: Any) -> str:
@@ -344,10 +181,10 @@ class Recorder:
         self._scrub = scrub
 
     def answered(self, fn: str, args: list[Any], value: Any) -> None:
-        self._add({"fn": fn, "args": args, "ok": _ANSWERS[fn][0](value)})
+        self._add({"fn": fn, "args": args, "ok": tape_values.answers(fn)[0](value)})
 
     def failed(self, fn: str, args: list[Any], exc: ToolingError) -> None:
-        self._add({"fn": fn, "args": args, "err": error_out(exc)})
+        self._add({"fn": fn, "args": args, "err": tape_values.error_out(exc)})
 
     def ended(self, status: str, text: str, tripped: str | None = None) -> None:
         outcome = {"status": status, "text": text}
@@ -405,7 +242,7 @@ class Player:
                 self.agent, f"call {index + 1} is {describe(fn, args)}, but the cassette ends after call {index}"
             )
         entry = self.tape.call(index)
-        compared = IGNORED_ARGUMENTS.get(fn, len(asked))
+        compared = tape_values.COMPARED.get(fn, len(asked))
         if entry.get("fn") != fn or entry.get("args", [])[:compared] != asked[:compared]:
             recorded, shown = _apart(describe(entry.get("fn", "?"), entry.get("args", [])), describe(fn, args))
             raise Diverged(self.agent, f"call {index + 1} of {len(calls)}: recorded {recorded}, asked {shown}")
@@ -416,8 +253,8 @@ class Player:
             # the replay ends it here, as nothing it could still do was recorded.
             raise ReplayedTrap(str(outcome.get("text")), str(outcome["tripped"]))
         if "err" in entry:
-            raise error_in(entry["err"])
-        return _ANSWERS[fn][1](entry.get("ok"))
+            raise tape_values.error_in(entry["err"])
+        return tape_values.answers(fn)[1](entry.get("ok"))
 
     def ended(self, status: str, text: str) -> str | None:
         """Why the run's end differs from the recorded one (calls left, another status or answer);
@@ -551,17 +388,17 @@ def _at_most(fd: int, limit: int) -> bytes:
 
 def _problem(call: Any) -> str | None:
     """What makes `call` unusable on replay (read as `Player.answer` will), or None."""
-    if not isinstance(call, dict) or call.get("fn") not in FUNCTIONS:
+    if not isinstance(call, dict) or call.get("fn") not in tape_values.RECORDED:
         return "not a recorded host function"
     if not isinstance(call.get("args"), list):
         return "its `args` are not a list"
     try:
         if "err" in call:
-            error_in(call["err"])
+            tape_values.error_in(call["err"])
         else:
-            _ANSWERS[call["fn"]][1](call.get("ok"))
-    except (TypeError, ValueError, KeyError, AttributeError) as exc:
-        return f"not a {call['fn']} answer ({type(exc).__name__}: {exc})"
+            tape_values.answers(call["fn"])[1](call.get("ok"))
+    except ValueError as exc:
+        return f"not a {call['fn']} answer ({exc})"
     return None
 
 

@@ -17,7 +17,7 @@ import math
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -32,6 +32,10 @@ from agent_host.toolings.request_clock import request_timeout
 logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
+
+HOP_GRACE: Final = 1.0
+"""Seconds past the run's deadline a hop to the core waits (the core ends its own wait at the
+deadline, with its message; this bound is only the backstop)."""
 
 
 def timed_out(what: str, seconds: float, hint: str) -> ToolingError:
@@ -139,6 +143,16 @@ class LoopCalls:
         own = expired if expired is not None and bounded == timeout else None
         return self._call(what, fn, args, bounded, bound_hint, self._interrupt, own)
 
+    def hop(self, what: str, fn: Callable[..., Awaitable[_T]], *args: Any) -> _T:
+        """`fn(*args)` on the loop, a coroutine that bounds its own waits (`SessionCore`, given the run's
+        deadline): bounded here only by the run's deadline, as a backstop, and ended by an interrupt.
+        Raises as `run` does."""
+        at = self._deadline.at
+        if at is None:
+            return self._call(what, fn, args, None, "", self._interrupt)
+        seconds, hint = self._deadline.bound(math.inf, "")
+        return self._call(what, fn, args, seconds + HOP_GRACE, hint, self._interrupt)
+
     def request(self, tooling: Tooling, what: str, fn: Callable[..., Awaitable[_T]], *args: Any) -> _T:
         """A request to `tooling` (`what`, for messages), bounded by its `timeout` (see `run`)."""
         config = tooling.config
@@ -168,12 +182,13 @@ class LoopCalls:
         what: str,
         fn: Callable[..., Awaitable[_T]],
         args: tuple[Any, ...],
-        timeout: float,
+        timeout: float | None,
         hint: str,
         interrupt: Interrupt | None,
         expired: Callable[[], ToolingError] | None = None,
     ) -> _T:
         def on_timeout() -> ToolingError:
+            assert timeout is not None, "an unbounded wait does not time out"
             return expired() if expired is not None else timed_out(what, timeout, hint)
 
         try:
@@ -198,7 +213,9 @@ async def within(
     (`timed_out`, or `expired()` when given), whatever `fn` raised, or `internal` for any other
     exception (logged)."""
     try:
-        with anyio.move_on_after(math.inf if timeout is None else timeout) as scope:
+        if timeout is None or timeout == math.inf:  # no cancel scope to enter and leave: `fn` bounds itself
+            return await fn(*args)
+        with anyio.move_on_after(timeout) as scope:
             return await fn(*args)
     except ToolingError:
         raise

@@ -14,46 +14,42 @@ import functools
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final, TypeVar
 
 from agent_host.config import DEFAULT_RECV_TIMEOUT
 from agent_host.config.defaults import DEFAULT_AUDIT_RUN_MAX
 from agent_host.errors import ErrorCode, ToolingError
 from agent_host.model import CallOutcome, Envelope, Operation, ResourceData, ResourceSpec, ToolSpec
-from agent_host.policy.approval import ApprovalRequest, Approver, Decision, DenyAll
+from agent_host.operations import WitFunction
+from agent_host.policy.approval import Approver, DenyAll
 from agent_host.policy.grants import AgentPolicy
 from agent_host.policy.pins import Pins
 from agent_host.policy.validation import ArgumentValidator
 from agent_host.session import guest_log
-from agent_host.session.admission import MAX_NAME_CHARS, MAX_URI_CHARS, Admission, AdmittedCall, check_length
+from agent_host.session.admission import MAX_NAME_CHARS, MAX_URI_CHARS, check_length
 from agent_host.session.audit import AuditTrail
 from agent_host.session.audit_budget import AuditBudget, run_budget
 from agent_host.session.audit_log import AuditLog
 from agent_host.session.bridge import Bridge, Interrupt
-from agent_host.session.calls import OpenCalls, shape
+from agent_host.session.calls import OpenCalls
+from agent_host.session.core import Caller, SessionCore
 from agent_host.session.deadline import Deadline, LoopCalls
 from agent_host.session.inbox import Inbox
 from agent_host.session.questions import GuestQuestions
 from agent_host.session.subscriptions import SUBSCRIBE, SubscriptionKind, Subscriptions
-from agent_host.toolings import Tooling, ToolingSet, connect_timed_out
+from agent_host.toolings import Tooling, ToolingSet
 
 logger = logging.getLogger(__name__)
 
-CONNECT_GRACE: Final = 2.0
-"""Seconds added to a tooling's connect timeout for `get`, so the connection's own message (with the
-server's stderr noted) usually wins; when this outer bound ends the wait first (a loaded machine), the
-error is the same `unavailable` naming `connect_timeout` and its figure."""
+_T = TypeVar("_T")
 
 LogSink = Callable[[str, str], None]
 """Receives each guest log line (WIT level, message) on the guest's thread; must not block long."""
 
 RESPOND_TIMEOUT: Final = 10.0
 """Seconds for handing an answer over to the question waiting on the loop."""
-
-APPROVAL_TIMEOUT: Final = 300.0
-"""Seconds an approval may take (a person answering on the terminal) before the call is refused."""
 
 MAX_RETURNED_ERRORS: Final = 64
 """Distinct errors returned to one guest that the host remembers (the newest), to tell a guest's
@@ -107,8 +103,6 @@ class GuestSession:
         self.max_wait = max_wait
         self._last_error: ToolingError | None = None
         self._returned: OrderedDict[str, ToolingError] = OrderedDict()
-        self._toolings = toolings
-        self._approver: Approver = approver if approver is not None else DenyAll()
         self._interrupt = Interrupt()
         self._deadline = Deadline(policy.limits.wall_time.key)
         self._loop = LoopCalls(agent, bridge, self._deadline, self._interrupt)
@@ -117,7 +111,12 @@ class GuestSession:
         self._audit = AuditTrail(agent, audit, audit_budget)
         self._owns_audit_budget = owns_audit_budget
         validator = validator if validator is not None else ArgumentValidator()
-        self._admission = Admission(agent, policy, validator, pins)
+        approver = approver if approver is not None else DenyAll()
+        self._core = SessionCore(
+            agent, toolings, policy, audit=audit, validator=validator, approver=approver, pins=pins
+        )
+        self._caller = Caller(self._audit, self._deadline)
+        self._admission = self._core.admission
         self._questions = GuestQuestions(self.inbox, validator)
         self._calls = OpenCalls(
             agent, bridge, self.inbox, policy.limits, self._audit, self._admission.check_result, self._questions.asker
@@ -177,21 +176,16 @@ class GuestSession:
         what was expected of it (a replayed run, `taped`)."""
         return None
 
+    def invoke(self, function: WitFunction, args: Sequence[Any]) -> Any:
+        """WIT function `function` called by the guest with `args` (a method's handle rep first): its
+        answer, or `ToolingError`. The one place every import passes (`taped` records and replays here)."""
+        return getattr(self, function.session)(*args)
+
     # -- handles -----------------------------------------------------------------------------
 
     def get(self, name: str) -> int:
         """A new handle on tooling `name`, connected; `not-found`, `denied` or `unavailable` otherwise."""
-        with self._audit.span(Operation.GET, name):
-            config = self._toolings.config(name)
-            self.policy.grants.check_tooling(name)
-            tooling = self._loop.run(
-                f"connecting to tooling {name!r}",
-                self._toolings.connect,
-                name,
-                timeout=config.connect_timeout + CONNECT_GRACE,
-                hint=f"raise `connect_timeout` in {config.origin}",
-                expired=lambda: connect_timed_out(config),
-            )
+        tooling = self._hop(f"connecting to tooling {name!r}", (Operation.GET, name), self._core.connect, name)
         rep = self._next_rep
         self._next_rep += 1
         self._handles[rep] = Handle(rep, tooling)
@@ -258,68 +252,51 @@ class GuestSession:
         """The tools of the tooling the agent may see (all pages, in the server's order); with
         `unpinned`, tools changed or new since they were pinned too (the command line shows them)."""
         tooling = self.handle(rep).tooling
-        with self._audit.span(Operation.LIST_TOOLS, tooling.name):
-            tools = self._loop.request(tooling, "tools/list", tooling.list_tools)
-            return self._admission.visible_tools(tooling.name, tools, unpinned=unpinned)
+        list_tools = functools.partial(self._core.list_tools, unpinned=unpinned)
+        return self._hop("tools/list", (Operation.LIST_TOOLS, tooling.name), list_tools, tooling)
 
     def call_tool_blocking(self, rep: int, name: str, arguments: str) -> CallOutcome:
         """Admit, approve and run a call, waiting for its outcome (see `admission` and `calls.shape`:
-        an `isError` result is `tool-failed`, one over `max_result_bytes` `limit-exceeded`)."""
+        an `isError` result is `tool-failed`, one over `max_result_bytes` `limit-exceeded`). Answered
+        on this thread when the core needs no loop for it (`SessionCore.call_now`), else one hop."""
         tooling = self.handle(rep).tooling
-        with self._audit.span(Operation.CALL_TOOL_BLOCKING, tooling.name, name, arguments):
-            call = self._admit(tooling, name, arguments)
+        with self._audit.span(Operation.CALL_TOOL_BLOCKING, tooling.name, name, arguments) as span:
+            call = self._core.admit_now(tooling, name, arguments)
             self._loop.check_open()
-            result = tooling.call_tool_now(name, call.parsed, agent=self.agent)  # no hop to the loop when ready
-            if result is None:
-                run = functools.partial(tooling.call_tool, name, call.parsed, agent=self.agent)
-                result = self._loop.request(tooling, f"the call of tool {name!r}", run)
-            self._admission.check_result(call, result)
-            return shape(self.policy.limits, name, arguments, result)
+            if call is not None and (outcome := self._core.call_now(call)) is not None:
+                return outcome
+            span.defer()  # the core audits the call on the loop
+        run = functools.partial(self._core.call, admitted=call)
+        return self._hop(f"the call of tool {name!r}", None, run, tooling, name, arguments)
 
     def list_resources(self, rep: int) -> list[ResourceSpec]:
         """The resources of the tooling the agent may see."""
         tooling = self.handle(rep).tooling
-        with self._audit.span(Operation.LIST_RESOURCES, tooling.name):
-            resources = self._loop.request(tooling, "resources/list", tooling.list_resources)
-            return self._admission.visible_resources(tooling.name, resources)
+        what = (Operation.LIST_RESOURCES, tooling.name)
+        return self._hop("resources/list", what, self._core.list_resources, tooling)
 
     def read_resource(self, rep: int, uri: str) -> ResourceData:
         """Resource `uri`: `denied` outside the allow-lists, `limit-exceeded` over `max_result_bytes`."""
         tooling = self.handle(rep).tooling
-        with self._audit.span(Operation.READ_RESOURCE, tooling.name, uri[:MAX_URI_CHARS]):
-            check_length(uri, MAX_URI_CHARS, "a resource URI")
-            self.policy.grants.check_resource(tooling.name, uri)
-            data = self._loop.request(tooling, f"the read of resource {uri!r}", tooling.read_resource, uri)
-            self.policy.limits.check_result_size(data.size, f"resource {uri!r}")
-            return data
+        what = (Operation.READ_RESOURCE, tooling.name, uri[:MAX_URI_CHARS])
+        return self._hop(f"the read of resource {uri[:200]!r}", what, self._core.read_resource, tooling, uri)
 
-    def _admit(self, tooling: Tooling, name: str, arguments: str) -> AdmittedCall:
-        """Admission, then approval (see `admission`); the loop is used only for an uncached spec,
-        for the first listing of a pinning tooling (its pins are recorded at first sight) and for
-        asking the approver."""
-
-        def lookup(tool: str) -> ToolSpec:
-            spec = tooling.cached_tool_spec(tool)
-            if spec is None:
-                spec = self._loop.request(tooling, f"looking up tool {tool!r}", tooling.tool_spec, tool)
-            pins = self._admission.pins
-            if not pins.seen(tooling.name):
-                pins.review(tooling.name, self._loop.request(tooling, "tools/list", tooling.list_tools))
-            return spec
-
-        def decide(request: ApprovalRequest) -> Decision:
-            return self._loop.run(
-                f"the approval of the call of tool {request.tool!r}",
-                self._approver.decide,
-                request,
-                timeout=APPROVAL_TIMEOUT,
-                hint="no answer came",
-            )
-
-        check_length(name, MAX_NAME_CHARS, "a tool name")
-        call = self._admission.admit(tooling, name, arguments, lookup)
-        self._admission.approve(call, decide)
-        return call
+    def _hop(
+        self,
+        what: str,
+        audited: tuple[Operation, str] | tuple[Operation, str, str] | None,
+        fn: Callable[..., Awaitable[_T]],
+        *args: Any,
+    ) -> _T:
+        """`fn(*args, caller)`, an operation of the core, on the loop: one hop, bounded by the run's
+        deadline and ended by an interrupt (the core bounds its own waits). The core writes its
+        audit line; one refused before it starts (an interrupted run, a host shutting down) is
+        written here as `audited` (operation, tooling, target)."""
+        if audited is not None:
+            with self._audit.span(*audited) as span:
+                self._loop.check_open()
+                span.defer()
+        return self._loop.hop(what, fn, *args, self._caller)
 
     # -- the asynchronous half ----------------------------------------------------------------
 
@@ -327,7 +304,12 @@ class GuestSession:
         """Admit and approve a call, start it and return its id (see `calls`); a refusal is raised."""
         tooling = self.handle(rep).tooling
         with self._audit.span(Operation.CALL_TOOL, tooling.name, name, arguments) as span:
-            call_id = self._calls.start(rep, self._admit(tooling, name, arguments))
+            call = self._core.admit_now(tooling, name, arguments)
+            if call is None:
+                call = self._loop.hop(
+                    f"admitting the call of tool {name!r}", self._core.admit, tooling, name, arguments, self._caller
+                )
+            call_id = self._calls.start(rep, call)
             span.defer()  # a started call is audited when it ends
         return call_id
 
@@ -350,6 +332,24 @@ class GuestSession:
     def unsubscribe(self, rep: int, kind: SubscriptionKind, sub_id: str) -> bool:
         self.handle(rep)
         return self._subscriptions.unsubscribe(kind, sub_id)
+
+    def subscribe_resource(self, rep: int, uri: str) -> str:
+        return self.subscribe(rep, "resource", uri)
+
+    def subscribe_resource_list(self, rep: int) -> str:
+        return self.subscribe(rep, "resource-list")
+
+    def subscribe_tool_list(self, rep: int) -> str:
+        return self.subscribe(rep, "tool-list")
+
+    def unsubscribe_resource(self, rep: int, sub_id: str) -> bool:
+        return self.unsubscribe(rep, "resource", sub_id)
+
+    def unsubscribe_resource_list(self, rep: int, sub_id: str) -> bool:
+        return self.unsubscribe(rep, "resource-list", sub_id)
+
+    def unsubscribe_tool_list(self, rep: int, sub_id: str) -> bool:
+        return self.unsubscribe(rep, "tool-list", sub_id)
 
     def respond(self, rep: int, call_id: str, action: str, content: str | None) -> None:
         """Answer the open question of call `call_id` (see `questions`); raises `ToolingError`."""

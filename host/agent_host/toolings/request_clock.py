@@ -5,7 +5,7 @@ that ends the call `seconds` after it started. A tooling that keeps hearing from
 the work goes on (an MCP task polled with `tasks/get`) calls `renew_request_timeout(waiting)` after
 each answer: the call then ends `seconds` after `waiting` more seconds, not `seconds` after it
 started, so the timeout bounds each silence of the server, never the whole of a long task.
-Outside `request_timeout` (a blocking call, bounded from the guest's thread) renewing does nothing.
+Outside `request_timeout` renewing does nothing.
 One clock per task (a `ContextVar`); it never outlives its scope.
 """
 

@@ -37,9 +37,9 @@ from wasmtime.component import (
 
 from agent_host import Host
 from agent_host._support.paths import cache_dir
+from agent_host.operations import interface
 from agent_host.runtime import wasmtime_hooks
 from agent_host.runtime.engine import Runtime
-from agent_host.runtime.imports import interface
 from tests.support import probe_steps as step
 from tests.support.component import ok, probe
 

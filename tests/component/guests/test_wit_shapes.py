@@ -12,8 +12,8 @@ import pytest
 from wasmtime.component import ComponentInstanceType, FuncType, OptionType, RecordType, ResultType, VariantType
 
 from agent_host._support.paths import cache_dir
+from agent_host.operations import interface
 from agent_host.runtime.engine import Runtime
-from agent_host.runtime.imports import interface
 
 pytestmark = pytest.mark.component
 

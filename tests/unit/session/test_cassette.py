@@ -129,22 +129,22 @@ def test_values_from_the_environment_are_written_as_secret_and_compared_so(tmp_p
         (
             '{"agent-host-cassette": 1, "wit": "agent-host:guest@0.2.0", "agents": {"a": {"calls": '
             '[{"fn": "get", "args": ["x"], "ok": -1}]}}}',
-            "agents.a: call 1: not a get answer (ValueError: a tooling handle is 1 to 2**31-1, got -1)",
+            "agents.a: call 1: not a get answer (Input should be greater than or equal to 1)",
         ),
         (
             '{"agent-host-cassette": 1, "wit": "agent-host:guest@0.2.0", "agents": {"a": {"calls": '
             '[{"fn": "is-open", "args": [1, "c"], "ok": "false"}]}}}',
-            "agents.a: call 1: not a is-open answer (TypeError: expected bool, got str)",
+            "agents.a: call 1: not a is-open answer (Input should be a valid boolean)",
         ),
         (
             '{"agent-host-cassette": 1, "wit": "agent-host:guest@0.2.0", "agents": {"a": {"calls": '
             '[{"fn": "recv", "args": [1], "ok": {"id": "c", "kind": "progress", "payload": {}}}]}}}',
-            "agents.a: call 1: not a recv answer (TypeError: ",
+            "agents.a: call 1: not a recv answer (payload of a progress envelope: progress: Field required",
         ),
         (
             '{"agent-host-cassette": 1, "wit": "agent-host:guest@0.2.0", "agents": {"a": {"calls": '
             '[{"fn": "get", "args": ["x"], "err": {"code": "no-such-code", "message": "m"}}]}}}',
-            "agents.a: call 1: not a get answer (ValueError: ",
+            "agents.a: call 1: not a get answer ('no-such-code' is not an error code)",
         ),
     ],
 )
@@ -252,12 +252,12 @@ def test_a_recording_is_written_only_over_a_regular_file_that_is_a_cassette(tmp_
         (
             '{"agent-host-cassette": 1, "wit": "agent-host:guest@0.2.0", "agents": {"a": {"calls": '
             '[{"fn": "recv", "args": [1], "ok": {"id": 42, "kind": "progress", "payload": {}}}]}}}',
-            "not a recv answer (TypeError: an envelope's id is a string)",
+            "not a recv answer (an envelope's id is a string)",
         ),
         (
             '{"agent-host-cassette": 1, "wit": "agent-host:guest@0.2.0", "agents": {"a": {"calls": '
             '[{"fn": "call-tool-blocking", "args": [1], "ok": {"name": 42, "arguments": "{}", "value": "{}"}}]}}}',
-            "CallOutcome.name: expected str, got int",
+            "not a call-tool-blocking answer (name: Input should be a valid string)",
         ),
     ],
 )

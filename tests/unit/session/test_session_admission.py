@@ -16,7 +16,7 @@ from agent_host.policy.approval import ApprovalRequest, Decision
 from agent_host.policy.validation import ArgumentValidator
 from agent_host.session import Admission, AdmittedCall
 from agent_host.toolings import Tooling
-from tests.support.sessionkit import MOCK, World
+from tests.support.sessionkit import MOCK, World, admit, approve
 
 
 @pytest.fixture
@@ -41,7 +41,7 @@ def refusal(admission: Admission, tooling: Tooling, name: str, arguments: str) -
         return spec
 
     with pytest.raises(ToolingError) as caught:
-        admission.admit(tooling, name, arguments, lookup)
+        admit(admission, tooling, name, arguments, lookup)
     return caught.value
 
 
@@ -49,7 +49,7 @@ def test_an_admitted_call_carries_its_parsed_arguments_spec_and_what_needs_appro
     admission: Admission, mock: Tooling
 ) -> None:
     specs = lookup_in(mock)
-    echo = admission.admit(mock, "echo", '{"text": "hi"}', specs.__getitem__)
+    echo = admit(admission, mock, "echo", '{"text": "hi"}', specs.__getitem__)
     assert (echo.name, echo.arguments, echo.parsed, echo.spec.name) == (
         "echo",
         '{"text": "hi"}',
@@ -57,7 +57,7 @@ def test_an_admitted_call_carries_its_parsed_arguments_spec_and_what_needs_appro
         "echo",
     )
     assert echo.to_approve == frozenset()
-    write = admission.admit(mock, "write", "{}", specs.__getitem__)
+    write = admit(admission, mock, "write", "{}", specs.__getitem__)
     assert write.to_approve == frozenset({"workspace_write"})
 
 
@@ -100,7 +100,7 @@ def test_a_capability_the_agent_does_not_hold_is_denied(tmp_path: Path) -> None:
 
 
 def admitted(admission: Admission, mock: Tooling, name: str) -> AdmittedCall:
-    return admission.admit(mock, name, '{"text": "x"}' if name == "echo" else "{}", lookup_in(mock).__getitem__)
+    return admit(admission, mock, name, '{"text": "x"}' if name == "echo" else "{}", lookup_in(mock).__getitem__)
 
 
 def test_a_call_needing_no_approval_is_not_put_to_the_approver(admission: Admission, mock: Tooling) -> None:
@@ -110,7 +110,7 @@ def test_a_call_needing_no_approval_is_not_put_to_the_approver(admission: Admiss
         asked.append(request)
         raise AssertionError("asked")
 
-    admission.approve(admitted(admission, mock, "echo"), never)  # raises nothing: no approval needed
+    approve(admission, admitted(admission, mock, "echo"), never)  # raises nothing: no approval needed
     assert asked == []
 
 
@@ -123,7 +123,7 @@ def test_approval_asks_once_with_the_effective_arguments_and_passes_when_approve
         asked.append(request)
         return Decision(True, "fine")
 
-    admission.approve(admitted(admission, mock, "write"), yes)
+    approve(admission, admitted(admission, mock, "write"), yes)
     assert [(r.agent, r.tooling, r.tool, r.capabilities, r.arguments) for r in asked] == [
         ("tester", "m", "write", frozenset({"workspace_write"}), {})
     ]
@@ -131,7 +131,7 @@ def test_approval_asks_once_with_the_effective_arguments_and_passes_when_approve
 
 def test_a_refused_approval_is_denied_with_the_approvers_reason(admission: Admission, mock: Tooling) -> None:
     with pytest.raises(ToolingError) as caught:
-        admission.approve(admitted(admission, mock, "write"), lambda request: Decision(False, "not today"))
+        approve(admission, admitted(admission, mock, "write"), lambda request: Decision(False, "not today"))
     assert caught.value.code is ErrorCode.DENIED
     assert caught.value.message.startswith(
         "the call of tool 'write' of tooling 'm' by agent 'tester' needs approval (workspace_write is in "
@@ -144,14 +144,14 @@ def test_the_approver_sees_what_a_python_tool_shows_for_approval(admission: Admi
     python = world.tooling("py")
     spec = python.cached_tool_spec("write_note")
     assert spec is not None
-    call = admission.admit(python, "write_note", '{"path": "/n.txt", "text": "secret"}', lambda name: spec)
+    call = admit(admission, python, "write_note", '{"path": "/n.txt", "text": "secret"}', lambda name: spec)
     seen: list[ApprovalRequest] = []
 
-    def approve(request: ApprovalRequest) -> Decision:
+    def yes(request: ApprovalRequest) -> Decision:
         seen.append(request)
         return Decision(True, "ok")
 
-    admission.approve(call, approve)
+    approve(admission, call, yes)
     assert [request.arguments for request in seen] == [{"path": "/n.txt"}]
 
 

@@ -17,7 +17,7 @@ from agent_host.session import Admission, AdmittedCall, call_outcome
 from agent_host.session.audit import AuditTrail
 from agent_host.session.calls import OpenCalls, shape
 from agent_host.session.inbox import Inbox
-from tests.support.sessionkit import MOCK, WAIT, World, small_inbox
+from tests.support.sessionkit import MOCK, WAIT, World, admit, small_inbox
 
 
 class Calls:
@@ -37,7 +37,7 @@ class Calls:
             assert spec is not None
             return spec
 
-        return self.admission.admit(self.mock, name, arguments, lookup)
+        return admit(self.admission, self.mock, name, arguments, lookup)
 
     def start(self, name: str, arguments: str = "{}", rep: int = 1) -> str:
         return self.calls.start(rep, self.admitted(name, arguments))
