@@ -3,7 +3,9 @@
 `docs/reference/configuration.md` holds `<!-- generated: configuration -->`, replaced by the tables
 of every config key (from the models' JSON Schema); `docs/reference/wit.md` holds
 `<!-- generated: wit -->`, replaced by every WIT item with its comment (from `wit/*.wit`), and
-`<!-- generated: wit-host -->`, by how the host serves each function (`agent_host.operations`). A page
+`<!-- generated: wit-host -->`, by how the host serves each function (`agent_host.operations`);
+`docs/reference/python.md`'s `<!-- generated: python-api -->`, by one mkdocstrings block per public
+name (from `agent_host/__init__.pyi`, which griffe does not read). A page
 naming a marker this hook does not know, or a generator failing, fails the build. It also mends two
 renderings: mkdocs-click 0.9 with click 8.3 shows an option without a default as `Sentinel.UNSET`,
 and Python-Markdown keeps the backslash of an escaped pipe inside code in a table, which GitHub drops.
@@ -36,10 +38,21 @@ def _wit() -> str:
     return wit_reference.markdown(wit_reference.parse_folder(ROOT / "wit"))
 
 
+def _python_api() -> str:
+    import agent_host
+
+    blocks = []
+    for name in sorted(set(agent_host.__all__) - {"__version__"}, key=str.lower):
+        module = agent_host._EXPORTS[name]  # type: ignore[attr-defined]  # the stub lists the public names only
+        blocks.append(f"::: {module}.{name}\n    options:\n      show_root_heading: true\n      heading_level: 3\n")
+    return "\n".join(blocks)
+
+
 GENERATORS: Final[dict[str, Callable[[], str]]] = {
     "configuration": _configuration,
     "wit": _wit,
     "wit-host": operations_reference.markdown,
+    "python-api": _python_api,
 }
 """Marker name -> the function that writes its text."""
 

@@ -2,4 +2,5 @@
 
 from agent_host.cli import entry
 
-entry()
+if __name__ == "__main__":  # importing the module (a documentation tool inspecting the package) runs nothing
+    entry()

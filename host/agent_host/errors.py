@@ -1,13 +1,14 @@
-"""The host's errors under one base, and the exit codes they map to; nothing else.
+"""Every error the host raises, drawn here as one tree, and the exit codes they map to.
 
-`AgentHostError` is the base of every exception the host raises to an embedder (see its class).
-`ToolingError` is the only error a guest ever sees: an `ErrorCode` (the WIT `error-code`, kebab-case),
-a message for a person (what went wrong, what to change) and optional JSON `data`; toolings raise it,
-`runtime.wit_values` alone turns it into a WIT value. `HostError` and its subclasses (`Interrupted`
-among them) are for the person running the host: each has a kebab-case `reference` (the outcome of
-an agent that could not start), a `hint` and its exit code; the command line prints one line per
-error, the traceback only with `--debug`. `ExitCode` is the one table of the command's exit codes.
-This module imports nothing else of the package.
+    AgentHostError
+    ├── ToolingError   what a guest sees: an ErrorCode (the WIT error-code), a message, JSON data
+    └── HostError      for the person running the host: a kebab-case reference, a hint, an exit code
+        ├── ConfigError, UsageError (└── CassetteError), BuildError, ComponentError, Interrupted
+        └── GuestsStuck, UnsafeCacheError, SdkMismatch, ReplayDiverged, WorkerFailure
+
+Toolings raise `ToolingError`; `runtime.wit_values` alone turns it into a WIT value. A `HostError`'s
+`reference` is the status of a run it kept from starting (`model.RunStatus`). `ExitCode` is the one
+table of the command's exit codes. This module imports nothing else of the package.
 """
 
 from __future__ import annotations
@@ -171,3 +172,42 @@ class Interrupted(HostError):
     def __init__(self, message: str, *, signum: int | None = None) -> None:
         super().__init__(message)
         self.exit_code = ExitCode.for_signal(signum)  # type: ignore[misc]
+
+
+class GuestsStuck(HostError):
+    """No guest starts while `MAX_ABANDONED` guests of this process are blocked where the host cannot
+    stop them."""
+
+    reference = "guests-stuck"
+    exit_code = ExitCode.TRAP
+
+
+class UnsafeCacheError(HostError):
+    """A cache folder that another user may write in, or owned by another user (exit 2)."""
+
+    reference = "unsafe-cache"
+
+
+class SdkMismatch(HostError):
+    """The installed MCP SDK lacks a private name a hook needs, and there is no public path."""
+
+    reference = "sdk-mismatch"
+
+
+class CassetteError(UsageError):
+    """A cassette that cannot be read, written or used (exit 2)."""
+
+    reference = "cassette-error"
+
+
+class ReplayDiverged(HostError):
+    """A replay asked for with another input than the recorded one: diverged before it starts (exit 4)."""
+
+    reference = "diverged"
+    exit_code = ExitCode.DIVERGED
+
+
+class WorkerFailure(HostError):
+    """An error a worker met starting an agent (a component that does not load, a stop request)."""
+
+    reference = "worker-error"

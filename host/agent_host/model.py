@@ -15,7 +15,7 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import PlainSerializer
 
-from agent_host.errors import ToolingError
+from agent_host.errors import ExitCode, HostError, ToolingError
 
 __all__ = (
     "EVENT_PAYLOADS",
@@ -212,3 +212,107 @@ class Envelope:
     id: str
     kind: EventKind
     payload: object
+
+
+class RunStatus(enum.StrEnum):
+    """How a guest's run ended; for one that never started, the `reference` of the host error that
+    kept it from starting (every `HostError`'s reference is a member: a test checks it)."""
+
+    OK = "ok"
+    """`run` returned its answer."""
+    ERROR = "error"
+    """`run` returned `err` (an exception escaping it, in either language)."""
+    TRAP = "trap"
+    """The guest trapped, or the host stopped it at a limit or on a stop request (`RunResult.tripped`)."""
+    DIVERGED = "diverged"
+    """A replay asked for something its cassette does not have next."""
+    CRASHED = "crashed"
+    """What ran it failed: its Ray worker died, or the host met an internal error."""
+    INTERRUPTED = "interrupted"
+    HOST_ERROR = "host-error"
+    CONFIG_ERROR = "config-error"
+    USAGE_ERROR = "usage-error"
+    CASSETTE_ERROR = "cassette-error"
+    BUILD_ERROR = "build-error"
+    COMPONENT_ERROR = "component-error"
+    GUESTS_STUCK = "guests-stuck"
+    UNSAFE_CACHE = "unsafe-cache"
+    SDK_MISMATCH = "sdk-mismatch"
+    WORKER_ERROR = "worker-error"
+
+
+RUN_EXIT_CODES: Final[dict[RunStatus, int]] = {
+    RunStatus.OK: ExitCode.SUCCESS,
+    RunStatus.ERROR: ExitCode.GUEST_ERROR,
+    RunStatus.TRAP: ExitCode.TRAP,
+    RunStatus.DIVERGED: ExitCode.DIVERGED,
+    RunStatus.CRASHED: ExitCode.TRAP,
+}
+"""The exit code of a run by its status; a run that never started has its error's (`RunResult.code`)."""
+
+Tripped = Literal["stopped", "cpu_time", "wall_time", "open_files", "memory"]
+"""What of the host's made a run trap: a `RunGuard` check, or `memory` (the host refused a growth)."""
+
+
+@dataclass(frozen=True)
+class RunError:
+    """Why a run failed: its `status`, the text of the failure as the host reports it (for `err`,
+    after the code when split off), and the WIT `error-code` of a host error the guest let escape
+    (host state, never read from the guest's text); None for any other failure."""
+
+    status: RunStatus
+    message: str
+    code: str | None = None
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How one run of a guest ended (or, for one that never started, why not): what `Host.run`,
+    the command line, `serve`, Ray and the pytest fixture all report."""
+
+    agent: str
+    status: RunStatus
+    text: str
+    """`run`'s answer (ok), its error string (error), the trap reason (trap), or the host error."""
+    duration: float
+    """Seconds the run took."""
+    inbox_peak: int = 0
+    """Most envelopes the guest's inbox held at once."""
+    code: int | None = None
+    """The exit code, when `status` is not one of `RUN_EXIT_CODES` (or is, but was ended otherwise)."""
+    tripped: Tripped | None = None
+    """For a `trap` the host made: which limit, or a stop request."""
+    error_code: str | None = None
+    """For `error`: the WIT `error-code` of the host error `text` is (`CODE: message`, as the host
+    returned it to this guest); None for any other text, whatever it looks like."""
+    stderr: str = ""
+    """The guest's output lines and the host's messages of this run (filled by the pytest fixture)."""
+    audit: list[dict[str, Any]] = field(default_factory=list)
+    """The audit records of this run, one dict per operation (filled by the pytest fixture)."""
+
+    @classmethod
+    def not_started(cls, agent: str, error: HostError) -> RunResult:
+        """The result of a run that `error` kept from starting: its reference is the status."""
+        return cls(agent, RunStatus(error.reference), f"agent {agent}: {error.message}", 0.0, code=error.exit_code)
+
+    @property
+    def exit_code(self) -> int:
+        """What `agent-host run` exits with: 0 ok, 1 err, 2 not started, 3 trap or limit, 4 diverged."""
+        return self.code if self.code is not None else RUN_EXIT_CODES[self.status]
+
+    @property
+    def output(self) -> str:
+        """`run`'s answer; "" unless `status` is ok."""
+        return self.text if self.status is RunStatus.OK else ""
+
+    @property
+    def error(self) -> RunError | None:
+        """Why it failed; None when `status` is ok. An `err` that is a host error the host returned
+        to the guest (`CODE: message`, host state: `error_code`) is split."""
+        if self.status is RunStatus.OK:
+            return None
+        code = self.error_code
+        prefix = f"{code}: "
+        if self.status is RunStatus.ERROR and code is not None and self.text.startswith(prefix):
+            return RunError(self.status, self.text[len(prefix) :], code)
+        return RunError(self.status, self.text)

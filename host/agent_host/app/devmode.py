@@ -30,7 +30,7 @@ from agent_host.policy.grants import AgentPolicy
 
 if TYPE_CHECKING:
     from agent_host.app.host import Host
-    from agent_host.runtime.guest import Outcome
+    from agent_host.model import RunResult
 RUNNER_MODULE: Final = "_agent_host_dev"
 """The runner's module name (its frames are left out of "raised at FILE:LINE")."""
 
@@ -167,7 +167,7 @@ class SourceWatch:
 
 def run_until_changed(
     host: Host, wasm: Path, input_text: str, agent: str, policy: AgentPolicy, watch: SourceWatch
-) -> Outcome | None:
+) -> RunResult | None:
     """Run the guest once in dev mode; if its source changes while it runs, stop it (cooperatively:
     its waits end, its wasm traps at the next time slice) and return None: the caller starts it
     again with the new code. Raises `Interrupted` once the host is stopped, `UsageError` when the

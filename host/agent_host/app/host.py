@@ -22,16 +22,17 @@ from agent_host._support import scratch
 from agent_host._support.paths import cache_dir
 from agent_host._support.rotation import LogBounds
 from agent_host._support.stopping import StopToken
+from agent_host.app.client import AsyncToolingClient, ToolingClient
 from agent_host.app.server_answers import PolicyAnswers
 from agent_host.config import AgentConfig, Config
 from agent_host.errors import UsageError
+from agent_host.model import RunResult as RunResult
 from agent_host.policy.approval import Approver, DenyAll
 from agent_host.policy.grants import AgentPolicy
 from agent_host.policy.pins import Pins
 from agent_host.policy.validation import ArgumentValidator
 from agent_host.runtime.engine import Runtime, Shipped
 from agent_host.runtime.guest import GuestThread, start_guest
-from agent_host.runtime.guest import Outcome as Outcome
 from agent_host.runtime.pool import InstancePool
 from agent_host.session import GuestSession, LogSink, SessionCore
 from agent_host.session.audit_budget import AuditBudget, run_budget
@@ -145,6 +146,22 @@ class Host:
         elif allow:
             raise UsageError("Host.session: pass either policy or allow, not both (allow is part of a policy)")
         return self._new_session(GuestSession, agent, policy, on_log, charged=audit_budget)
+
+    def tooling(
+        self, name: str, *, agent: str, policy: AgentPolicy | None = None, allow: Iterable[str] = ()
+    ) -> ToolingClient:
+        """Tooling `name` for a blocking program, acting as agent `agent` under `policy` (by default
+        the agent's own, `agent_policy`, with what `allow` names granted besides: as `session`).
+        Connects now: `ToolingError` (`not-found`, `denied`, `unavailable`) when it cannot be had.
+        Close it (or use `with`): that cancels what it opened. See `app.client`."""
+        return ToolingClient(self.session(agent, policy, allow=allow), name)
+
+    def atooling(
+        self, name: str, *, agent: str, policy: AgentPolicy | None = None, allow: Iterable[str] = ()
+    ) -> AsyncToolingClient:
+        """`tooling` for a coroutine on an asyncio loop: `async with host.atooling(name) as client`
+        connects (and raises as `tooling` does) and closes it at the end of the block."""
+        return AsyncToolingClient(self.session(agent, policy, allow=allow), name)
 
     def core(self, agent: str, policy: AgentPolicy) -> SessionCore:
         """Operations of `agent` under `policy` as coroutines for the bridge loop (`Bridge.run`):
@@ -274,11 +291,11 @@ class Host:
         agent: str = "guest",
         policy: AgentPolicy | None = None,
         output: TextIO | None = None,
-    ) -> Outcome:
+    ) -> RunResult:
         """Run a guest to completion (see `start`)."""
         return self.wait(self.start(wasm, input_text, agent=agent, policy=policy, output=output))
 
-    def wait(self, guest: GuestThread, on_wait: Callable[[GuestThread], None] | None = None) -> Outcome:
+    def wait(self, guest: GuestThread, on_wait: Callable[[GuestThread], None] | None = None) -> RunResult:
         """Wait for `guest` to finish and return its outcome (polling every `JOIN_POLL` seconds;
         `on_wait(guest)` is called at each poll, on this thread)."""
         while True:

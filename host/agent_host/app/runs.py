@@ -20,7 +20,7 @@ from agent_host._support.stopping import StopToken
 from agent_host.app import devmode
 from agent_host.components.build import resolve_component
 from agent_host.errors import HostError, UsageError
-from agent_host.runtime.guest import Outcome
+from agent_host.model import RunResult
 
 if TYPE_CHECKING:
     from agent_host.app.host import Host
@@ -46,7 +46,7 @@ class AgentRun:
 class Finished:
     """How one agent's run ended; `failure` is the error that kept it from starting."""
 
-    outcome: Outcome
+    outcome: RunResult
     failure: HostError | None = None
 
 
@@ -119,9 +119,4 @@ def run_all(host: Host, runs: Sequence[AgentRun], allow: Iterable[str] = ()) -> 
 
 
 def _failed(agent: str, exc: HostError) -> Finished:
-    return Finished(not_started(agent, exc), exc)
-
-
-def not_started(agent: str, exc: HostError) -> Outcome:
-    """The outcome of an agent that could not start: status = the error's reference."""
-    return Outcome(agent, exc.reference, f"agent {agent}: {exc.message}", 0.0, code=exc.exit_code)
+    return Finished(RunResult.not_started(agent, exc), exc)

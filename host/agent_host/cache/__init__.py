@@ -29,7 +29,6 @@ from agent_host.cache.locks import pinned as pinned
 from agent_host.cache.locks import publish as publish
 from agent_host.cache.locks import turn as turn
 from agent_host.cache.locks import unpin as unpin
-from agent_host.cache.private import UnsafeCacheError as UnsafeCacheError
 from agent_host.cache.private import private_cache as private_cache
 from agent_host.cache.private import private_folder as private_folder
 
@@ -43,7 +42,6 @@ __all__ = (
     "Limits",
     "Listing",
     "Removal",
-    "UnsafeCacheError",
     "auto_prune",
     "clean",
     "in_use",

@@ -18,7 +18,7 @@ from typing import Final
 
 from agent_host.cache.contents import BUILDS, COMPILED, FOLDER_MODE, LOCKS
 from agent_host.cache.stamps import STAMPS
-from agent_host.errors import HostError
+from agent_host.errors import UnsafeCacheError
 
 OTHERS_WRITE: Final = stat.S_IWGRP | stat.S_IWOTH
 """Permission bits that let users other than the owner write in a folder: refused on every cache folder."""
@@ -31,12 +31,6 @@ ROOT_UID: Final = 0
 """The owner accepted besides the effective user: root can replace any file of the user anyway."""
 
 _ELSEWHERE: Final = "set AGENT_HOST_CACHE to a folder of your own"
-
-
-class UnsafeCacheError(HostError):
-    """A cache folder that another user may write in, or owned by another user (exit 2)."""
-
-    reference = "unsafe-cache"
 
 
 def private_cache(root: Path) -> Path:

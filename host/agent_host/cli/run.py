@@ -38,12 +38,13 @@ from agent_host.cli.options import (
     module_option,
 )
 from agent_host.errors import ExitCode, HostError, UsageError
+from agent_host.model import RunResult, RunStatus
 
 if TYPE_CHECKING:
     from agent_host.app.runs import AgentRun, Finished
     from agent_host.cli.signals import Stopper
     from agent_host.config import AgentConfig, Config
-    from agent_host.runtime.guest import GuestThread, Outcome
+    from agent_host.runtime.guest import GuestThread
     from agent_host.session.cassette import Tapes
 logger = logging.getLogger("agent_host")
 
@@ -66,8 +67,6 @@ COLUMNS: Final = (
     render.Column("TIME", right=True),
     render.Column("DETAIL"),
 )
-STOPPED: Final = "interrupted"
-"""The status of an agent a signal stopped or kept from starting (`Interrupted.reference`)."""
 
 STILL_RUNNING: Final = 10.0
 """Seconds between `still running` notes of a run shown on a terminal."""
@@ -251,7 +250,8 @@ class _Cassette:
     def save(self, exit_code: int, stopped: bool = False) -> int:
         """Write the recording (when recording, and the command was not `stopped` by a signal: the
         file stays as it was); the exit code, 2 at least when it cannot be written."""
-        from agent_host.session.cassette import CassetteError, Recording, save
+        from agent_host.errors import CassetteError
+        from agent_host.session.cassette import Recording, save
 
         if not isinstance(self.tapes, Recording) or self.path is None:
             return exit_code
@@ -337,19 +337,19 @@ def _run_one(
                 render.error(str(exc), kind="stopped")
             else:
                 render.error(f"agent {name}: {exc}")
-            outcome = runs.not_started(name, exc)
+            outcome = RunResult.not_started(name, exc)
     outcome = as_stopped(outcome, stopper.exit_code)
     if as_json:
         render.json_out(outcome_json(outcome))
-    elif outcome.status == "ok":
+    elif outcome.status is RunStatus.OK:
         render.answer(outcome.text)
-    if outcome.status == "error":
+    if outcome.status is RunStatus.ERROR:
         render.report(f"agent {name} failed: {printable(outcome.text)}")
-    elif outcome.status in ("trap", "crashed", STOPPED):
+    elif outcome.status in (RunStatus.TRAP, RunStatus.CRASHED, RunStatus.INTERRUPTED):
         render.report(f"agent {name} was stopped: {printable(outcome.text)}")
-    elif outcome.status == "diverged":
+    elif outcome.status is RunStatus.DIVERGED:
         render.report(printable(outcome.text))
-    if outcome.status in ("error", "trap"):
+    if outcome.status in (RunStatus.ERROR, RunStatus.TRAP):
         _advise(outcome, guest.spec if guest.spec.is_dir() else None)
     logger.debug("agent %s: %s in %.2f s", name, outcome.status, outcome.duration)
     stopped = stopper.exit_code is not None
@@ -365,7 +365,7 @@ def _run_here(
     approve: str,
     stopper: Stopper,
     tapes: Tapes | None,
-) -> Outcome:
+) -> RunResult:
     """Run one guest on a host in this process."""
     from agent_host.app import devmode
     from agent_host.app.host import Host
@@ -447,7 +447,7 @@ def _run_many(
         render.table(COLUMNS, rows)
         folders = {run.name: run.source or run.settings.component if run.settings else None for run in prepared}
         for outcome in outcomes:
-            if outcome.status in ("error", "trap"):
+            if outcome.status in (RunStatus.ERROR, RunStatus.TRAP):
                 folder = folders.get(outcome.agent)
                 _advise(outcome, folder if folder is not None and folder.is_dir() else None, agent=outcome.agent)
     worst = max(outcome.exit_code for outcome in outcomes)
@@ -456,7 +456,7 @@ def _run_many(
 
 def _replayed(run: AgentRun, cassette: _Cassette, given: bool) -> AgentRun:
     """`run` with the input it replays (its failure, when another input was `given`)."""
-    from agent_host.session.cassette import ReplayDiverged
+    from agent_host.errors import ReplayDiverged
 
     try:
         return dataclasses.replace(run, input=cassette.input(run.name, run.input, given=given))
@@ -464,7 +464,7 @@ def _replayed(run: AgentRun, cassette: _Cassette, given: bool) -> AgentRun:
         return dataclasses.replace(run, failure=exc)
 
 
-def _advise(outcome: Outcome, folder: Path | None, agent: str | None = None) -> None:
+def _advise(outcome: RunResult, folder: Path | None, agent: str | None = None) -> None:
     """The hint lines for what a failed or trapped run names (`trap_reasons.advice`), on stderr."""
     from agent_host.runtime.trap_reasons import advice
 
@@ -472,16 +472,16 @@ def _advise(outcome: Outcome, folder: Path | None, agent: str | None = None) -> 
         render.hint(f"agent {agent}: {hint}" if agent is not None else hint)
 
 
-def as_stopped(outcome: Outcome, exit_code: int | None) -> Outcome:
+def as_stopped(outcome: RunResult, exit_code: int | None) -> RunResult:
     """`outcome` as the command tells it once a signal stopped the command (`exit_code` 130 or 143,
     else None): a run the host stopped for it is `interrupted` with that exit code, as an agent the
     signal kept from starting is, not a `trap` (3)."""
     if exit_code is None or outcome.tripped != "stopped":
         return outcome
-    return dataclasses.replace(outcome, status=STOPPED, code=exit_code)
+    return dataclasses.replace(outcome, status=RunStatus.INTERRUPTED, code=exit_code)
 
 
-def outcome_json(outcome: Outcome) -> dict[str, Any]:
+def outcome_json(outcome: RunResult) -> dict[str, Any]:
     """An outcome as `run --json` prints it."""
     return {
         "agent": outcome.agent,

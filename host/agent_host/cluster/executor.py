@@ -26,23 +26,21 @@ from typing import Any, Final, TextIO
 from agent_host._support.paths import cache_dir
 from agent_host._support.rotation import LogBounds
 from agent_host._support.stopping import StopToken
-from agent_host.app.runs import AgentRun, Finished, not_started
+from agent_host.app.runs import AgentRun, Finished
 from agent_host.cluster.actors import Actors
 from agent_host.cluster.connection import Cluster, import_ray
-from agent_host.cluster.messages import AuditLine, Ended, Event, Job, LogLine, Output, WorkerFailure
+from agent_host.cluster.messages import AuditLine, Ended, Event, Job, LogLine, Output
 from agent_host.cluster.shipping import Shipment, ship
 from agent_host.cluster.worker import APPROVALS
 from agent_host.config import Config
-from agent_host.errors import ExitCode, HostError, Interrupted, UsageError
+from agent_host.errors import ExitCode, HostError, Interrupted, UsageError, WorkerFailure
+from agent_host.model import RunResult, RunStatus
 from agent_host.runtime.engine import Runtime
-from agent_host.runtime.guest import Outcome
 from agent_host.session.audit_log import AuditLog
 from agent_host.session.cassette import Playback, Recording, Tapes
 
 logger = logging.getLogger(__name__)
 
-CRASHED: Final = "crashed"
-"""The status of an agent whose worker (actor, process or node) died under it."""
 
 KILL_GRACE: Final = 3.0
 """Seconds actors get, after a stop request, to end their runs before they are killed."""
@@ -167,14 +165,14 @@ class RayExecutor:
                     try:
                         job = self._job(run, shipment, allow)
                     except HostError as exc:  # a replayed cassette without this agent's tape
-                        results[index] = Finished(not_started(run.name, exc), exc)
+                        results[index] = Finished(RunResult.not_started(run.name, exc), exc)
                         continue
                     try:
                         results[index] = self._run(slot, run, job)
                     except Exception as exc:  # boundary: one agent's failure must not lose the others' results
                         logger.exception("internal error running agent %s on Ray", run.name)
                         text = f"internal host error: {type(exc).__name__}: {exc}"
-                        results[index] = Finished(Outcome(run.name, "trap", text, 0.0))
+                        results[index] = Finished(RunResult(run.name, RunStatus.TRAP, text, 0.0))
 
             threads = [threading.Thread(target=feed, args=(s,), name=f"ray-feed-{n}") for n, s in enumerate(slots)]
             for thread in threads:
@@ -216,7 +214,7 @@ class RayExecutor:
                 if failure is None and run.component is None:
                     failure = UsageError(f"agent {run.name} has no component")
                 if failure is not None:
-                    results[index] = Finished(not_started(run.name, failure), failure)
+                    results[index] = Finished(RunResult.not_started(run.name, failure), failure)
         return shipped
 
     def _run(self, slot: _Slot, run: AgentRun, job: Job) -> Finished:
@@ -228,7 +226,7 @@ class RayExecutor:
         while True:
             if self.stop.stopped:
                 exc = Interrupted(f"not started: {self.stop.reason}", signum=self.stop.signum)
-                return Finished(not_started(run.name, exc), exc)
+                return Finished(RunResult.not_started(run.name, exc), exc)
             if slot.actor is None:
                 slot.actor = self._new_actor()
             try:
@@ -242,11 +240,12 @@ class RayExecutor:
                 status = _status_of(exc, self._ray.exceptions)
                 reason = ray_reason(exc)
                 duration = time.monotonic() - started
-                if status != CRASHED:
-                    return Finished(Outcome(run.name, status, f"internal error on the Ray worker: {reason}", duration))
+                if status != RunStatus.CRASHED:
+                    text = f"internal error on the Ray worker: {reason}"
+                    return Finished(RunResult(run.name, status, text, duration))
                 if self.stop.stopped:
                     stopped = f"stopped: {self.stop.reason}"
-                    return Finished(Outcome(run.name, "trap", stopped, duration, tripped="stopped"))
+                    return Finished(RunResult(run.name, RunStatus.TRAP, stopped, duration, tripped="stopped"))
                 if restarts < limit:
                     restarts += 1
                     logger.warning(
@@ -259,7 +258,7 @@ class RayExecutor:
                     continue
                 after = f" (after {restarts} restart{'s' if restarts > 1 else ''})" if restarts else ""
                 text = f"its Ray worker died{after}: {reason}"
-                return Finished(Outcome(run.name, CRASHED, text, duration, code=ExitCode.TRAP))
+                return Finished(RunResult(run.name, RunStatus.CRASHED, text, duration, code=ExitCode.TRAP))
 
     def _job(self, run: AgentRun, shipment: Shipment, allow: tuple[str, ...]) -> Job:
         """The job of `run`; with a replayed cassette, its agent's tape (`CassetteError`: none)."""
@@ -304,10 +303,10 @@ class RayExecutor:
         self._actors.close()
 
 
-def _status_of(exc: BaseException, exceptions: Any) -> str:
+def _status_of(exc: BaseException, exceptions: Any) -> RunStatus:
     """`trap` for an error raised by the worker's own code (a host bug), `crashed` for the rest."""
-    statuses: Mapping[type[BaseException], str] = {exceptions.RayTaskError: "trap"}
-    return next((status for kind, status in statuses.items() if isinstance(exc, kind)), CRASHED)
+    statuses: Mapping[type[BaseException], RunStatus] = {exceptions.RayTaskError: RunStatus.TRAP}
+    return next((status for kind, status in statuses.items() if isinstance(exc, kind)), RunStatus.CRASHED)
 
 
 def ray_reason(exc: BaseException) -> str:

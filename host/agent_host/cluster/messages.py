@@ -11,9 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_host.config import AgentConfig
-from agent_host.errors import HostError
+from agent_host.model import RunResult
 from agent_host.runtime.engine import Shipped
-from agent_host.runtime.guest import Outcome
 from agent_host.session.cassette import Tape
 
 
@@ -71,16 +70,10 @@ class GuestLog:
 class Ended:
     """The run's outcome; `failure` is the message of the error that kept it from starting."""
 
-    outcome: Outcome
+    outcome: RunResult
     failure: str | None = None
     tape: Tape | None = None
     """What the run recorded, when its job asked for it."""
 
 
 Event = AuditLine | Output | LogLine | GuestLog | Ended
-
-
-class WorkerFailure(HostError):
-    """An error a worker met starting an agent (a component that does not load, a stop request)."""
-
-    reference = "worker-error"

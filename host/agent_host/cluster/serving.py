@@ -25,14 +25,16 @@ import anyio
 import anyio.to_thread
 
 from agent_host._support.stopping import StopToken
-from agent_host.app.host import Host, Outcome
+from agent_host.app.host import Host
 from agent_host.cluster.actors import Actors
 from agent_host.cluster.connection import Cluster, import_ray
 from agent_host.cluster.executor import check_fit, event_handler, pool_size, ray_reason
-from agent_host.cluster.messages import AuditLine, Ended, GuestLog, Job, WorkerFailure
+from agent_host.cluster.messages import AuditLine, Ended, GuestLog, Job
 from agent_host.cluster.shipping import Shipment, ship
 from agent_host.config import Config
-from agent_host.serve.agents import CRASHED, STOP_WAIT, LogSink, Offer, stopped
+from agent_host.errors import WorkerFailure
+from agent_host.model import RunResult, RunStatus
+from agent_host.serve.agents import STOP_WAIT, LogSink, Offer, stopped
 from agent_host.serve.limit_log import LimitLog
 from agent_host.session.audit_budget import AuditBudget
 
@@ -71,7 +73,7 @@ class RayAgents:
 
     async def run(
         self, offer: Offer, given: str, on_log: LogSink | None, audit_budget: AuditBudget | None = None
-    ) -> Outcome:
+    ) -> RunResult:
         job = Job(offer.name, offer.settings, given, self._shipped[offer.wasm], (), logs=on_log is not None)
         async with self._slots:
             actor = self._idle.pop() if self._idle else await anyio.to_thread.run_sync(self._new_actor)
@@ -91,7 +93,7 @@ class RayAgents:
             except self._ray.exceptions.RayError as exc:
                 kept = False
                 logger.warning("agent %s: its Ray worker died during a call: %s", offer.name, ray_reason(exc))
-                return Outcome(offer.name, CRASHED, f"its Ray worker died: {ray_reason(exc)}", 0.0)
+                return RunResult(offer.name, RunStatus.CRASHED, f"its Ray worker died: {ray_reason(exc)}", 0.0)
             finally:
                 if kept:
                     self._idle.append(actor)
@@ -105,7 +107,7 @@ class RayAgents:
         on_log: LogSink | None,
         ended: threading.Event,
         audit_budget: AuditBudget | None,
-    ) -> Outcome:
+    ) -> RunResult:
         """In a worker thread: one run of `job` on `actor`, its events handled as they arrive (its
         audit lines charged to `audit_budget`). Raises Ray's errors (`HostError` when the worker could
         not start the agent)."""

@@ -20,10 +20,10 @@ from typing import Final, TextIO, cast
 
 from agent_host._support import scratch
 from agent_host.app.host import Host
-from agent_host.app.runs import not_started
 from agent_host.cluster.messages import AuditLine, Ended, Event, GuestLog, Job, LogLine, Output
 from agent_host.config import Config
 from agent_host.errors import HostError
+from agent_host.model import RunResult
 from agent_host.policy.approval import ApproveAll, Approver, DenyAll
 from agent_host.runtime.guest import GuestThread
 from agent_host.session.audit_log import AuditLog
@@ -70,7 +70,7 @@ class AgentWorker:
             )
             self._guest = guest
         except HostError as exc:
-            yield [*self._drain(), Ended(not_started(job.agent, exc), str(exc))]
+            yield [*self._drain(), Ended(RunResult.not_started(job.agent, exc), str(exc))]
             return
         threading.Thread(target=self._watch, args=(guest,), name=f"ended-{job.agent}", daemon=True).start()
         while True:

@@ -194,7 +194,7 @@ def build_guest(
     `.source` names the folder (the cache keeps the newest builds per guest), and the cache is
     pruned afterwards. Raises `BuildError` whose first line ends with the cause (componentize-py's
     last line: the guest's Python error with its file and line) followed by the tail of the output,
-    and `Interrupted` when `stop` is set meanwhile (componentize-py is ended), `cache.UnsafeCacheError`
+    and `Interrupted` when `stop` is set meanwhile (componentize-py is ended), `UnsafeCacheError`
     when another user may write in the cache (`cache.private`). Nothing is cached
     for a failed build. One process at a time builds a given key (`cache.turn`): another one that
     needs the same build waits for it (with a progress line) and takes it from the cache."""

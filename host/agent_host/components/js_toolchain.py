@@ -76,7 +76,7 @@ def node_and_npm() -> tuple[Path, Path]:
 def toolchain(stop: StopToken | None = None) -> Toolchain:
     """The pinned toolchain, installed into the cache first if it is not there (see the module).
     Raises `BuildError` (node or npm missing, npm failed), `Interrupted` on a stop request and
-    `cache.UnsafeCacheError` when another user may write in the cache (`cache.private`)."""
+    `UnsafeCacheError` when another user may write in the cache (`cache.private`)."""
     node, npm = node_and_npm()
     prefix = folder()
     cache.private_folder(cache_dir(), cache.contents.NPM, prefix.name)  # node runs what it holds: the user's alone

@@ -98,7 +98,7 @@ class Runtime:
     is idempotent) stops the ticker and releases them."""
 
     def __init__(self, cache_dir: Path) -> None:
-        """Raises `cache.UnsafeCacheError` when another user may write in `cache_dir` (`cache.private`)."""
+        """Raises `UnsafeCacheError` when another user may write in `cache_dir` (`cache.private`)."""
         cache.private_cache(cache_dir)  # before anything starts: its compiled code is loaded as trusted
         self.engine = Engine(engine_config())
         self._linkers: dict[int, _Linked] = {}

@@ -5,7 +5,7 @@ opt in to (preopened folders, named environment variables; never sockets); stdou
 files in a private temp folder, forwarded by `output.Forwarder`. Memory is bounded by a
 `memory_limit.MemoryBudget` (the guest sees a failed growth); CPU and wall-clock time, stop requests
 and the descriptors it holds through its folders (`descriptors.Watch`) by a `RunGuard`. Every ending
-is an `Outcome` decided from host state only (`_call_run`): the guest's own text (stderr, `Err`) is
+is an `RunResult` decided from host state only (`_call_run`): the guest's own text (stderr, `Err`) is
 quoted as its words, never used to pick the status, the exit code or a limit. Only
 `KeyboardInterrupt`/`SystemExit` from a host function is re-raised (by `GuestThread.join`); however
 the guest ends, `session.close()` runs and the temp folder is removed.
@@ -23,13 +23,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal, TextIO
+from typing import Final, TextIO
 
 from wasmtime import Store, WasiConfig, WasmtimeError
 from wasmtime.component import Component, Instance
 
 from agent_host._support import scratch
-from agent_host.errors import ExitCode, HostError
+from agent_host.errors import GuestsStuck
+from agent_host.model import RunResult, RunStatus, Tripped
 from agent_host.policy.grants import AgentPolicy
 from agent_host.runtime import descriptors, memory_limit, thread_state, wit_values
 from agent_host.runtime.engine import Runtime
@@ -42,51 +43,11 @@ from agent_host.session.cassette import Diverged, ReplayedTrap
 
 logger = logging.getLogger(__name__)
 
-Status = Literal["ok", "error", "trap", "diverged"]
-
-Tripped = TripKind | Literal["memory"]
-"""What of the host's made a run trap: a `RunGuard` check, or `memory` (the host refused a growth)."""
-
 LEFT_BEHIND: Final = (
     "the guest did not return from a WASI call the host cannot interrupt (a named pipe or device in a granted "
     "folder?), and was left behind"
 )
 """Said of a run the host stopped waiting for (`GuestThread.join`)."""
-
-_EXIT_CODES: Final[dict[str, int]] = {
-    "ok": ExitCode.SUCCESS,
-    "error": ExitCode.GUEST_ERROR,
-    "trap": ExitCode.TRAP,
-    "diverged": ExitCode.DIVERGED,
-}
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """How a guest run ended (or, for a guest that never started, why not)."""
-
-    agent: str
-    status: str
-    """`ok`, `error` or `trap` for a run (`diverged` for a replayed run that asked for something its
-    cassette does not have next, `session.cassette`); for a guest that could not start, the `reference` of the
-    host error that stopped it (`build-error`, `component-error`, `interrupted`, ...)."""
-    text: str
-    """`run`'s answer (ok), its error string (error), the trap reason (trap), or the host error."""
-    duration: float
-    inbox_peak: int = 0
-    """Most envelopes the guest's inbox held at once."""
-    code: int | None = None
-    """The exit code, when `status` is not one of a run's (`_EXIT_CODES`)."""
-    tripped: Tripped | None = None
-    """For a `trap` the host made: which limit, or a stop request (`Tripped`)."""
-    error_code: str | None = None
-    """For `error`: the WIT `error-code` of the host error `text` is (`CODE: message`, as the host
-    returned it to this guest); None for any other text, whatever it looks like."""
-
-    @property
-    def exit_code(self) -> int:
-        return self.code if self.code is not None else _EXIT_CODES[self.status]
-
 
 MAX_TABLE_ELEMENTS: Final = 100_000
 """Elements one table of a guest may hold (~0.8 MB; a componentize-py or componentize-js guest starts
@@ -119,14 +80,6 @@ def abandoned_count() -> int:
     with _abandoned_lock:
         _abandoned.difference_update([thread for thread in _abandoned if not thread.is_alive()])
         return len(_abandoned)
-
-
-class GuestsStuck(HostError):
-    """No guest starts while `MAX_ABANDONED` guests of this process are blocked where the host cannot
-    stop them."""
-
-    reference = "guests-stuck"
-    exit_code = ExitCode.TRAP
 
 
 class _Control:
@@ -181,14 +134,14 @@ class GuestThread:
     past its stop or deadline where no check reaches it (`ABANDON_AFTER`)."""
 
     def __init__(
-        self, thread: threading.Thread, result: list[Outcome], relay: list[BaseException], control: _Control
+        self, thread: threading.Thread, result: list[RunResult], relay: list[BaseException], control: _Control
     ) -> None:
         self._thread = thread
         self._result = result
         self._relay = relay
         self._control = control
         self._started = time.monotonic()
-        self._given_up: Outcome | None = None
+        self._given_up: RunResult | None = None
         self._give_up_lock = threading.Lock()
         self.agent = control.session.agent
 
@@ -198,7 +151,7 @@ class GuestThread:
         trap with `reason`."""
         self._control.stop(reason)
 
-    def join(self, timeout: float | None = None) -> Outcome | None:
+    def join(self, timeout: float | None = None) -> RunResult | None:
         """The outcome, or None if the guest is still running after `timeout` seconds. Re-raises a
         `KeyboardInterrupt`/`SystemExit` that a host function raised on the guest's thread.
 
@@ -225,7 +178,7 @@ class GuestThread:
             raise self._relay[0]
         return self._result[0]
 
-    def _give_up(self) -> Outcome:
+    def _give_up(self) -> RunResult:
         with self._give_up_lock:
             if self._given_up is None:
                 tripped, reason = self._control.verdict()
@@ -240,7 +193,7 @@ class GuestThread:
                 )
                 text = f"{reason}; {LEFT_BEHIND}"
                 duration = time.monotonic() - self._started
-                self._given_up = Outcome(self.agent, "trap", text, duration, tripped=tripped)
+                self._given_up = RunResult(self.agent, RunStatus.TRAP, text, duration, tripped=tripped)
             return self._given_up
 
     @property
@@ -276,7 +229,7 @@ def start_guest(
     prepared: Prepared | None = None,
 ) -> GuestThread:
     """Run the guest's `run(input_text)` on a new thread named `guest-<agent>`; `join()` gives its
-    `Outcome`: `ok`, `error` (`run` returned `err`) or `trap` (with its reason: the wasm trap, the
+    `RunResult`: `ok`, `error` (`run` returned `err`) or `trap` (with its reason: the wasm trap, the
     Python exception the guest died of, a limit, or a host function's failure). `prepared`: an
     instance made ahead for this agent and policy (else one is made on that thread)."""
     stuck = abandoned_count()
@@ -287,7 +240,7 @@ def start_guest(
             hint="a granted folder holds a named pipe or device a guest reads; restart agent-host, and grant folders "
             "of regular files only",
         )
-    result: list[Outcome] = []
+    result: list[RunResult] = []
     relay: list[BaseException] = []
     control = _Control(session)
 
@@ -298,7 +251,9 @@ def start_guest(
             relay.append(exc)
         except BaseException as exc:  # boundary: a host bug in one guest must not take down the host
             logger.exception("internal error running agent %s", session.agent)
-            result.append(Outcome(session.agent, "trap", f"internal host error: {type(exc).__name__}: {exc}", 0.0))
+            result.append(
+                RunResult(session.agent, RunStatus.TRAP, f"internal host error: {type(exc).__name__}: {exc}", 0.0)
+            )
 
     thread = threading.Thread(target=body, name=f"guest-{session.agent}", daemon=True)
     thread.start()
@@ -321,7 +276,7 @@ class Prepared:
     budget: memory_limit.MemoryBudget
     guard: RunGuard
     instance: Instance | None
-    failure: tuple[Status, str, Tripped | None] | None
+    failure: tuple[RunStatus, str, Tripped | None] | None
     """How a run of it ends at once: it could not be instantiated (None: `instance` is set)."""
 
     def discard(self) -> None:
@@ -388,7 +343,7 @@ def _instantiate(
     budget: memory_limit.MemoryBudget,
     policy: AgentPolicy,
     guard: RunGuard,
-) -> tuple[Instance | None, tuple[Status, str, Tripped | None] | None]:
+) -> tuple[Instance | None, tuple[RunStatus, str, Tripped | None] | None]:
     """The instance, or how a run ends when there is none (decided from host state, as `_call_run`:
     a limit or stop its start code ran into, a memory growth refused, else the trap)."""
     try:
@@ -396,14 +351,14 @@ def _instantiate(
     except WasmtimeError as exc:
         tripped = guard.after_trap()
         if tripped is not None:  # its start code ran into a limit or a stop
-            return None, ("trap", f"{tripped} (in the component's start code)", guard.tripped)
+            return None, (RunStatus.TRAP, f"{tripped} (in the component's start code)", guard.tripped)
         if budget.refused is not None:
-            return None, ("trap", memory_limit_reason(policy), "memory")
+            return None, (RunStatus.TRAP, memory_limit_reason(policy), "memory")
         reason = (
             f"the component cannot be instantiated: {innermost(str(exc))} "
             "(was it built against agent-host's WIT world `agent`? `agent-host wit` prints it)"
         )
-        return None, ("trap", reason, None)
+        return None, (RunStatus.TRAP, reason, None)
 
 
 def run_guest(
@@ -415,7 +370,7 @@ def run_guest(
     output: TextIO | None = None,
     control: _Control | None = None,
     prepared: Prepared | None = None,
-) -> Outcome:
+) -> RunResult:
     """Run the guest on the current thread (see the module docstring): `prepared` (made ahead for
     this agent and policy), else an instance prepared now."""
     agent = session.agent
@@ -438,8 +393,8 @@ def run_guest(
         with thread_state.running(session, guard), memory_limit.active(prepared.budget):
             status, text, tripped = _call_run(runtime, prepared, input_text, session, policy)
         if status != "diverged" and (why := session.ended(status, text, tripped)) is not None:
-            status, text, tripped = "diverged", str(Diverged(agent, why)), None
-        if status == "error":
+            status, text, tripped = RunStatus.DIVERGED, str(Diverged(agent, why)), None
+        if status is RunStatus.ERROR:
             returned = session.returned_error(text)
             error_code = returned.code.value if returned is not None else None
     finally:
@@ -449,7 +404,7 @@ def run_guest(
         if prepared is not None:
             prepared.discard()
     duration = time.monotonic() - start
-    return Outcome(agent, status, text, duration, session.inbox.peak, tripped=tripped, error_code=error_code)
+    return RunResult(agent, status, text, duration, session.inbox.peak, tripped=tripped, error_code=error_code)
 
 
 def _stop_for_files(guard: RunGuard, session: GuestSession, reason: str) -> None:
@@ -472,7 +427,7 @@ def _wasi(policy: AgentPolicy, stdout: CappedFile, stderr: CappedFile) -> WasiCo
 
 def _call_run(
     runtime: Runtime, prepared: Prepared, input_text: str, session: GuestSession, policy: AgentPolicy
-) -> tuple[Status, str, Tripped | None]:
+) -> tuple[RunStatus, str, Tripped | None]:
     """How `run` ended, decided from host state only, in this order: a stop or a limit of the
     `RunGuard`, a host function's failure, a memory growth the host refused (then a trap or an `err`
     is the memory limit), the wasm trap. `run`'s `err` carries an error code only when its text is
@@ -484,7 +439,11 @@ def _call_run(
     assert instance is not None, "a prepared instance without a failure"
     run = instance.get_func(store, "run")
     if run is None:
-        return "trap", "the component does not export `run`; build it against agent-host's WIT world `agent`", None
+        return (
+            RunStatus.TRAP,
+            "the component does not export `run`; build it against agent-host's WIT world `agent`",
+            None,
+        )
     try:
         with runtime.clock.started(store, guard):
             value = run(store, input_text)
@@ -494,23 +453,23 @@ def _call_run(
         if isinstance(relayed, KeyboardInterrupt | SystemExit):
             raise relayed from None
         if isinstance(relayed, Diverged):  # raised by the host's own replay, never by the guest
-            return "diverged", str(relayed), None
+            return RunStatus.DIVERGED, str(relayed), None
         if isinstance(relayed, ReplayedTrap):  # the replay ends where the host ended the recorded run
             return "trap", relayed.text, relayed.tripped  # type: ignore[return-value]
         tripped = guard.after_trap()
         if tripped is not None:  # the guard made it trap, in the guest or in wasm a host function ran
-            return "trap", tripped, guard.tripped
+            return RunStatus.TRAP, tripped, guard.tripped
         if relayed is not None:
-            return "trap", f"host error: {type(relayed).__name__}: {relayed}", None
+            return RunStatus.TRAP, f"host error: {type(relayed).__name__}: {relayed}", None
         if budget.refused is not None:
-            return "trap", memory_limit_reason(policy, err_path, str(exc)), "memory"
-        return "trap", trap_reason(str(exc), err_path, session.last_error), None
+            return RunStatus.TRAP, memory_limit_reason(policy, err_path, str(exc)), "memory"
+        return RunStatus.TRAP, trap_reason(str(exc), err_path, session.last_error), None
     relayed = thread_state.take_exception()
     if isinstance(relayed, KeyboardInterrupt | SystemExit):
         raise relayed
     ok, text = wit_values.run_result(value)
     if ok:
-        return "ok", text, None
+        return RunStatus.OK, text, None
     if budget.refused is not None:  # the guest caught the failed growth and gave up (as JavaScript does)
-        return "trap", f"{memory_limit_reason(policy, err_path)}; run() then returned err: {text}", "memory"
-    return "error", text, None
+        return RunStatus.TRAP, f"{memory_limit_reason(policy, err_path)}; run() then returned err: {text}", "memory"
+    return RunStatus.ERROR, text, None

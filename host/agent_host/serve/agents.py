@@ -26,10 +26,11 @@ import anyio.to_thread
 
 from agent_host._support import off_loop
 from agent_host._support.stopping import StopToken
-from agent_host.app.host import Host, Outcome
+from agent_host.app.host import Host
 from agent_host.components.build import resolve_component
 from agent_host.config import AgentConfig, Config
 from agent_host.errors import ErrorCode, HostError, ToolingError, UsageError
+from agent_host.model import RunResult, RunStatus
 from agent_host.policy.grants import AgentPolicy
 from agent_host.serve.answers import Answer, ServedTool
 from agent_host.serve.feed import Feed
@@ -112,7 +113,7 @@ TRIPPED_CODES: Final[Mapping[str, ErrorCode]] = {
     "open_files": ErrorCode.LIMIT_EXCEEDED,
     "memory": ErrorCode.LIMIT_EXCEEDED,
 }
-"""The error code of a guest the host stopped, by what stopped it (host state, `Outcome.tripped`;
+"""The error code of a guest the host stopped, by what stopped it (host state, `RunResult.tripped`;
 `tool-failed` for the others)."""
 
 LINE_OVERHEAD: Final = 100
@@ -150,17 +151,13 @@ def _drained_marker(count: int) -> LogLine:
     )
 
 
-CRASHED: Final = "crashed"
-"""The status of an agent whose worker died under it (`--executor ray`): an `unavailable` answer."""
-
-
 class AgentRunner(Protocol):
     """Where an offered agent's guests run: this process (`LocalAgents`) or a Ray cluster
     (`cluster.serving.RayAgents`)."""
 
     async def run(
         self, offer: Offer, given: str, on_log: LogSink | None, audit_budget: AuditBudget | None = None
-    ) -> Outcome:
+    ) -> RunResult:
         """Run a fresh guest of `offer` with input `given` to its end, its log lines to `on_log` (from
         any thread), its audit lines charged to `audit_budget` too (the client's allowance). When the
         caller is cancelled, the guest is stopped and waited for (at most `STOP_WAIT` seconds) before
@@ -193,7 +190,7 @@ class LocalAgents:
 
     async def run(
         self, offer: Offer, given: str, on_log: LogSink | None, audit_budget: AuditBudget | None = None
-    ) -> Outcome:
+    ) -> RunResult:
         name = offer.name
         pool = self._pools.get(name)
         guest = self._host.start(
@@ -310,22 +307,22 @@ class AgentCalls:
         return await off_loop.run(_answer, offer, outcome, size=len(outcome.text))
 
 
-def _answer(offer: Offer, outcome: Outcome) -> Answer:
+def _answer(offer: Offer, outcome: RunResult) -> Answer:
     """The answer of a guest's run that ended with `outcome` (linear in the length of its text)."""
     name = offer.name
     limit = offer.policy.limits.max_result_bytes
     if _oversize(outcome.text, limit.value):
-        what = "answer" if outcome.status == "ok" else "error"
+        what = "answer" if outcome.status is RunStatus.OK else "error"
         return Answer.failure(
             ErrorCode.LIMIT_EXCEEDED,
             f"agent {name}'s {what} is larger than the limit of {int(limit.value)} bytes ({limit.key}); "
             "it was not sent",
         )
-    if outcome.status == "ok":
+    if outcome.status is RunStatus.OK:
         return Answer.of_text(outcome.text)
-    if outcome.status == CRASHED:
+    if outcome.status is RunStatus.CRASHED:
         return Answer.failure(ErrorCode.UNAVAILABLE, f"agent {name} crashed: {outcome.text}")
-    what = "failed" if outcome.status == "error" else "was stopped"
+    what = "failed" if outcome.status is RunStatus.ERROR else "was stopped"
     code = TRIPPED_CODES.get(outcome.tripped or "", ErrorCode.TOOL_FAILED)
     return Answer.failure(code, f"agent {name} {what}: {outcome.text}")
 

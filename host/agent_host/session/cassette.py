@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from agent_host._version import __version__
-from agent_host.errors import ExitCode, HostError, ToolingError, UsageError
+from agent_host.errors import CassetteError, ReplayDiverged, ToolingError
 from agent_host.session import tape_values
 
 FORMAT: Final = 1
@@ -64,19 +64,6 @@ MIN_SECRET_CHARS: Final = 6
 
 SHOWN_CHARS: Final = 200
 """Characters of an argument or answer quoted in a divergence message."""
-
-
-class CassetteError(UsageError):
-    """A cassette that cannot be read, written or used (exit 2)."""
-
-    reference = "cassette-error"
-
-
-class ReplayDiverged(HostError):
-    """A replay asked for with another input than the recorded one: diverged before it starts (exit 4)."""
-
-    reference = "diverged"
-    exit_code = ExitCode.DIVERGED
 
 
 class Diverged(Exception):

@@ -173,6 +173,10 @@ class LoopCalls:
             raise shutting_down()
 
     @property
+    def bridge(self) -> Bridge:
+        return self._bridge
+
+    @property
     def closed(self) -> bool:
         """Whether the bridge is closed (the host is shutting down)."""
         return self._bridge.closed

@@ -128,6 +128,20 @@ class GuestSession:
         self._closed = False
 
     @property
+    def core(self) -> SessionCore:
+        """The core the session's operations run in (for callers on an event loop: `Bridge.run`)."""
+        return self._core
+
+    @property
+    def caller(self) -> Caller:
+        """For whom the core runs this session's operations: its audit trail and run deadline."""
+        return self._caller
+
+    @property
+    def bridge(self) -> Bridge:
+        return self._loop.bridge
+
+    @property
     def last_error(self) -> ToolingError | None:
         """The last error a host import returned to the guest (named when the guest then traps).
         Setting it (every host import that returns an error does) also remembers the error for

@@ -1,7 +1,8 @@
 """Testing guests with pytest: the `agent_host` fixture (`plugin`) and what it gives a test (`runner`).
 
-Users import `AgentHost`, `GuestResult` and `GuestError` from `agent_host` (this package is internal);
-here they are imported on first access, so that loading the plugin at pytest's start stays cheap.
+Users import `AgentHost` (and the result types, `RunResult` and `RunError`) from `agent_host` (this
+package is internal); it is imported on first access, so that loading the plugin at pytest's start
+stays cheap.
 """
 
 from __future__ import annotations
@@ -10,9 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agent_host.testing.runner import AgentHost as AgentHost
-    from agent_host.testing.runner import GuestError as GuestError
-    from agent_host.testing.runner import GuestResult as GuestResult
-__all__ = ("AgentHost", "GuestError", "GuestResult")
+__all__ = ("AgentHost",)
 
 
 def __getattr__(name: str) -> Any:

@@ -1,4 +1,4 @@
-"""`AgentHost`: what the `agent_host` fixture gives a test: run a guest, get a `GuestResult`.
+"""`AgentHost`: what the `agent_host` fixture gives a test: run a guest, get a `RunResult`.
 
 One `Host` at a time, created on the first `run` and shared by the runs of a test while their
 `toolings` and `approve` stay equal (a mock's scripted results go on, connections stay open); other
@@ -11,6 +11,7 @@ arguments (a bad tooling table, an `allow` matching nothing, no such guest) rais
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import logging
@@ -18,7 +19,6 @@ import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -26,9 +26,9 @@ from agent_host.app import devmode
 from agent_host.app.host import Host
 from agent_host.components.build import resolve_component
 from agent_host.config import AgentConfig
-from agent_host.errors import HostError, UsageError
+from agent_host.errors import HostError, ReplayDiverged, UsageError
+from agent_host.model import RunResult, RunStatus
 from agent_host.policy.approval import ApproveAll, Approver, DenyAll
-from agent_host.runtime.guest import Outcome
 from agent_host.session import cassette as cassettes
 from agent_host.testing.toolings import config_for
 
@@ -39,43 +39,6 @@ Approve = Literal["deny", "all"] | Approver
 
 Record = Literal["once", "none", "all"]
 """When `AgentHost.run(cassette=...)` records: the file is missing (`once`), never (`none`), always (`all`)."""
-
-
-@dataclass(frozen=True)
-class GuestError:
-    """How a guest failed: `status` is "error" (`run` returned `err`), "trap", or the reference of
-    the host error that kept it from starting ("build-error", "component-error", ...)."""
-
-    status: str
-    message: str
-    """The text of the failure as the host reports it (for `err`: after the code, when split off)."""
-    code: str | None = None
-    """The `error-code` (e.g. "not-found") when the guest's `err` text is an error the host returned
-    to it (`CODE: message`, as `agentlib` writes an uncaught tooling error); else None, whatever
-    the text starts with."""
-
-
-@dataclass(frozen=True)
-class GuestResult:
-    """How one run ended."""
-
-    status: str
-    """"ok", "error", "trap", "diverged" (a replay asked for something its cassette does not have), or
-    the reference of the host error that kept the guest from starting."""
-    output: str
-    """`run`'s answer ("" unless `status` is "ok")."""
-    exit_code: int
-    """What `agent-host run` would exit with: 0 ok, 1 err, 2 not started, 3 trap or limit, 4 a replay
-    that diverged from its cassette."""
-    error: GuestError | None
-    """Why it failed; None when `status` is "ok"."""
-    stderr: str
-    """The guest's output lines (`[NAME] ...`) and the host's messages of this run."""
-    audit: list[dict[str, Any]] = field(default_factory=list)
-    """The audit records of this run, one dict per tooling operation (`agent`, `tooling`,
-    `operation`, `target`, `argument_bytes`, `outcome`, `duration_ms`, `time`)."""
-    duration: float = 0.0
-    """Seconds the run took."""
 
 
 class AgentHost:
@@ -103,8 +66,8 @@ class AgentHost:
         module: str | None = None,
         cassette: str | Path | None = None,
         record: Record = "once",
-    ) -> GuestResult:
-        """Run `guest` (a guest folder, or a `.wasm` run as is) with `input`; see `GuestResult`.
+    ) -> RunResult:
+        """Run `guest` (a guest folder, or a `.wasm` run as is) with `input`; see `RunResult`.
 
         `toolings` maps names to MCP server objects or `[tooling.NAME]`-shaped dicts (see
         `agent_host.testing.toolings`); they are granted, and so is every tooling `allow` names (globs).
@@ -151,7 +114,7 @@ class AgentHost:
                 diverged = _other_input(host.tapes, name, input)
                 outcome = diverged or host.run(wasm, input, agent=name, policy=policy, output=sink)
             except HostError as exc:
-                outcome = Outcome(name, exc.reference, f"agent {name}: {exc.message}", 0.0, code=exc.exit_code)
+                outcome = RunResult.not_started(name, exc)
                 sink.write(f"agent-host: error: {exc}\n")
             finally:
                 tapes, host.tapes = host.tapes, None
@@ -208,14 +171,14 @@ def _tapes(path: Path, record: Record, secrets: frozenset[str]) -> cassettes.Tap
     return cassettes.Playback(cassettes.load(path), path, secrets)
 
 
-def _other_input(tapes: cassettes.Tapes | None, agent: str, given: str) -> Outcome | None:
+def _other_input(tapes: cassettes.Tapes | None, agent: str, given: str) -> RunResult | None:
     """A replay given another input than the recorded one has diverged before it starts."""
     if not isinstance(tapes, cassettes.Playback):
         return None
     try:
         tapes.check_input(agent, given)
-    except cassettes.ReplayDiverged as exc:
-        return Outcome(agent, "diverged", exc.message, 0.0)
+    except ReplayDiverged as exc:
+        return RunResult(agent, RunStatus.DIVERGED, exc.message, 0.0)
     return None
 
 
@@ -229,27 +192,8 @@ def _approver(approve: Approve) -> Approver:
     return approve
 
 
-def _result(outcome: Outcome, stderr: str, audit: list[dict[str, Any]]) -> GuestResult:
-    ok = outcome.status == "ok"
-    return GuestResult(
-        status=outcome.status,
-        output=outcome.text if ok else "",
-        exit_code=outcome.exit_code,
-        error=None if ok else _error(outcome),
-        stderr=stderr,
-        audit=audit,
-        duration=outcome.duration,
-    )
-
-
-def _error(outcome: Outcome) -> GuestError:
-    """The failure; an `err` text that is a host error the host returned ("CODE: message", host
-    state: `Outcome.error_code`) is split."""
-    code = outcome.error_code
-    prefix = f"{code}: "
-    if outcome.status == "error" and code is not None and outcome.text.startswith(prefix):
-        return GuestError(outcome.status, outcome.text[len(prefix) :], code)
-    return GuestError(outcome.status, outcome.text)
+def _result(outcome: RunResult, stderr: str, audit: list[dict[str, Any]]) -> RunResult:
+    return dataclasses.replace(outcome, stderr=stderr, audit=audit)
 
 
 class _Sink(io.StringIO):

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agent_host import Host, Outcome
+from agent_host import Host, RunResult
 from agent_host.config import parse_config
 from agent_host.policy.approval import ApprovalRequest, CallbackApprover
 from tests.support import cli_process, pytools
@@ -119,7 +119,7 @@ def make(tmp_path: Path) -> Iterator[Callable[..., Host]]:
 
 
 def run(host: Host, probe_wasm: Path, agent: str, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    outcome: Outcome = host.run(
+    outcome: RunResult = host.run(
         probe_wasm, script(*steps), agent=agent, policy=host.policy(agent, host.config.agents[agent])
     )
     assert outcome.status == "ok", outcome

@@ -125,7 +125,7 @@ def test_a_cassette_is_recorded_once_then_replayed_without_asking_the_server(
 ) -> None:
     """`cassette=PATH` with `record="once"` (the default) records
     when the file is missing and replays it otherwise; `"none"` only replays; `"all"` records."""
-    from agent_host.session.cassette import CassetteError
+    from agent_host.errors import CassetteError
 
     cassette = tmp_path / "cassettes" / "finder.json"
     live = agent_host.run("guests/finder", input="cats", toolings={"search": search}, cassette=cassette)

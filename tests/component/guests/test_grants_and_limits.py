@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agent_host import Host, Outcome
+from agent_host import Host, RunResult
 from tests.support import probe_steps as step
 from tests.support.component import OBSERVED_TOML, err, ok
 
@@ -38,7 +38,7 @@ timeout = 2
 """
 
 
-def run_agent(host: Host, probe_wasm: Path, agent: str, steps: list[dict[str, Any]]) -> Outcome:
+def run_agent(host: Host, probe_wasm: Path, agent: str, steps: list[dict[str, Any]]) -> RunResult:
     policy = host.policy(agent, host.config.agents[agent])
     return host.run(probe_wasm, step.script(*steps), agent=agent, policy=policy)
 

@@ -22,8 +22,9 @@ from agent_host import Host
 from agent_host.components.build import build_guest
 from agent_host.config import parse_config
 from agent_host.errors import ErrorCode
+from agent_host.model import RunResult
 from agent_host.runtime.descriptors import HOST_RESERVE
-from agent_host.runtime.guest import GuestThread, Outcome
+from agent_host.runtime.guest import GuestThread
 from agent_host.serve.agents import TRIPPED_CODES
 from tests.support.component import REPO
 from tests.support.output_lines import Lines
@@ -108,7 +109,7 @@ def start_hoard(host: Host, wasm: Path, lines: Lines, **request: object) -> Gues
     return host.start(wasm, text, agent="hoard", policy=policy, output=lines)
 
 
-def finish(host: Host, guest: GuestThread) -> Outcome:
+def finish(host: Host, guest: GuestThread) -> RunResult:
     """The guest's outcome once it ended by itself within `WAIT` seconds; else it is stopped and
     the test fails."""
     outcome = guest.join(WAIT)

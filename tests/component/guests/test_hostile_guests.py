@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from agent_host import Host, Outcome
+from agent_host import Host, RunResult
 from agent_host.config import parse_config
 from tests.support import probe_steps as step
 from tests.support.component import OBSERVED_TOML, err, ok
@@ -68,14 +68,14 @@ class Sandbox:
     probe: Path
     root: Path
 
-    def run(self, agent: str, steps: list[dict[str, Any]]) -> Outcome:
+    def run(self, agent: str, steps: list[dict[str, Any]]) -> RunResult:
         guest = self.host.start(
             self.probe, step.script(*steps), agent=agent,
             policy=self.host.policy(agent, self.host.config.agents[agent]),
         )  # fmt: skip
         return self.host.wait(guest)
 
-    def beside_a_good_guest(self, steps: list[dict[str, Any]], agent: str = "hostile") -> Outcome:
+    def beside_a_good_guest(self, steps: list[dict[str, Any]], agent: str = "hostile") -> RunResult:
         """Run `steps` as `agent` while agent `good` works; return the hostile outcome."""
         good_steps = step.script(
             GET,

@@ -23,8 +23,10 @@ from typing import Final
 import pytest
 
 from agent_host import Host
+from agent_host.errors import GuestsStuck
+from agent_host.model import RunResult
 from agent_host.runtime import guest as guest_module
-from agent_host.runtime.guest import LEFT_BEHIND, GuestsStuck, GuestThread, Outcome, abandoned_count
+from agent_host.runtime.guest import LEFT_BEHIND, GuestThread, abandoned_count
 from tests.support import cli_process, wat
 from tests.support.probe_steps import busy, print_, read_file, read_stdin, script, sleep
 
@@ -51,7 +53,7 @@ class Lines(io.StringIO):
         return super().write(text)
 
 
-def joined(guest: GuestThread) -> Outcome:
+def joined(guest: GuestThread) -> RunResult:
     outcome = guest.join(BOUND)
     assert outcome is not None, f"the guest still runs {BOUND:g} s later"
     assert not guest.running

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_host import cache
+from agent_host import cache, errors
 from agent_host.errors import HostError
 from agent_host.runtime.engine import Runtime
 from tests.support import in_process
@@ -60,7 +60,7 @@ def test_a_cache_folder_others_may_write_in_is_refused_naming_the_fix(
     root.chmod(loose)
     with pytest.raises(HostError) as refused:
         runtimes.append(Runtime(root))
-    assert isinstance(refused.value, cache.UnsafeCacheError)
+    assert isinstance(refused.value, errors.UnsafeCacheError)
     shown = f"{loose:04o}"
     assert refused.value.message == (
         f"cache folder {root} is writable by others (mode {shown}): agent-host runs native code compiled into it"

@@ -54,8 +54,10 @@ def test_the_reference_pages_are_generated_not_written() -> None:
     assert "<!-- generated: wit -->" in (reference / "wit.md").read_text()
     assert "::: mkdocs-click" in (reference / "cli.md").read_text()
     python = (reference / "python.md").read_text()
-    modules = ("agent_host", "agent_host.tools", "agent_host.testing.plugin")
-    assert all(f"::: {module}\n" in python for module in modules)
+    assert "<!-- generated: python-api -->" in python
+    assert all(f"::: {module}\n" in python for module in ("agent_host.tools", "agent_host.testing.plugin"))
+    api = reference_pages.expand("<!-- generated: python-api -->")
+    assert "::: agent_host.app.host.Host\n" in api and "::: agent_host.app.client.ToolingClient\n" in api
 
 
 def test_the_hook_fills_each_marker_and_refuses_an_unknown_one() -> None:

@@ -1,13 +1,14 @@
-"""The public API is pinned: `agent_host.__all__` is exactly the list below, every name in it resolves,
-type checkers see the same names as the lazy loader, the README imports only from `agent_host`, and
-importing the package (or its light names) loads neither wasmtime nor the MCP SDK.
-
-Adding or removing a name is an API decision: change `PUBLIC` with it.
+"""The public API is listed once, in `agent_host/__init__.pyi`: `__all__` is its names, sorted;
+every name resolves to the object its module defines, as type checkers see it; the Python API page
+names each of them and no other; the README imports only public names from `agent_host`; names of
+earlier releases still resolve with a warning; and importing the package (or its light names) loads
+neither wasmtime nor the MCP SDK.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 import subprocess
 import sys
@@ -18,96 +19,62 @@ import pytest
 import agent_host
 
 REPO = Path(__file__).resolve().parents[3]
-
-PUBLIC = [
-    "AgentConfig",
-    "AgentHost",
-    "AgentHostError",
-    "AgentPolicy",
-    "ApprovalRequest",
-    "ApproveAll",
-    "Approver",
-    "BaseTool",
-    "BuildError",
-    "CallbackApprover",
-    "ComponentError",
-    "Config",
-    "ConfigError",
-    "Decision",
-    "DenyAll",
-    "ElicitationRequest",
-    "ErrorCode",
-    "ExitCode",
-    "FunctionTool",
-    "GuestError",
-    "GuestResult",
-    "GuestSession",
-    "GuestThread",
-    "Host",
-    "HostError",
-    "Interrupted",
-    "Outcome",
-    "Tool",
-    "ToolContext",
-    "ToolError",
-    "ToolingConfig",
-    "ToolingError",
-    "UsageError",
-    "__version__",
-    "default_config",
-    "load_config",
-    "parse_config",
-    "resolve_component",
-    "tool",
-]
-"""The public API, sorted (as `sorted` orders names: capitals, then `_`, then lower case)."""
+STUB = Path(agent_host.__file__).with_suffix(".pyi")
 
 LIGHT = ["AgentHostError", "ExitCode", "ToolingError", "Config", "load_config", "tool", "ToolContext", "BaseTool"]
 """Public names whose modules need neither wasmtime nor the MCP SDK (errors, config, the tool API)."""
 
 
-def test_the_public_api_is_exactly_these_names_in_sorted_order() -> None:
-    assert sorted(PUBLIC) == PUBLIC
-    assert list(agent_host.__all__) == PUBLIC
+def stub_imports() -> dict[str, str]:
+    """Name -> module of the stub's imports, read with `ast` (the package reads them without it)."""
+    found: dict[str, str] = {}
+    for statement in ast.parse(STUB.read_text(encoding="utf-8")).body:
+        if isinstance(statement, ast.ImportFrom):
+            for alias in statement.names:
+                assert alias.asname == alias.name, f"{alias.name}: re-export with `X as X`"
+                assert alias.name not in found, f"{alias.name} is listed twice"
+                found[alias.name] = str(statement.module)
+    return found
 
 
-def test_every_public_name_resolves_and_is_listed_by_dir() -> None:
-    for name in PUBLIC:
-        assert getattr(agent_host, name) is not None, name
-    assert set(PUBLIC) <= set(dir(agent_host))
+def test_the_public_api_is_the_stubs_names_in_sorted_order() -> None:
+    names = stub_imports()
+    assert list(agent_host.__all__) == sorted(names)
+    assert len(names) > 40 and "Host" in names and "ToolingClient" in names and "RunResult" in names
+
+
+def test_every_public_name_is_the_object_its_module_defines_and_is_listed_by_dir() -> None:
+    """The re-export is the same object, so `isinstance` and `except` work with either spelling."""
+    for name, module in stub_imports().items():
+        assert getattr(agent_host, name) is getattr(importlib.import_module(module), name), name
+    assert set(agent_host.__all__) <= set(dir(agent_host))
     namespace: dict[str, object] = {}
     exec("from agent_host import *", namespace)
-    assert set(PUBLIC) <= set(namespace)
+    assert set(agent_host.__all__) <= set(namespace)
 
 
-def test_a_public_name_is_the_object_its_module_defines() -> None:
-    """The re-export is the same object, so `isinstance` and `except` work with either spelling."""
-    from agent_host.errors import ToolingError
-    from agent_host.testing import GuestResult
-    from agent_host.tools import tool
+def test_the_python_api_page_names_every_public_name_and_no_other() -> None:
+    """The table of docs/embedding/python-api.md headed `| name | what |`: each row's first cell
+    lists names in backticks."""
+    page = (REPO / "docs" / "embedding" / "python-api.md").read_text(encoding="utf-8")
+    rows = page.split("\n| name | what |\n", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+    table = [row.split("|")[1] for row in rows]
+    documented = {name for cell in table for name in re.findall(r"`(\w+)`", cell)}
+    assert documented == set(agent_host.__all__) - {"__version__"}
 
-    assert agent_host.tool is tool and agent_host.GuestResult is GuestResult and agent_host.ToolingError is ToolingError
 
-
-def test_type_checkers_see_the_names_the_lazy_loader_serves() -> None:
-    """The `TYPE_CHECKING` imports of `__init__` name each public name, from the module it is served from."""
-    source = Path(agent_host.__file__).read_text(encoding="utf-8")
-    checked: dict[str, str] = {}
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
-            for statement in node.body:
-                if isinstance(statement, ast.ImportFrom) and statement.module != "typing":
-                    for alias in statement.names:
-                        assert alias.asname == alias.name, f"{alias.name}: re-export with `X as X`"
-                        checked[alias.name] = str(statement.module)
-    served = dict(agent_host._EXPORTS)
-    assert checked == served
-    assert {*served, "__version__"} == set(PUBLIC)
+@pytest.mark.parametrize(
+    ("old", "new"), [("Outcome", "RunResult"), ("GuestResult", "RunResult"), ("GuestError", "RunError")]
+)
+def test_a_name_of_an_earlier_release_still_resolves_with_a_warning_naming_the_new_one(old: str, new: str) -> None:
+    with pytest.warns(DeprecationWarning, match=f"renamed {new}"):
+        assert getattr(agent_host, old) is getattr(agent_host, new)
+    assert old not in agent_host.__all__
 
 
 def test_an_unknown_name_is_an_attribute_error_naming_the_package() -> None:
     with pytest.raises(AttributeError, match=r"^module 'agent_host' has no attribute 'runtime_internals'$"):
-        agent_host.runtime_internals  # noqa: B018
+        agent_host.runtime_internals  # type: ignore[attr-defined]  # noqa: B018
 
 
 IMPORT = re.compile(r"from[ \t]+(agent_host[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n`#]*)")
@@ -131,10 +98,10 @@ def test_the_readme_imports_only_public_names_from_the_package_itself() -> None:
     """Every `from agent_host... import ...` of the README (code blocks and inline code) imports from
     `agent_host`, never from a submodule, and only names it exports."""
     found = readme_imports()
-    assert ("agent_host", "tool") in found and ("agent_host", "GuestResult") in found, found
+    assert ("agent_host", "tool") in found and ("agent_host", "RunResult") in found, found
     for module, name in found:
         assert module == "agent_host", f"the README imports {name} from {module}: import it from agent_host"
-        assert name in PUBLIC, f"the README imports {name!r} from agent_host, which does not export it"
+        assert name in agent_host.__all__, f"the README imports {name!r} from agent_host, which does not export it"
 
 
 @pytest.mark.real_processes  # its subject: a process of its own

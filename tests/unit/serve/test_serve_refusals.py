@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from agent_host import Host, parse_config
-from agent_host.runtime.guest import GuestsStuck, Outcome
+from agent_host.errors import GuestsStuck
+from agent_host.model import RunResult
 from agent_host.serve.agents import AgentCalls, Offer
 
 pytestmark = pytest.mark.anyio
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.anyio
 class Stuck:
     """A runner that refuses every guest, as the host does once too many are left behind."""
 
-    async def run(self, offer: Offer, given: str, on_log: Any, audit_budget: Any = None) -> Outcome:
+    async def run(self, offer: Offer, given: str, on_log: Any, audit_budget: Any = None) -> RunResult:
         raise GuestsStuck("agent a not started: 16 guests of this process are blocked", hint="restart it")
 
     def close(self) -> None:

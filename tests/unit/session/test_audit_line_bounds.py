@@ -44,7 +44,7 @@ REFUSED = {
     "not-found": ("echo-nowhere", ESCAPED_ARGUMENTS),
     "limit-exceeded": ("echo", CONTROL_ARGUMENTS),
 }
-"""Outcome → (tool name, arguments) of a call the policy refuses with it."""
+"""RunResult → (tool name, arguments) of a call the policy refuses with it."""
 
 
 @pytest.mark.parametrize("outcome", list(REFUSED))

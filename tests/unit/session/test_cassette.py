@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from agent_host.errors import ErrorCode, ToolingError
+from agent_host.errors import CassetteError, ErrorCode, ToolingError
 from agent_host.model import Asked, CallOutcome, Envelope, Progress, ResourceData, ResourceSpec, ToolSpec
 from agent_host.session import cassette
-from agent_host.session.cassette import CassetteError, Diverged, Playback, Recording
+from agent_host.session.cassette import Diverged, Playback, Recording
 
 TOOL = ToolSpec("echo", "Echo.", {"type": "object"}, {"type": "object"}, {"readOnlyHint": True}, frozenset({"x"}))
 ANSWERS: list[tuple[str, list[Any], Any]] = [

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from agent_host.errors import CassetteError
 from agent_host.session import cassette
-from agent_host.session.cassette import CassetteError, Recording
+from agent_host.session.cassette import Recording
 from agent_host.testing import AgentHost
 from agent_host.testing.runner import Record
 from tests.support import in_process

@@ -21,9 +21,9 @@ from mcp.server.mcpserver import MCPServer
 from agent_host import Host
 from agent_host.config import MemoryToolingConfig, MockToolingConfig, StdioToolingConfig, json_schema, parse_config
 from agent_host.errors import ConfigError, ErrorCode, ToolingError
-from agent_host.runtime.guest import Outcome
-from agent_host.testing import AgentHost, GuestError
-from agent_host.testing.runner import _error, _result
+from agent_host.model import RunError, RunResult, RunStatus
+from agent_host.testing import AgentHost
+from agent_host.testing.runner import _result
 from agent_host.testing.toolings import SOURCE_NAME, config_for
 
 MOCK = {"kind": "mock", "tools": [{"name": "search", "results": [{"structured": {"hits": ["a.md"]}}]}]}
@@ -113,21 +113,25 @@ def test_a_server_object_is_reached_in_process_with_no_subprocess(tmp_path: Path
 
 
 def test_an_err_that_is_a_host_error_is_split_and_other_failures_are_kept_whole() -> None:
-    """The code comes from host state (`Outcome.error_code`, set when the host returned that error to
+    """The code comes from host state (`RunResult.error_code`, set when the host returned that error to
     the guest), never from the guest's text alone."""
 
-    def error(status: str, text: str, code: str | None = None) -> GuestError:
-        return _error(Outcome("g", status, text, 0.0, error_code=code))
+    def error(status: RunStatus, text: str, code: str | None = None) -> RunError | None:
+        return RunResult("g", status, text, 0.0, error_code=code).error
 
     text = "not-found: no tooling 'x' (raised at app.py:3)"
-    assert error("error", text, "not-found") == GuestError("error", "no tooling 'x' (raised at app.py:3)", "not-found")
-    assert error("error", text) == GuestError("error", text)
-    assert error("error", "search failed: tool-failed: down") == GuestError("error", "search failed: tool-failed: down")
-    assert error("trap", "denied: x") == GuestError("trap", "denied: x")
-    done = _result(Outcome("g", "ok", "answer", 0.5), "[g] hi\n", [{"operation": "get"}])
+    assert error(RunStatus.ERROR, text, "not-found") == RunError(
+        RunStatus.ERROR, "no tooling 'x' (raised at app.py:3)", "not-found"
+    )
+    assert error(RunStatus.ERROR, text) == RunError(RunStatus.ERROR, text)
+    assert error(RunStatus.ERROR, "search failed: tool-failed: down") == RunError(
+        RunStatus.ERROR, "search failed: tool-failed: down"
+    )
+    assert error(RunStatus.TRAP, "denied: x") == RunError(RunStatus.TRAP, "denied: x")
+    done = _result(RunResult("g", RunStatus.OK, "answer", 0.5), "[g] hi\n", [{"operation": "get"}])
     assert (done.output, done.exit_code, done.error, done.stderr, done.duration) == ("answer", 0, None, "[g] hi\n", 0.5)
-    failed = _result(Outcome("g", "trap", "out of fuel", 0.1), "", [])
-    assert (failed.output, failed.exit_code, failed.error) == ("", 3, GuestError("trap", "out of fuel"))
+    failed = _result(RunResult("g", RunStatus.TRAP, "out of fuel", 0.1), "", [])
+    assert (failed.output, failed.exit_code, failed.error) == ("", 3, RunError(RunStatus.TRAP, "out of fuel"))
 
 
 def test_closing_is_idempotent_and_a_closed_agent_host_refuses_to_run(tmp_path: Path) -> None:

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 import httpx2
 
-from agent_host.errors import HostError
+from agent_host.errors import SdkMismatch
 
 if TYPE_CHECKING:
     from mcp.client._transport import TransportStreams as TransportStreams
@@ -61,12 +61,6 @@ TESTED_WITH: Final = ("2.3.",)
 """Releases of `mcp` (version prefixes) the hooks were tested with; pyproject declares `mcp>=2.3,<3`."""
 
 SDK_VERSION: Final = importlib.metadata.version("mcp")
-
-
-class SdkMismatch(HostError):
-    """The installed MCP SDK lacks a private name a hook needs, and there is no public path."""
-
-    reference = "sdk-mismatch"
 
 
 def _attribute(module: str, name: str) -> Any:

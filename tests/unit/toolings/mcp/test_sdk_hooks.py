@@ -25,6 +25,7 @@ from mcp.server.session import ServerSession
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.message import SessionMessage
 
+from agent_host import errors
 from agent_host.toolings.mcp import sdk_hooks
 from agent_host.toolings.mcp.stream import TaskCalls
 
@@ -129,7 +130,7 @@ def test_connection_of_gives_the_requests_connection_or_names_what_is_missing(
     ctx: Any = _session_of(connection)
     assert sdk_hooks.connection_of(ctx) is connection
     monkeypatch.setitem(sdk_hooks.HOOKS, "connection_of", False)
-    with pytest.raises(sdk_hooks.SdkMismatch, match=r"no ServerSession\._connection .*install a tested release"):
+    with pytest.raises(errors.SdkMismatch, match=r"no ServerSession\._connection .*install a tested release"):
         sdk_hooks.connection_of(ctx)
 
 
@@ -138,7 +139,7 @@ def test_open_sessions_gives_the_managers_sessions_or_names_what_is_missing(monk
     sessions = sdk_hooks.open_sessions(manager)
     assert dict(sessions) == {} and "nope" not in sessions
     monkeypatch.setitem(sdk_hooks.HOOKS, "open_sessions", False)
-    with pytest.raises(sdk_hooks.SdkMismatch, match="_server_instances"):
+    with pytest.raises(errors.SdkMismatch, match="_server_instances"):
         sdk_hooks.open_sessions(manager)
 
 
