@@ -40,7 +40,7 @@ from agent_host.session.audit_log import AuditLog
 from agent_host.session.bridge import Bridge
 from agent_host.session.cassette import Playback, Recording, Tapes
 from agent_host.session.inbox import Inbox
-from agent_host.session.taped import RecordingSession, ReplayingSession
+from agent_host.session.recorded import RecordingSession, ReplayingSession
 from agent_host.toolings import ToolingSet
 
 logger = logging.getLogger(__name__)
@@ -72,7 +72,7 @@ class Host:
         """`audit`, when given, receives the audit records instead of the file `[host] audit_log`
         names (a Ray worker forwards them to the driver). `tapes`, when given, is a cassette every
         guest `start`ed records into (`Recording`) or replays from (`Playback`, no tooling is then
-        used: `session.taped`)."""
+        used: `session.recorded`)."""
         self.config = config
         self.approver: Approver = approver if approver is not None else DenyAll()
         self.validator = ArgumentValidator()

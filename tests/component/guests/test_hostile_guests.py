@@ -34,7 +34,7 @@ MEMORY_SLACK = 64 * 1024 * 1024
 worker process's: alone, a run leaves 10 MiB at most (allocator caches, measured), but a CI worker
 that ran other files first showed 36 MiB once (24 MiB was too tight: a flake, not a leak). What a
 kept error once pinned (a whole guest and its arguments, 47 MiB) is caught exactly by
-tests/unit/session/test_session_facade.py::test_a_kept_error_does_not_pin_the_frames_that_raised_it."""
+tests/unit/session/test_guest_session.py::test_a_kept_error_does_not_pin_the_frames_that_raised_it."""
 
 
 def rss() -> int:

@@ -29,7 +29,7 @@ from agent_host.model import (
     ToolSpec,
 )
 from agent_host.operations import BY_NAME, FUNCTIONS, ToolingHandle
-from agent_host.session.facade import GuestSession
+from agent_host.session.guest_session import GuestSession
 from agent_host.session.tape_values import RECORDED, answers, codec
 from agent_host_docs import wit_reference
 

@@ -9,7 +9,7 @@ once: `completed` its `result`, `failed` its JSON-RPC `error` (as `MCPError`), `
 server `cancelled`, `input_required` `denied` (the host answers no input requests of tasks). A task
 not terminal `ttlMs` after it was first seen is given up (`timeout`). Whenever polling ends without a
 terminal status (the guest cancelled, a timeout, an error) `tasks/cancel` is sent once, shielded and
-bounded. The 2025-11-25 era's experimental Tasks are `mcp_tasks_2025`.
+bounded. The 2025-11-25 era's experimental Tasks are `tasks_in_core`.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ from agent_host.toolings.mcp.errors import (
     unencodable,
 )
 from agent_host.toolings.mcp.requests import ServerCallbacks, refused
-from agent_host.toolings.mcp.tasks_2025 import call_as_task
+from agent_host.toolings.mcp.tasks_in_core import call_as_task
 from agent_host.toolings.server_requests import DeclineAll, ServerRequests
 
 logger = logging.getLogger(__name__)
@@ -263,7 +263,7 @@ class McpTooling(ConfiguredTooling):
         return result
 
     def _as_task(self, client: Client, spec: ToolSpec, *, asynchronous: bool) -> bool:
-        """Whether a call of `spec` runs as a 2025-11-25 task (`mcp_tasks_2025`): on such a
+        """Whether a call of `spec` runs as a 2025-11-25 task (`tasks_in_core`): on such a
         connection, when the server runs `tools/call` as tasks and the tool requires it, or allows it
         and the call is asynchronous (2026-07-28 tasks are the server's choice: `mcp_tasks`)."""
         conn = self._conn

@@ -187,12 +187,12 @@ class GuestSession:
     def ended(self, status: str, text: str, tripped: str | None = None) -> str | None:
         """The run ended with `status` and `text` (`run`'s answer, its `err` text, the trap reason;
         `tripped`: which of the host's limits or a stop made it trap): None, or why that differs from
-        what was expected of it (a replayed run, `taped`)."""
+        what was expected of it (a replayed run, `recorded`)."""
         return None
 
     def invoke(self, function: WitFunction, args: Sequence[Any]) -> Any:
         """WIT function `function` called by the guest with `args` (a method's handle rep first): its
-        answer, or `ToolingError`. The one place every import passes (`taped` records and replays here)."""
+        answer, or `ToolingError`. The one place every import passes (`recorded` records and replays here)."""
         return getattr(self, function.session)(*args)
 
     # -- handles -----------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from agent_host.errors import ToolingError
 from agent_host.model import Envelope
 from agent_host.operations import GrantCheck, WitFunction
 from agent_host.session.cassette import Player, Recorder
-from agent_host.session.facade import GuestSession, not_open
+from agent_host.session.guest_session import GuestSession, not_open
 
 
 class RecordingSession(GuestSession):
