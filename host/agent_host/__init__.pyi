@@ -30,6 +30,7 @@ from agent_host.errors import SdkMismatch as SdkMismatch
 from agent_host.errors import ToolingError as ToolingError
 from agent_host.errors import UnsafeCacheError as UnsafeCacheError
 from agent_host.errors import UsageError as UsageError
+from agent_host.errors import UvicornMismatch as UvicornMismatch
 from agent_host.errors import WorkerFailure as WorkerFailure
 from agent_host.model import ResourceData as ResourceData
 from agent_host.model import ResourceSpec as ResourceSpec

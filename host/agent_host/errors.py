@@ -4,7 +4,7 @@
     ├── ToolingError   what a guest sees: an ErrorCode (the WIT error-code), a message, JSON data
     └── HostError      for the person running the host: a kebab-case reference, a hint, an exit code
         ├── ConfigError, UsageError (└── CassetteError), BuildError, ComponentError, Interrupted
-        └── GuestsStuck, UnsafeCacheError, SdkMismatch, ReplayDiverged, WorkerFailure
+        └── GuestsStuck, UnsafeCacheError, SdkMismatch, UvicornMismatch, ReplayDiverged, WorkerFailure
 
 Toolings raise `ToolingError`; `runtime.wit_values` alone turns it into a WIT value. A `HostError`'s
 `reference` is the status of a run it kept from starting (`model.RunStatus`). `ExitCode` is the one
@@ -211,3 +211,9 @@ class WorkerFailure(HostError):
     """An error a worker met starting an agent (a component that does not load, a stop request)."""
 
     reference = "worker-error"
+
+
+class UvicornMismatch(HostError):
+    """The installed uvicorn lacks an internal `serve --http` cannot serve safely without."""
+
+    reference = "uvicorn-mismatch"

@@ -238,6 +238,7 @@ class RunStatus(enum.StrEnum):
     GUESTS_STUCK = "guests-stuck"
     UNSAFE_CACHE = "unsafe-cache"
     SDK_MISMATCH = "sdk-mismatch"
+    UVICORN_MISMATCH = "uvicorn-mismatch"
     WORKER_ERROR = "worker-error"
 
 

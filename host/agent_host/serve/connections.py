@@ -1,14 +1,13 @@
 """The connections of `agent-host serve --http`: caps, and a time limit on every wait for a client.
 
-`guarded_protocol` is uvicorn's `H11Protocol` with one timer per connection, set by what it waits
-for from its client (`Phase`; none while a request is answered), and a watch on what it writes
-(`SendWatch`: unsent data not read for `send_timeout`, or read slower than `min_send_rate` while
-more than `SLOW_PENDING` waits, aborts the connection). Beyond `[serve] max_connections` a
-connection gets a fixed 503 `limit-exceeded`, unread, and is closed; beyond
-`max_connections_per_client` from one client (`client_of_peer`, the same client sessions see), a
-429; `fit_open_files` fits the cap under RLIMIT_NOFILE. Answers waiting for their clients, every
-connection together, are held to `max_pending_answers` (`AnswerBudget`). A request head over
-`MAX_HEADER_BYTES`, or framed two ways, is refused with 400 and a close (`BoundedHeads`). Refusals,
+`guarded_protocol` is uvicorn's h11 protocol (through `uvicorn_hooks.EdgeProtocol`, the door to uvicorn's
+internals) with one timer per connection, set by what it waits for from its client (`Phase`; none while
+a request is answered), and a watch on what it writes (`SendWatch`: unsent data not read for `send_timeout`,
+or read slower than `min_send_rate` while more than `SLOW_PENDING` waits, aborts it). Beyond `[serve]
+max_connections` a connection gets a fixed 503 `limit-exceeded`, unread, and is closed; beyond
+`max_connections_per_client` from one client (`client_of_peer`), a 429; `fit_open_files` fits the cap under
+RLIMIT_NOFILE. Answers waiting for their clients are held to `max_pending_answers` (`AnswerBudget`). A head
+over `MAX_HEADER_BYTES`, or framed two ways, is refused with 400 and a close (`BoundedHeads`). Refusals,
 timeouts, `accept` failing for want of descriptors and uvicorn's warnings are logged once per interval.
 """
 
@@ -26,16 +25,16 @@ import resource
 import termios
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final, cast
+from typing import Any, ClassVar, Final
 
 import h11
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from agent_host.config import format_size
 from agent_host.errors import ErrorCode, UsageError
 from agent_host.serve.clients import UNKNOWN, client_of_address
 from agent_host.serve.limit_log import LimitLog
+from agent_host.serve.uvicorn_hooks import EdgeProtocol, require
 
 logger = logging.getLogger(__name__)
 
@@ -255,7 +254,9 @@ class ConnectionGuard:
 
 
 def guarded_protocol(guard: ConnectionGuard) -> type[asyncio.Protocol]:
-    """uvicorn's h11 protocol under `guard` (give it to `uvicorn.Config(http=...)`)."""
+    """uvicorn's h11 protocol under `guard` (give it to `uvicorn.Config(http=...)`). Raises
+    `UvicornMismatch` when the installed uvicorn lacks what it relies on (`uvicorn_hooks.require`)."""
+    require()
 
     class Guarded(GuardedProtocol):
         shared = guard
@@ -263,27 +264,34 @@ def guarded_protocol(guard: ConnectionGuard) -> type[asyncio.Protocol]:
     return Guarded
 
 
-class GuardedProtocol(H11Protocol):
+class GuardedProtocol(EdgeProtocol):
     """uvicorn's h11 protocol, with the cap checked before anything is read (`connection_made`) and
     the `Phase` timer set again after every event that can change what the connection waits for;
-    `shared` is set by `guarded_protocol`."""
+    `shared` is set by `guarded_protocol`. It reaches uvicorn through `EdgeProtocol`'s hooks alone."""
 
     shared: ClassVar[ConnectionGuard]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.conn: BoundedHeads = BoundedHeads(h11.SERVER, MAX_HEADER_BYTES)
-        self.logger = cast(logging.Logger, _ThrottledWarnings(self.logger, self.shared))
+        self._heads = BoundedHeads(h11.SERVER, MAX_HEADER_BYTES)
         self._admitted = False
         self._client = ""
         self._phase: Phase | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._sends: SendWatch | None = None
-        self.app = AnswerBudget(self.app, self.shared, self._abort)
+        super().__init__(*args, **kwargs)
+
+    def own_h11(self, uvicorns: h11.Connection) -> h11.Connection:
+        return self._heads
+
+    def own_app(self, app: ASGIApp) -> ASGIApp:
+        return AnswerBudget(app, self.shared, self._abort)
+
+    def request_warning(self, message: str) -> None:
+        self.shared.warned(message)
 
     def _abort(self) -> None:
-        if self.transport is not None:
-            self.transport.abort()
+        if self._sends is not None:
+            self._sends.abort()
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         client = client_of_peer(transport.get_extra_info("peername"))
@@ -295,7 +303,7 @@ class GuardedProtocol(H11Protocol):
         self._admitted = True
         self._client = client
         transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH)
-        self._sends = SendWatch(transport, self.loop, self.shared)
+        self._sends = SendWatch(transport, asyncio.get_running_loop(), self.shared)
         super().connection_made(self._sends)
         self._watch()
 
@@ -313,25 +321,24 @@ class GuardedProtocol(H11Protocol):
         super().data_received(data)
         self._watch()
 
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        self._unset_keepalive_if_required()  # uvicorn's keep-alive timer: the IDLE phase replaces it
+    def response_done(self) -> None:
         self._watch()
 
-    def send_400_response(self, msg: str) -> None:
-        """uvicorn's answer to a request h11 (or `BoundedHeads`) refused: 400, in JSON naming why, closed."""
-        why = self.conn.refused or msg
-        message = f"not a valid HTTP request: {why}"
-        self.transport.write(_response("400 Bad Request", ErrorCode.PROTOCOL.value, message))
-        self.transport.close()
+    def refuse_request(self, why: str) -> None:
+        """A request h11 (or `BoundedHeads`) refused: 400, in JSON naming why, closed."""
+        if self._sends is None:  # refused at the cap: answered and closed already
+            return
+        message = f"not a valid HTTP request: {self._heads.refused or why}"
+        self._sends.write(_response("400 Bad Request", ErrorCode.PROTOCOL.value, message))
+        self._sends.close()
 
     def _watch(self) -> None:
         """Set the timer for what the connection now waits for."""
         phase: Phase | None = None
-        if not self.transport.is_closing():
-            theirs = self.conn.their_state
+        if self._sends is not None and not self._sends.is_closing():
+            theirs = self._heads.their_state
             if theirs is h11.IDLE:
-                phase = Phase.HEAD if self.conn.trailing_data[0] else Phase.IDLE
+                phase = Phase.HEAD if self._heads.trailing_data[0] else Phase.IDLE
             elif theirs is h11.SEND_BODY:
                 phase = Phase.BODY
         if phase is not self._phase:
@@ -342,18 +349,18 @@ class GuardedProtocol(H11Protocol):
             self._timer.cancel()
             self._timer = None
         self._phase = phase
-        if phase is not None:
-            self._timer = self.loop.call_later(self.shared.bounds.timeout(phase), self._expired, phase)
+        if phase is not None and self._sends is not None:
+            self._timer = self._sends.loop.call_later(self.shared.bounds.timeout(phase), self._expired, phase)
 
     def _expired(self, phase: Phase) -> None:
         self._timer = None
-        if self.transport.is_closing():
+        if self._sends is None or self._sends.is_closing():
             return
         self.shared.cut(phase)
-        answered = self.cycle is not None and self.cycle.response_started and phase is Phase.BODY
-        if phase is not Phase.IDLE and not answered:
-            self.transport.write(self.shared.late[phase])
-        self.transport.close()
+        answer_may_have_begun = phase is Phase.BODY and self.response_started() is not False
+        if phase is not Phase.IDLE and not answer_may_have_begun:
+            self._sends.write(self.shared.late[phase])
+        self._sends.close()
 
 
 class BoundedHeads(h11.Connection):
@@ -421,7 +428,8 @@ class SendWatch(asyncio.Transport):
     def __init__(self, inner: asyncio.Transport, loop: asyncio.AbstractEventLoop, guard: ConnectionGuard) -> None:
         super().__init__()
         self._inner = inner
-        self._loop = loop
+        self.loop = loop
+        """The loop the connection is served on."""
         self._guard = guard
         self._written = 0
         self._delivered = 0
@@ -454,7 +462,7 @@ class SendWatch(asyncio.Transport):
 
     def _schedule(self) -> None:
         if self._check is None:
-            self._check = self._loop.call_later(self._interval, self._look)
+            self._check = self.loop.call_later(self._interval, self._look)
 
     def _look(self) -> None:
         self._check = None
@@ -463,7 +471,7 @@ class SendWatch(asyncio.Transport):
             self._stalled_since = None
             self._samples.clear()
             return
-        now = self._loop.time()
+        now = self.loop.time()
         delivered = self._written - unsent
         if delivered > self._delivered or self._stalled_since is None:
             self._delivered = max(delivered, self._delivered)
@@ -605,25 +613,6 @@ async def _send_refusal(send: Send, body: bytes) -> None:
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": 503, "headers": headers})
     await send({"type": "http.response.body", "body": body, "more_body": False})
-
-
-class _ThrottledWarnings:
-    """uvicorn's logger for one connection, whose warnings (one per bad request) go through the
-    guard's `LimitLog`; everything else reaches uvicorn's logger as it is."""
-
-    def __init__(self, inner: logging.Logger, guard: ConnectionGuard) -> None:
-        self._inner = inner
-        self._guard = guard
-
-    @property
-    def level(self) -> int:
-        return self._inner.level
-
-    def warning(self, message: str, *args: object, **kwargs: Any) -> None:
-        self._guard.warned(message % args if args else message)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
 
 
 def fit_open_files(wanted: int) -> int:

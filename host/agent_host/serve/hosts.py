@@ -1,12 +1,13 @@
-"""Which `Host` and `Origin` headers `agent-host serve` answers: DNS-rebinding protection.
+"""Which `Host` and `Origin` headers `agent-host serve` answers: DNS-rebinding protection, the SDK's left off.
 
-The loopback names (`127.0.0.1`, `localhost`, `[::1]`, any port) are always answered; `[serve]
-allowed_hosts` adds patterns. Absent, a loopback bind answers only the loopback names (a page from
-elsewhere cannot reach the token-less server through a name it controls), and a bind beyond loopback,
-which needs a token, answers any Host (a rebound page has no token; its clients use names and
-addresses the host cannot know). An `Origin` is answered when it is `http(s)://` and names a host a
-pattern other than `*` matches, or the request's own Host (same origin). `HostCheck` refuses a Host
-with 421 and an Origin with 403, `{"error": {"code": "denied", ...}}`; `/healthz` is not checked.
+The loopback names (`127.0.0.1`, `localhost`, `[::1]`, any port) are always answered; `[serve] allowed_hosts`
+adds patterns. Absent, a loopback bind answers the loopback names alone, a bind beyond loopback (which
+needs a token) any Host. An `Origin` is answered when it is `http(s)://` naming a host a pattern other
+than `*` matches, or the request's own Host. `HostCheck` refuses a Host with 421 and an Origin with 403,
+`{"error": {"code": "denied", ...}}`, before any other check, on every path but `/healthz`. The MCP SDK's
+`TransportSecurityMiddleware` covers none of it whole: it matches exact strings (a port may be `*`),
+case-sensitively, so no `*.corp.example`, no `*` that keeps Origins checked, no same-origin rule; it
+answers plain text, checks `/mcp` alone and after a new session is admitted, and logs every refusal.
 """
 
 from __future__ import annotations

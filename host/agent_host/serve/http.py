@@ -32,7 +32,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from agent_host.config import ServeSettings
 from agent_host.config.models import split_bind
 from agent_host.errors import UsageError
-from agent_host.serve import tool_api
+from agent_host.serve import tool_api, uvicorn_hooks
 from agent_host.serve.agents import STOP_WAIT
 from agent_host.serve.banner import banner
 from agent_host.serve.catalog import Catalog
@@ -104,6 +104,8 @@ def build_app(server: Server[Any], catalog: Catalog, settings: ServeSettings, bi
     """The HTTP application: MCP at `/mcp`, the tool API (`tool_api`), `/healthz`, with the checks of
     the module docstring (the Host and Origin checks are `hosts.HostCheck`'s, so the SDK's are off;
     it still checks a POST's Content-Type)."""
+    # Host and Origin: `hosts.HostCheck`, outermost, on every path; the SDK's lists cannot hold its rules
+    # (see `hosts`), and turned on beside it they would refuse what it answers (a Host in capitals).
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     app: ASGIApp = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
@@ -138,19 +140,6 @@ def per_client_share(per_client: int, configured: int, cap: int) -> int:
     """`max_connections_per_client` for a connection cap lowered from `configured` to `cap` (to fit
     the open-file limit): the same share of it, at least 1."""
     return per_client if cap >= configured else max(1, per_client * cap // configured)
-
-
-class _Server(uvicorn.Server):
-    """uvicorn's server, telling the catalog when it begins to shut down (see the module docstring)."""
-
-    def __init__(self, config: uvicorn.Config, catalog: Catalog, grace: float) -> None:
-        super().__init__(config)
-        self._catalog = catalog
-        self._grace = grace
-
-    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        self._catalog.stopping(self._grace)
-        await super().shutdown(sockets)
 
 
 class GracefulStop:
@@ -209,6 +198,9 @@ async def serve_http(
             ws="none",
             backlog=ACCEPT_BATCH,
             h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+            # uvicorn's own idle timer, unset after each response (the `Phase.IDLE` timer replaces it); where
+            # uvicorn_hooks cannot unset it, it closes no connection sooner than `idle_timeout`.
+            timeout_keep_alive=math.ceil(settings.idle_timeout),
             log_level="warning",
             lifespan="on",
             timeout_graceful_shutdown=math.ceil(settings.grace + STOP_WAIT + ANSWER_MARGIN),
@@ -221,7 +213,7 @@ async def serve_http(
             sys.stderr.write(f"{line}\n")
         sys.stderr.flush()
         try:
-            uv = _Server(config, catalog, settings.grace)
+            uv = uvicorn_hooks.server(config, lambda: catalog.stopping(settings.grace))
             if stop is not None:
                 stop.serving(uv)
             async with catalog.running():

@@ -21,8 +21,8 @@ from tests.support.component import REPO
 
 pytestmark = pytest.mark.component
 
-HOST_ONLY: Final = "idna"
-"""A pure-Python package installed in the host's environment (a dependency of httpx), not in a guest's."""
+HOST_ONLY: Final = "tomli_w"
+"""A pure-Python package installed in the host's environment (a dependency of agent-host), not in a guest's."""
 
 GUEST: Final = f"""\
 import {HOST_ONLY}
@@ -56,9 +56,9 @@ def test_a_vendored_package_is_in_the_key_and_works_built_and_in_dev_mode(tmp_pa
     guest = tmp_path / "vendors"
     guest.mkdir()
     (guest / "app.py").write_text(GUEST)
-    import idna
+    import tomli_w
 
-    shutil.copytree(Path(idna.__file__).parent, guest / HOST_ONLY, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(Path(tomli_w.__file__).parent, guest / HOST_ONLY, ignore=shutil.ignore_patterns("__pycache__"))
     before = build_key(guest, "app")
     with (guest / HOST_ONLY / "__init__.py").open("a") as init:
         init.write('\nMARK = "edited"\n')

@@ -115,3 +115,25 @@ def test_importing_the_package_and_its_light_names_loads_neither_wasmtime_nor_th
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_every_host_error_is_defined_in_the_errors_module_exported_and_a_run_status() -> None:
+    """The exception tree is drawn in one module; a run a `HostError` keeps from starting has its
+    reference as status, so every reference is a `RunStatus` member."""
+    from agent_host import errors
+    from agent_host.model import RunStatus
+
+    def subclasses(cls: type[errors.AgentHostError]) -> list[type[errors.AgentHostError]]:
+        found: list[type[errors.AgentHostError]] = []
+        for direct in cls.__subclasses__():
+            found += [direct, *subclasses(direct)]
+        return found
+
+    importlib.import_module("agent_host.app.host")  # the modules raising each error, imported
+    importlib.import_module("agent_host.serve.uvicorn_hooks")
+
+    tree = subclasses(errors.AgentHostError)
+    assert {cls.__module__ for cls in tree} == {"agent_host.errors"}
+    assert {cls.__name__ for cls in tree} <= set(agent_host.__all__)
+    references = {getattr(cls, "reference") for cls in [errors.HostError, *subclasses(errors.HostError)]}  # noqa: B009
+    assert references <= {status.value for status in RunStatus}, references - {s.value for s in RunStatus}
