@@ -31,6 +31,7 @@ SHARED_GUESTS = tuple(
         "tests/guests/jsprobe",  # the longest (a fresh cache installs componentize-js first): early
         "guests/demo",
         "tests/guests/blunders",
+        "tests/guests/thinker",
         "guests/watcher",
         "guests/finder",
     )

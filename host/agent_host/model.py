@@ -56,6 +56,10 @@ class Operation(enum.StrEnum):
     UNSUBSCRIBE_RESOURCE_LIST = "unsubscribe-resource-list"
     UNSUBSCRIBE_TOOL_LIST = "unsubscribe-tool-list"
     RESPOND = "respond"
+    GET_PROVIDER = "get-provider"
+    MODELS = "models"
+    CHAT = "chat"
+    CHAT_STREAM = "chat-stream"
 
 
 @dataclass(frozen=True)
@@ -184,12 +188,89 @@ class Progress:
     message: str | None
 
 
+Role = Literal["system", "user", "assistant", "tool"]
+"""Who wrote a chat message (WIT `role`)."""
+
+FinishReason = Literal["stop", "length", "tool-calls", "content-filter", "other"]
+"""Why a model stopped (WIT `finish-reason`)."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A model's request to call one tool (WIT `tool-call`): the provider's `id`, the tool's `name`
+    as offered, its `arguments` as the text of a JSON object."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    """One message of a conversation (WIT `chat-message`)."""
+
+    role: Role
+    content: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    """The calls an assistant message makes (empty otherwise)."""
+    tool_call_id: str | None = None
+    """For a `tool` message: the call it answers."""
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """What a guest asks a model (WIT `chat-request`); `model` None: the provider's default."""
+
+    messages: tuple[ChatMessage, ...]
+    model: str | None = None
+    tools: tuple[ToolSpec, ...] = ()
+    max_tokens: int | None = None
+    temperature: float | None = None
+    response_schema: str | None = None
+    """A JSON Schema (text) the answer must match: structured output."""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens a chat used, as the provider reported them (WIT `usage`)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """A model's whole answer (WIT `chat-result`)."""
+
+    model: str
+    content: str | None
+    tool_calls: tuple[ToolCall, ...]
+    finish_reason: FinishReason
+    usage: Usage
+
+
+@dataclass(frozen=True)
+class ChatDelta:
+    """A piece of a streamed answer (WIT `chat-delta`): some text, or one whole tool call."""
+
+    content: str | None = None
+    tool_call: ToolCall | None = None
+
+
 EventKind = Literal[
-    "tool-result", "error", "progress", "resource-list-updated", "resource-updated", "tool-list-updated", "elicitation"
+    "tool-result",
+    "error",
+    "progress",
+    "resource-list-updated",
+    "resource-updated",
+    "tool-list-updated",
+    "elicitation",
+    "chat-delta",
+    "chat-end",
 ]
 """The cases of the WIT `event` variant."""
 
-FINAL_KINDS: Final = frozenset({"tool-result", "error"})
+FINAL_KINDS: Final = frozenset({"tool-result", "error", "chat-end"})
 """The kinds that end a call."""
 
 EVENT_PAYLOADS: Final[dict[EventKind, Any]] = {
@@ -200,6 +281,8 @@ EVENT_PAYLOADS: Final[dict[EventKind, Any]] = {
     "resource-updated": ResourceData,
     "tool-list-updated": list[ToolSpec],
     "elicitation": Asked,
+    "chat-delta": ChatDelta,
+    "chat-end": ChatResult,
 }
 """The type of an envelope's payload, by its kind."""
 

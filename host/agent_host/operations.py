@@ -4,9 +4,10 @@ Each `WitFunction` gives its interface (and the resource it is a method of), its
 result as Python types, whether it fails with `result<_, error>` (else what it answers instead),
 whether it waits, its audit operation, whether a cassette records it and what a replay checks of
 the agent's grants, and the session method implementing it. The linker's imports
-(`runtime.imports`), the cassette's codecs (`session.cassette`), record and replay (`session.taped`,
+(`runtime.imports`), the cassette's codecs (`session.cassette`), record and replay (`session.recorded`,
 one override of `GuestSession.invoke`) and the reference page come from it: a new WIT function is an
-entry here and its implementation. Values only; tests compare it with `wit/*.wit`.
+entry here and its implementation; `since` says from which package version a guest may import it
+(a component built against 0.2.0 links the functions it had). Values only; tests compare it with `wit/*.wit`.
 """
 
 from __future__ import annotations
@@ -17,18 +18,37 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field
 
-from agent_host.model import CallOutcome, Envelope, Operation, ResourceData, ResourceSpec, ToolSpec
+from agent_host.model import (
+    CallOutcome,
+    ChatRequest,
+    ChatResult,
+    Envelope,
+    Operation,
+    ResourceData,
+    ResourceSpec,
+    ToolSpec,
+)
 
 PACKAGE: Final = "agent-host:guest"
-VERSION: Final = "0.2.0"
-"""The package version of world `agent` these functions are (a next version is a table beside it)."""
+VERSION: Final = "0.3.0"
+"""The package version of world `agent` that guests are built against now (`wit/`)."""
+
+VERSIONS: Final = ("0.2.0", "0.3.0")
+"""Every package version the host links, oldest first: a component built against any runs."""
 
 ToolingHandle = Annotated[int, Field(ge=1, le=2**31 - 1)]
 """The `rep` of a `tooling` resource the host hands out (an `own<tooling>`): 1 to 2**31-1."""
 
-GrantCheck = Literal["tooling", "tool", "resource"]
-"""What of the agent's grants a replay checks before answering from the tape: the tooling named by
-the first argument, or the tool or the resource named by the second argument on the handle's tooling."""
+
+ProviderHandle = Annotated[int, Field(ge=1, le=2**31 - 1), "provider"]
+"""The `rep` of a `provider` resource the host hands out (an `own<provider>`): 1 to 2**31-1 (its
+own numbering: the marker keeps the type apart from `ToolingHandle` in the tables keyed by type)."""
+
+
+GrantCheck = Literal["tooling", "tool", "resource", "provider", "model"]
+"""What of the agent's grants a replay checks before answering from the tape: the tooling (or
+provider) named by the first argument, the tool or the resource named by the second argument on the
+handle's tooling, or the model a chat request (the second argument) asks of the handle's provider."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +82,15 @@ class WitFunction:
     compared: int | None = None
     """How many of its arguments a replay compares with the recording (None: all; `recv`'s wait is
     timing, not the guest's request)."""
+    since: str = "0.2.0"
+    """The first package version (`VERSIONS`) whose guests may import it."""
+    label: str | None = None
+    """Its name in cassettes and `BY_NAME` when its WIT name is another interface's too (`provider.get`)."""
+
+    @property
+    def key(self) -> str:
+        """Its unique name across the world: `label`, else its WIT name."""
+        return self.label if self.label is not None else self.name
 
     @property
     def member(self) -> str:
@@ -72,6 +101,14 @@ class WitFunction:
 def _method(name: str, params: tuple[tuple[str, Any], ...], result: Any, **more: Any) -> WitFunction:
     """A method of resource `tooling`, implemented by the session method of the same name."""
     return WitFunction("tooling", name, params, result, name.replace("-", "_"), resource="tooling", **more)
+
+
+def _provider(name: str, params: tuple[tuple[str, Any], ...], result: Any, **more: Any) -> WitFunction:
+    """A method of resource `provider`, implemented by the session method `provider_NAME`."""
+    session = "provider_" + name.replace("-", "_")
+    return WitFunction(
+        "provider", name, params, result, session, resource="provider", since="0.3.0", label=f"provider.{name}", **more
+    )
 
 
 def _unsubscribe(what: str, audit: Operation) -> WitFunction:
@@ -116,14 +153,39 @@ FUNCTIONS: Final[tuple[WitFunction, ...]] = (
     ),
     WitFunction("inbox", "try-recv", (), Envelope | None, "try_recv", fallible=False),
     WitFunction("log", "log", (("level", str), ("message", str)), None, "log", fallible=False, taped=False),
+    _provider("kind", (), str, fallible=False, fallback=""),
+    _provider("name", (), str, fallible=False, fallback=""),
+    _provider("models", (), list[str], waits=True, audit=Operation.MODELS),
+    _provider("chat", (("request", ChatRequest),), ChatResult, waits=True, audit=Operation.CHAT, grant="model"),
+    _provider("chat-stream", (("request", ChatRequest),), str, waits=True, audit=Operation.CHAT_STREAM, grant="model"),
+    _provider("is-open", (("id", str),), bool, fallible=False, fallback=False),
+    _provider("cancel", (("id", str),), bool, fallible=False, fallback=False),
+    WitFunction(
+        "provider",
+        "get",
+        (("name", str),),
+        ProviderHandle,
+        "get_provider",
+        waits=True,
+        audit=Operation.GET_PROVIDER,
+        grant="provider",
+        since="0.3.0",
+        label="provider.get",
+    ),
 )
 """Every function of world `agent` the host implements, in the order of the WIT files."""
 
-BY_NAME: Final[Mapping[str, WitFunction]] = {function.name: function for function in FUNCTIONS}
-"""The functions by their WIT name (unique across the world's interfaces)."""
+BY_NAME: Final[Mapping[str, WitFunction]] = {function.key: function for function in FUNCTIONS}
+"""The functions by their `key` (their WIT name, qualified where two interfaces share one)."""
 
 INTERFACES: Final[tuple[str, ...]] = tuple(dict.fromkeys(function.interface for function in FUNCTIONS))
 """The interfaces of `agent-host:guest` that have functions, in order (`types` has none)."""
+
+
+def linked(version: str) -> tuple[WitFunction, ...]:
+    """The functions a guest built against package `version` imports (`since` not after it)."""
+    index = VERSIONS.index(version)
+    return tuple(f for f in FUNCTIONS if VERSIONS.index(f.since) <= index)
 
 
 def interface(name: str, version: str = VERSION) -> str:

@@ -12,14 +12,16 @@ from typing import Final
 from agent_host.operations import FUNCTIONS, WitFunction
 
 HEADER: Final = (
-    "| function | waits | fails with `error` | audited as | recorded | a replay checks |\n"
-    "| --- | --- | --- | --- | --- | --- |\n"
+    "| function | since | waits | fails with `error` | audited as | recorded | a replay checks |\n"
+    "| --- | --- | --- | --- | --- | --- | --- |\n"
 )
 
 _GRANTS: Final = {
     "tooling": "the tooling is granted",
     "tool": "the tool is granted",
     "resource": "the resource is granted",
+    "provider": "the provider is granted",
+    "model": "the model is granted",
 }
 
 
@@ -34,7 +36,8 @@ def _row(function: WitFunction) -> str:
     if function.compared is not None:
         recorded += f" (replay compares {function.compared} of its arguments)"
     grant = _GRANTS[function.grant] if function.grant is not None else ""
-    return f"| {name} | {'yes' if function.waits else 'no'} | {fails} | {audited} | {recorded} | {grant} |\n"
+    waits = "yes" if function.waits else "no"
+    return f"| {name} | {function.since} | {waits} | {fails} | {audited} | {recorded} | {grant} |\n"
 
 
 def _wit(value: object) -> str:

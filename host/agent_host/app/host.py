@@ -1,7 +1,7 @@
-"""The composition root: config → bridge → toolings → runtime.
+"""The composition root: config → bridge → toolings, providers → runtime.
 
 `Host` owns the audit log (when configured), a private log folder (server stderr files), the bridge
-(its loop thread and every tooling connection) and, created on first need, the runtime (engine,
+(its loop thread, every tooling connection and model provider) and, created on first need, the runtime (engine,
 linker, epoch ticker); `Host.close` releases them all. Guests share the tooling connections of
 their host; each runs on its own thread under its own `AgentPolicy`. Once a stop was requested
 (`Host.stop_all`) no guest starts.
@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TextIO, TypeVar
 
+import anyio
+
 from agent_host._support import scratch
 from agent_host._support.paths import cache_dir
 from agent_host._support.rotation import LogBounds
@@ -31,6 +33,7 @@ from agent_host.policy.approval import Approver, DenyAll
 from agent_host.policy.grants import AgentPolicy
 from agent_host.policy.pins import Pins
 from agent_host.policy.validation import ArgumentValidator
+from agent_host.providers import ProviderSet
 from agent_host.runtime.engine import Runtime, Shipped
 from agent_host.runtime.guest import GuestThread, start_guest
 from agent_host.runtime.pool import InstancePool
@@ -101,6 +104,8 @@ class Host:
             requests=answers,
             server_log=LogBounds(settings.server_log_max, settings.server_log_keep),
         )
+        self.providers = ProviderSet(config.providers)
+        """The `[provider.NAME]` providers, each created on first use (on the bridge loop)."""
         self._runtime: Runtime | None = None
         self._running: list[GuestThread] = []
         self._pools: list[InstancePool] = []
@@ -211,6 +216,7 @@ class Host:
             pins=self.pins,
             audit_budget=budget,
             owns_audit_budget=charged is None,
+            providers=self.providers,
         )
 
     def start(
@@ -329,8 +335,8 @@ class Host:
         """Shut everything down; idempotent.
 
         In this order: guests still running are stopped and waited for (at most `CLOSE_WAIT`
-        seconds in all: each removes its temporary folder as it ends); every tooling connection is
-        closed concurrently on the loop (stdio children exit or are killed) and the loop stops; the
+        seconds in all: each removes its temporary folder as it ends); every tooling connection and
+        every provider is closed concurrently on the loop (stdio children exit or are killed) and the loop stops; the
         runtime's epoch ticker stops; the audit log is closed; the log folder is removed (kept, and
         its path logged, with `keep_logs=True`).
         """
@@ -341,7 +347,7 @@ class Host:
             for made in self._pools:
                 made.close()
             self._end_guests()
-            self.bridge.close(self.toolings.aclose)
+            self.bridge.close(self._close_connections)
         finally:
             if self._runtime is not None:
                 self._runtime.close()
@@ -351,6 +357,12 @@ class Host:
                 logger.info("server logs kept in %s", self.log_dir)
             else:
                 shutil.rmtree(self.log_dir, ignore_errors=True)
+
+    async def _close_connections(self) -> None:
+        """Close every tooling connection and every provider, concurrently (on the loop)."""
+        async with anyio.create_task_group() as group:
+            group.start_soon(self.toolings.aclose)
+            group.start_soon(self.providers.aclose)
 
     def _end_guests(self) -> None:
         with self._lock:

@@ -7,13 +7,15 @@ entry (`ENTRY_FILE`, `templates/js_entry.js.txt`) that turns what would trap int
 (raised at FILE:LINE:COL)`, a value that is not a string as such; a thrown string passes through.
 componentize-js runs with `DISABLED_FEATURES` (no `wasi:http`). Builds are cached as Python builds
 are, by `js_build_key`: keyed by the sources, since componentize-js's output differs byte for byte
-between two builds of the same source.
+between two builds of the same source. A guest whose modules import `agent-host:guest/...@V` for a
+released V (`wit/released/V`) is built against that version's WIT, unchanged (`guest_wit`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Final
@@ -26,6 +28,7 @@ from agent_host.components.build import WORLD, digest_files, publishing, source_
 from agent_host.components.build_limits import build_timeout, timed_out
 from agent_host.components.js_toolchain import COMPONENTIZE_JS_VERSION, JCO_VERSION, toolchain
 from agent_host.errors import BuildError
+from agent_host.operations import PACKAGE, VERSION
 
 ENTRY_FILE: Final = "_agent_host_entry.js"
 """The module componentize-js builds: the guest's `run`, wrapped."""
@@ -37,6 +40,11 @@ BUILD_OUTPUT_TAIL: Final = 3000
 SKIPPED: Final = frozenset({"node_modules", "__pycache__", "typings"})
 """Folders of a guest folder that are not part of the guest (also hidden ones, and `.wasm` files)."""
 _TEMPLATE: Final = "js_entry.js.txt"
+RELEASED: Final = "released"
+"""The folder of `wit/` holding the WIT of each released package version (`released/0.2.0`)."""
+SPECIFIER: Final = re.compile(rf"""["']{re.escape(PACKAGE)}/[a-z][a-z0-9-]*@([0-9]+\.[0-9]+\.[0-9]+)["']""")
+"""An import specifier of the package in a guest's module (`"agent-host:guest/tooling@0.2.0"`)."""
+MODULE_SUFFIXES: Final = frozenset({".js", ".mjs"})
 _EVALUATION_FAILED: Final = "Exception while evaluating top-level script"
 """What componentize-js prints before the error that loading the guest's modules raised."""
 
@@ -62,6 +70,26 @@ def _guest_files(folder: Path) -> list[Path]:
     return list(source_files(folder, SKIPPED))
 
 
+def guest_wit(folder: Path) -> Path:
+    """The WIT folder to build `folder` against: the current package, or the released version its
+    modules import (`wit/released/V`). Raises `BuildError` for two versions, or one not released."""
+    versions: set[str] = set()
+    for path in _guest_files(folder):
+        if path.suffix in MODULE_SUFFIXES:
+            versions.update(SPECIFIER.findall(path.read_text(encoding="utf-8", errors="replace")))
+    if versions <= {VERSION}:
+        return wit_dir()
+    released = wit_dir() / RELEASED
+    if len(versions) > 1 or not (released / next(iter(versions))).is_dir():
+        raise BuildError(
+            f"{folder} imports {PACKAGE} at {', '.join(sorted(versions))}: a guest imports one version this "
+            "host builds against",
+            hint=f"import the current {PACKAGE}/...@{VERSION} (or a released one: "
+            f"{', '.join(sorted(p.name for p in released.iterdir())) or 'none'}) in every module",
+        )
+    return released / next(iter(versions))
+
+
 def js_build_key(folder: Path, module: str) -> str:
     """sha256 of the guest's files (path and bytes; `SKIPPED` and hidden entries left out), the WIT
     package, the entry module, the build's features and the componentize-js and jco versions."""
@@ -85,7 +113,7 @@ def build_js_into(folder: Path, module: str, target: Path, stop: StopToken | Non
         _copy_guest(folder, source)
         (source / ENTRY_FILE).write_text(entry_source(module), encoding="utf-8")
         with publishing(target, folder) as output_file:
-            command = [str(tools.node), str(tools.componentize_js), ENTRY_FILE, "--wit", str(wit_dir())]
+            command = [str(tools.node), str(tools.componentize_js), ENTRY_FILE, "--wit", str(guest_wit(folder))]
             command += ["--world-name", WORLD, "--disable", *DISABLED_FEATURES, "--out", str(output_file)]
             # componentize-js makes its own temp folder: inside `work`, so a stopped build leaves none.
             env = {**os.environ, "TMPDIR": str(work)}

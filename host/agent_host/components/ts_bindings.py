@@ -5,7 +5,7 @@
 `folder`, adds the stamp (`bindings.STAMP`, with `ts_bindings_key`) and moves it into place as
 `components.bindings` does for Python: an older copy written by this command is replaced, any
 other folder is refused, nothing half-written is ever at `folder`. The declarations are ambient
-modules (`declare module 'agent-host:guest/tooling@0.2.0'`): a `jsconfig.json` or `tsconfig.json`
+modules (`declare module 'agent-host:guest/tooling@0.3.0'`): a `jsconfig.json` or `tsconfig.json`
 that includes them checks a guest's imports, with `tsc` or an editor.
 """
 

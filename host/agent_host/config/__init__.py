@@ -1,8 +1,9 @@
 """Configuration: `agent-host.toml` read with `tomllib` into frozen pydantic models.
 
 Modules: `models` (`[host]`, `[agents.NAME]`, the file), `toolings` (one model per kind and
-transport), `mock`, `types` (sizes, durations, names), `expand` (`${VAR}`), `errors` (every problem
-in one `ConfigError`), `loading`, `starter` (`config init`), `schema` (JSON Schema), `defaults`.
+transport), `mock`, `providers` (`[provider.NAME]`, one model per kind; provider grants), `types`
+(sizes, durations, names), `expand` (`${VAR}`), `errors` (every problem in one `ConfigError`),
+`loading`, `starter` (`config init`), `schema` (JSON Schema), `defaults`.
 
 Unknown keys, wrong types and missing keys are errors named by their dotted key path; every problem
 of a file is reported at once, and nothing is half-loaded. Relative paths are resolved against the
@@ -44,6 +45,16 @@ from agent_host.config.models import Config as Config
 from agent_host.config.models import DirGrant as DirGrant
 from agent_host.config.models import HostSettings as HostSettings
 from agent_host.config.models import ServeSettings as ServeSettings
+from agent_host.config.providers import AnthropicProviderConfig as AnthropicProviderConfig
+from agent_host.config.providers import MockProviderConfig as MockProviderConfig
+from agent_host.config.providers import MockToolCall as MockToolCall
+from agent_host.config.providers import MockTurn as MockTurn
+from agent_host.config.providers import MockUsage as MockUsage
+from agent_host.config.providers import NetworkProviderConfig as NetworkProviderConfig
+from agent_host.config.providers import OpenAIProviderConfig as OpenAIProviderConfig
+from agent_host.config.providers import ProviderConfig as ProviderConfig
+from agent_host.config.providers import ProviderKind as ProviderKind
+from agent_host.config.providers import split_grant as split_grant
 from agent_host.config.schema import json_schema as json_schema
 from agent_host.config.schema import schema_text as schema_text
 from agent_host.config.starter import starter_config_text as starter_config_text
@@ -67,6 +78,7 @@ from agent_host.config.types import name_problem as name_problem
 from agent_host.config.types import parse_size as parse_size
 
 __all__ = (
+    "AnthropicProviderConfig",
     "AuthConfig",
     "ClientCredentialsConfig",
     "OAuthConfig",
@@ -103,10 +115,18 @@ __all__ = (
     "MockResult",
     "MockSpec",
     "MockTool",
+    "MockProviderConfig",
+    "MockToolCall",
     "MockToolingConfig",
+    "MockTurn",
+    "MockUsage",
+    "NetworkProviderConfig",
+    "OpenAIProviderConfig",
     "MockUpdate",
     "Problem",
     "Protocol",
+    "ProviderConfig",
+    "ProviderKind",
     "PythonToolingConfig",
     "StdioToolingConfig",
     "ToolingConfig",
@@ -121,6 +141,7 @@ __all__ = (
     "parse_config",
     "parse_size",
     "schema_text",
+    "split_grant",
     "starter_config_text",
     "starter_toolings",
 )

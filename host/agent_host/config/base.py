@@ -5,8 +5,8 @@
 - `Placed` / `Named`: a table's origin (`FILE [host]`) and name, set by its parent, never read
   from its keys.
 - `Source`: the validation context: the file (relative paths, origins), the names of the
-  `[tooling.NAME]` tables, so that a cross-reference is checked where it is written, and the tree as
-  written (before `${VAR}` expansion), for what messages quote.
+  `[tooling.NAME]` and `[provider.NAME]` tables, so that a cross-reference is checked where it is
+  written, and the tree as written (before `${VAR}` expansion), for what messages quote.
 - `fail` raises several problems at once, each at its own key below the table being validated;
   a rule between keys names the keys it `uses`, so that it is not judged against a key whose own
   value was wrong (the loader checks every rule of a file even when some values are wrong).
@@ -97,6 +97,8 @@ class Source:
     """The config file; None for a configuration built in code (the embedded default)."""
     toolings: frozenset[str] | None = None
     """The names of the file's `[tooling.NAME]` tables; None: cross-references are not checked."""
+    providers: frozenset[str] | None = None
+    """The names of the file's `[provider.NAME]` tables; None: cross-references are not checked."""
     written: Mapping[str, Any] | None = None
     """The file's tree as written, before `${VAR}` expansion (what messages may quote); None: as validated."""
 

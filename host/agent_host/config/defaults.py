@@ -84,3 +84,24 @@ beyond, its output is dropped (a notice says so)."""
 
 DEFAULT_MAX_CALL_TIME: Final = 600.0
 """Seconds a tool call may take in all, however often it reports progress (`max_call_time`)."""
+
+DEFAULT_PROVIDER_TIMEOUT: Final = 60.0
+"""Seconds one chat with a model provider may take in all, retries included (a stream: until its
+first piece, then between two pieces) (`[provider.NAME] timeout`)."""
+
+DEFAULT_PROVIDER_RETRIES: Final = 2
+"""Times the provider's SDK sends a request again after a connection error, a 408, 409, 429 or 5xx
+(`[provider.NAME] max_retries`), waiting as the answer's `retry-after` says, else backing off."""
+
+DEFAULT_OPENAI_URL: Final = "https://api.openai.com/v1"
+"""Where a `kind = "openai"` provider sends its requests unless `base_url` says otherwise."""
+
+DEFAULT_ANTHROPIC_URL: Final = "https://api.anthropic.com"
+"""Where a `kind = "anthropic"` provider sends its requests unless `base_url` says otherwise."""
+
+DEFAULT_ANTHROPIC_MAX_TOKENS: Final = 4096
+"""Tokens an Anthropic model may write when the request names no `max_tokens` (the Messages API
+requires one) (`[provider.NAME] max_tokens`)."""
+
+DEFAULT_MOCK_MODEL: Final = "mock"
+"""The model a mock provider says it is when its table names none."""

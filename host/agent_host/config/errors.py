@@ -175,6 +175,8 @@ def _out_of_bounds(error: _Error) -> Problem:
 def _tag(error: _Error, key: str) -> Problem:
     if not isinstance(error.value, dict):
         return Problem(error.place.key, f"expected a table, got {found(error.value)}")
+    if key not in error.value:
+        return Problem(error.place.key, f"needs `{key}`: {error.message}")
     return Problem(f"{error.place.key}.{key}", f"expected {error.message}, got {error.value.get(key)!r}")
 
 

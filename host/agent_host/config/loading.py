@@ -82,14 +82,19 @@ def parse_config(text: str, path: Path, environ: Mapping[str, str] | None = None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}", hint="check quoting and `key = value` syntax") from None
     expanded = expand(raw, os.environ if environ is None else environ, Config)
-    tables = expanded.tree.get("tooling", {})
-    toolings = frozenset(tables) if isinstance(tables, dict) else None
-    source = Source(file=path, toolings=toolings, written=raw)
+    toolings, providers = _table_names(expanded.tree, "tooling"), _table_names(expanded.tree, "provider")
+    source = Source(file=path, toolings=toolings, providers=providers, written=raw)
     config, found = _validated(expanded.tree, source)
     problems = [*expanded.problems, *found]
     if config is None or problems:
         raise config_error(path, [problem.shown(expanded.written, expanded.secret) for problem in problems])
     return config.with_secrets(expanded.secret)
+
+
+def _table_names(tree: dict[str, Any], key: str) -> frozenset[str] | None:
+    """The names of the `[KEY.NAME]` tables of `tree`; None when `key` is not a table."""
+    tables = tree.get(key, {})
+    return frozenset(tables) if isinstance(tables, dict) else None
 
 
 def _validated(tree: dict[str, Any], source: Source) -> tuple[Config | None, list[Problem]]:

@@ -1,9 +1,10 @@
-"""The config file as models: `Config` holds `[host]`, `[tooling.NAME]` and `[agents.NAME]` tables.
+"""The config file as models: `Config` holds `[host]`, `[tooling.NAME]`, `[provider.NAME]` and
+`[agents.NAME]` tables.
 
 Each model checks its own keys and the rules that tie its keys together. The rules between tables
 are checked where they are written, using the `Source` context: an agent may name only defined
-toolings, `[host] allow` globs must match a tooling, an allow-list needs its tooling granted. A
-table's name and origin (`FILE [agents.NAME]`) come from its parent. `Config.source` is the file.
+toolings and providers, `[host] allow` globs must match a tooling, an allow-list needs its tooling
+granted. A table's name and origin (`FILE [agents.NAME]`) come from its parent. `Config.source` is the file.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from agent_host.config.defaults import (
     DEFAULT_SERVER_LOG_KEEP,
     DEFAULT_SERVER_LOG_MAX,
 )
+from agent_host.config.providers import GRANT_SEPARATOR, NetworkProviderConfig, ProviderConfig, grant_problems
 from agent_host.config.toolings import ElicitationMode, HttpToolingConfig, StdioToolingConfig, ToolingConfig
 from agent_host.config.types import (
     AgentName,
@@ -128,12 +130,23 @@ class AgentConfig(Named):
     restartable: bool = Field(default=False, strict=True)
     """With `--executor ray`: run the agent again (up to `[host] max_restarts` times) when its
     worker dies; only for agents whose tool calls are safe to repeat."""
+    providers: tuple[str, ...] = ()
+    """The model providers the agent may `get`, nothing else (deny by default): "NAME" (any model the
+    provider allows) or "NAME:GLOB" (only its models matching GLOB)."""
+    llm_requests: Count | None = None
+    """Chats (blocking or streamed) one run may send to providers; absent: the [host] default."""
+    llm_input_tokens: Count | None = None
+    """Input tokens one run's chats may use, as the providers report them; absent: the [host] default."""
+    llm_output_tokens: Count | None = None
+    """Output tokens one run's chats may use (each chat's `max_tokens` is lowered to what is left);
+    absent: the [host] default."""
 
     @model_validator(mode="after")
     def _grants_are_consistent(self, info: ValidationInfo) -> Self:
         defined = source_of(info).toolings
         named = dict.fromkeys((*self.toolings, *self.tools))
         problems = [_undefined(name, defined) for name in named if defined is not None and name not in defined]
+        problems += grant_problems("providers", self.providers, source_of(info).providers)
         allow_lists = (("tools", self.tools), ("resources", self.resources), ("elicitation", self.elicitation))
         problems += [
             _not_granted(key, name) for key, lists in allow_lists for name in lists if name not in self.toolings
@@ -202,6 +215,18 @@ class HostSettings(Placed):
     actor, which runs one call at a time."""
     max_restarts: Steps = 0
     """With `executor = "ray"`: times a `restartable` agent is run again after its worker died."""
+    providers: tuple[str, ...] = ()
+    """Model providers granted to a guest run without an `[agents.NAME]` table, like `allow` for
+    toolings: "NAME" or "NAME:GLOB" (only its models matching GLOB)."""
+    llm_requests: Count | None = None
+    """Chats (blocking or streamed) one agent run may send to providers; beyond, `limit-exceeded`.
+    Absent: unlimited. A served agent has it per call."""
+    llm_input_tokens: Count | None = None
+    """Input tokens one agent run's chats may use, counted from the usage the providers report; a chat
+    asked for once they are spent answers `limit-exceeded`. Absent: unlimited."""
+    llm_output_tokens: Count | None = None
+    """Output tokens one agent run's chats may use: each chat's `max_tokens` is lowered to what is left,
+    so that it cannot be exceeded; once spent, `limit-exceeded`. Absent: unlimited."""
 
     @model_validator(mode="after")
     def _limits_fit(self, info: ValidationInfo) -> Self:
@@ -226,6 +251,7 @@ class HostSettings(Placed):
             problems.append(
                 At(("max_pending_bytes",), message, hint=hint, value=self.max_pending_bytes, uses=pending_uses)
             )
+        problems += grant_problems("providers", self.providers, source_of(info).providers)
         defined = source_of(info).toolings
         for index, pattern in enumerate(self.allow):
             if defined is not None and not any(fnmatch.fnmatchcase(name, pattern) for name in defined):
@@ -487,6 +513,8 @@ class Config(Table):
     """Limits and defaults shared by every guest of this host."""
     tooling: Mapping[str, ToolingConfig] = {}
     """The named toolings: a guest reaches one with tooling.get("NAME")."""
+    provider: Mapping[str, ProviderConfig] = {}
+    """The named model providers: a guest reaches one with provider.get("NAME"), if it is granted."""
     agents: Mapping[AgentName, AgentConfig] = {}
     """The named agents: run one with `agent-host run --agent NAME`."""
     serve: ServeSettings = Field(default_factory=ServeSettings, validate_default=True)
@@ -497,9 +525,11 @@ class Config(Table):
 
     @property
     def secrets(self) -> frozenset[str]:
-        """The values the file took from the environment (`${VAR}`): never written where others
-        read (a cassette replaces them, `session.cassette`)."""
-        return self._secrets
+        """The values the file took from the environment (`${VAR}`), and every provider's `api_key`
+        however it was written: never written where others read (a cassette replaces them,
+        `session.cassette`)."""
+        keys = {p.api_key for p in self.provider.values() if isinstance(p, NetworkProviderConfig) and p.api_key}
+        return self._secrets | keys
 
     def with_secrets(self, secrets: frozenset[str]) -> Config:
         """This configuration, knowing `secrets` (what `parse_config` expanded from the environment)."""
@@ -510,6 +540,11 @@ class Config(Table):
     def toolings(self) -> Mapping[str, ToolingConfig]:
         """The `[tooling.NAME]` tables by name."""
         return self.tooling
+
+    @property
+    def providers(self) -> Mapping[str, ProviderConfig]:
+        """The `[provider.NAME]` tables by name."""
+        return self.provider
 
     @property
     def source(self) -> Path | None:
@@ -538,6 +573,14 @@ class Config(Table):
                 named[name] = tooling.written_as(*written)
         return named
 
+    @field_validator("provider")
+    @classmethod
+    def _name_providers(
+        cls, providers: Mapping[str, ProviderConfig], info: ValidationInfo
+    ) -> dict[str, ProviderConfig]:
+        where = source_of(info).where()
+        return {name: provider.named(name, f"{where} [provider.{name}]") for name, provider in providers.items()}
+
     @field_validator("agents")
     @classmethod
     def _name_agents(cls, agents: Mapping[str, AgentConfig], info: ValidationInfo) -> dict[str, AgentConfig]:
@@ -562,6 +605,17 @@ class Config(Table):
                 hint = f"give [agents.{name}] a `component` (a guest folder or a .wasm file)"
                 message = f"agent {name!r} has no `component`"
                 problems.append(At(("serve", "agents", index), message, hint, uses=uses))
+        if problems:
+            fail("Config", problems)
+        return self
+
+    @model_validator(mode="after")
+    def _provider_names_are_grantable(self) -> Self:
+        problems = []
+        for name in self.provider:
+            if GRANT_SEPARATOR in name or not name:
+                hint = f"rename the table without {GRANT_SEPARATOR!r}: grants write NAME:GLOB (a glob of its models)"
+                problems.append(At(("provider", name), f"a provider cannot be named {name!r}", hint))
         if problems:
             fail("Config", problems)
         return self

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from agent_host.config import AgentConfig, Config, DirGrant
 from agent_host.errors import ErrorCode, ToolingError, UsageError
 from agent_host.policy import globs
+from agent_host.policy.provider_grants import LlmLimits, ProviderGrants
 
 
 @dataclass(frozen=True)
@@ -163,6 +164,10 @@ class AgentPolicy:
     dirs: tuple[DirGrant, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     capabilities: Capabilities | None = None
+    providers: ProviderGrants = field(default_factory=lambda: ProviderGrants("agent"))
+    """The providers and models it may ask (none by default)."""
+    llm: LlmLimits = field(default_factory=LlmLimits)
+    """Its model budgets for one run (unlimited by default)."""
 
     @classmethod
     def resolve(
@@ -226,12 +231,32 @@ class AgentPolicy:
             require_approval=frozenset(agent.require_approval) if agent is not None else frozenset(),
             source=source,
         )
+        if agent is not None:
+            provider_grants = ProviderGrants.parse(name, agent.providers, f"providers in {agent.origin}")
+        else:
+            provider_grants = ProviderGrants.parse(name, host.providers, f"providers in {host.origin}")
+
+        def budget(key: str) -> int | None:
+            own = getattr(agent, key) if agent is not None else None
+            value: int | None = own if own is not None else getattr(host, key)
+            return value
+
+        llm_where = (
+            agent.origin
+            if agent is not None
+            and any(
+                getattr(agent, key) is not None for key in ("llm_requests", "llm_input_tokens", "llm_output_tokens")
+            )
+            else host.origin
+        )
         return cls(
             grants=grants,
             limits=limits,
             dirs=agent.dirs if agent is not None else (),
             env=dict(agent.env) if agent is not None else {},
             capabilities=capabilities,
+            providers=provider_grants,
+            llm=LlmLimits(budget("llm_requests"), budget("llm_input_tokens"), budget("llm_output_tokens"), llm_where),
         )
 
 

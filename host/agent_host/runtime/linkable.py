@@ -53,8 +53,12 @@ WASI_TRACK: Final = "0.2"
 """The WASI track `Linker.add_wasip2` defines (wasmtime 50: WASI 0.2.12)."""
 
 GUEST_PACKAGE: Final = "agent-host:guest"
-GUEST_TRACK: Final = "0.2"
-"""The track of `agent-host:guest` the host defines (`runtime.imports`: version 0.2.0)."""
+GUEST_TRACKS: Final[Mapping[str, tuple[str, ...]]] = {
+    "0.2": ("types", "tooling", "inbox", "log"),
+    "0.3": ("types", "tooling", "inbox", "log", "provider"),
+}
+"""The tracks of `agent-host:guest` the host defines (`runtime.imports`: versions 0.2.0 and 0.3.0)
+and the interfaces of each."""
 
 CLOCK: Final = "wasi:clocks/monotonic-clock"
 """The interface whose timers the host serves (`runtime.clock`)."""
@@ -94,13 +98,18 @@ _GUEST: Final[Mapping[str, Waits]] = {
     "tooling": Waits.BOUNDED,
     "inbox": Waits.BOUNDED,
     "log": Waits.NEVER,
+    "provider": Waits.BOUNDED,
 }
 """The interfaces of `agent-host:guest` (`runtime.imports`; `types` declares types only)."""
 
 PROVIDED: Final[Mapping[tuple[str, str], Provided]] = {
     **{(name, WASI_TRACK): Provided(Serves.WASI, waits) for name, waits in _WASI.items()},
     (CLOCK, WASI_TRACK): Provided(Serves.HOST, Waits.BOUNDED),
-    **{(f"{GUEST_PACKAGE}/{name}", GUEST_TRACK): Provided(Serves.HOST, waits) for name, waits in _GUEST.items()},
+    **{
+        (f"{GUEST_PACKAGE}/{name}", track): Provided(Serves.HOST, _GUEST[name])
+        for track, names in GUEST_TRACKS.items()
+        for name in names
+    },
 }
 """Everything the host's linker defines, by (interface, semver track): the one table of what a
 component may import."""

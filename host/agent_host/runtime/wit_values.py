@@ -16,15 +16,21 @@ from typing import Any, Final
 
 from wasmtime.component import Record, Variant
 
-from agent_host.errors import ToolingError
+from agent_host._support import strict_json
+from agent_host.errors import ErrorCode, ToolingError
 from agent_host.model import (
     EVENT_PAYLOADS,
     Asked,
     CallOutcome,
+    ChatDelta,
+    ChatMessage,
+    ChatRequest,
+    ChatResult,
     Envelope,
     Progress,
     ResourceData,
     ResourceSpec,
+    ToolCall,
     ToolSpec,
 )
 
@@ -94,6 +100,86 @@ def asked(question: Asked) -> Record:
     return record(message=question.message, requested_schema=json.dumps(question.schema, ensure_ascii=False))
 
 
+U32_MAX: Final = 2**32 - 1
+
+
+def tool_call(call: ToolCall) -> Record:
+    return record(id=call.id, name=call.name, arguments=call.arguments)
+
+
+def chat_result(result: ChatResult) -> Record:
+    """A model's answer; token counts beyond a `u32` are given as its maximum."""
+    usage = record(
+        input_tokens=min(result.usage.input_tokens, U32_MAX), output_tokens=min(result.usage.output_tokens, U32_MAX)
+    )
+    return record(
+        model=result.model,
+        content=result.content,
+        tool_calls=[tool_call(call) for call in result.tool_calls],
+        finish_reason=result.finish_reason,
+        usage=usage,
+    )
+
+
+def chat_delta(delta: ChatDelta) -> Record:
+    return record(content=delta.content, tool_call=tool_call(delta.tool_call) if delta.tool_call is not None else None)
+
+
+def _field(value: Any, name: str) -> Any:
+    """Field `name` of a record a guest passed (wasmtime-py gives records kebab-case attributes)."""
+    return getattr(value, name)
+
+
+def _tool_call_of(value: Any) -> ToolCall:
+    return ToolCall(str(_field(value, "id")), str(_field(value, "name")), str(_field(value, "arguments")))
+
+
+def _schema_of(text: str, tool: str) -> dict[str, Any]:
+    try:
+        schema = strict_json.loads(text)
+    except strict_json.JsonTextError as exc:
+        raise ToolingError(
+            ErrorCode.INVALID_ARGUMENTS, f"the input schema of tool {tool[:200]!r} is not JSON: {exc}"
+        ) from None
+    if not isinstance(schema, dict):
+        raise ToolingError(ErrorCode.INVALID_ARGUMENTS, f"the input schema of tool {tool[:200]!r} is not a JSON object")
+    return schema
+
+
+def _tool_of(value: Any) -> ToolSpec:
+    name = str(_field(value, "name"))
+    output = _field(value, "output-schema")
+    return ToolSpec(
+        name,
+        _field(value, "description"),
+        _schema_of(str(_field(value, "input-schema")), name),
+        _schema_of(str(output), name) if output is not None else None,
+    )
+
+
+def chat_request(value: Any) -> ChatRequest:
+    """A `chat-request` a guest passed, as host data: each tool's schemas parsed (strict JSON, linear
+    in their size); `invalid-arguments` when one is not a JSON object."""
+    messages = tuple(
+        ChatMessage(
+            str(_field(message, "role")),  # type: ignore[arg-type]  # the WIT enum: one of `Role`'s names
+            _field(message, "content"),
+            tuple(_tool_call_of(call) for call in _field(message, "tool-calls")),
+            _field(message, "tool-call-id"),
+        )
+        for message in _field(value, "messages")
+    )
+    temperature = _field(value, "temperature")
+    return ChatRequest(
+        messages,
+        model=_field(value, "model"),
+        tools=tuple(_tool_of(tool) for tool in _field(value, "tools")),
+        max_tokens=_field(value, "max-tokens"),
+        temperature=float(temperature) if temperature is not None else None,
+        response_schema=_field(value, "response-schema"),
+    )
+
+
 _EVENTS: Final[Mapping[Any, Callable[[Any], Any]]] = {
     CallOutcome: tool_result,
     ToolingError: error,
@@ -102,6 +188,8 @@ _EVENTS: Final[Mapping[Any, Callable[[Any], Any]]] = {
     ResourceData: resource_content,
     list[ToolSpec]: lambda specs: [tool(spec) for spec in specs],
     Asked: asked,
+    ChatDelta: chat_delta,
+    ChatResult: chat_result,
 }
 """How an envelope's payload becomes its `event` case's value, by its type (`model.EVENT_PAYLOADS`)."""
 

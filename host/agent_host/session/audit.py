@@ -13,6 +13,7 @@ it counted instead of writing them.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from types import TracebackType
 
 from agent_host.errors import ErrorCode, ToolingError
@@ -55,8 +56,9 @@ class AuditTrail:
         arguments: str | None,
         outcome: str,
         duration: float,
+        details: Mapping[str, str | int | None] | None = None,
     ) -> None:
-        """Write one line (nothing without an audit log)."""
+        """Write one line (nothing without an audit log); `details`: keys of the operation's own."""
         if self.log is None:
             return
         self.log.record(
@@ -69,6 +71,7 @@ class AuditTrail:
             duration=duration,
             arguments=arguments,
             budget=self.budget,
+            details=details,
         )
 
     def end(self) -> None:
@@ -89,6 +92,8 @@ class Span:
         self.target = target
         self.arguments = arguments
         self.outcome = OK
+        self.details: dict[str, str | int | None] = {}
+        """Keys of the operation's own for its line (a chat's model and tokens), filled as it runs."""
         self._deferred = False
         self._started = 0.0
 
@@ -112,4 +117,6 @@ class Span:
         elif self._deferred:
             return
         duration = time.monotonic() - self._started
-        self._trail.record(self.operation, self.tooling, self.target, self.arguments, self.outcome, duration)
+        self._trail.record(
+            self.operation, self.tooling, self.target, self.arguments, self.outcome, duration, self.details
+        )

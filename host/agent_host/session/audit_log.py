@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Final
 
@@ -91,8 +91,10 @@ class AuditLog:
         duration: float,
         arguments: str | None = None,
         budget: AuditBudget | None = None,
+        details: Mapping[str, str | int | None] | None = None,
     ) -> None:
-        """Append one line (nothing after `close`), charged to `budget` when given.
+        """Append one line (nothing after `close`), charged to `budget` when given; `details` adds
+        keys of the operation's own (a chat's `provider`, `model`, `input_tokens`, `output_tokens`).
 
         The line is an object with `time` (UTC, ISO 8601, milliseconds), `agent`, `tooling`,
         `operation` (the WIT function: `get`, `list-tools`, `call-tool`, `call-tool-blocking`,
@@ -113,6 +115,8 @@ class AuditLog:
             "outcome": outcome,
             "duration_ms": round(duration * 1000, 3),
         }
+        if details:
+            entry.update(details)
         if self.include_arguments and arguments is not None:
             entry["arguments"] = arguments
         self._write(audit_line.encode(entry), budget)

@@ -25,13 +25,18 @@ from typing import Any, Final
 
 from agent_host._version import __version__
 from agent_host.errors import CassetteError, ReplayDiverged, ToolingError
+from agent_host.operations import PACKAGE, VERSION, VERSIONS
 from agent_host.session import tape_values
 
 FORMAT: Final = 1
 """The cassette format this host writes and reads (`agent-host-cassette`)."""
 
-WIT: Final = "agent-host:guest@0.2.0"
-"""The WIT contract a cassette's guests were built against (the world's package and version)."""
+WIT: Final = f"{PACKAGE}@{VERSION}"
+"""The WIT contract this host writes in a cassette (the world's package and version)."""
+
+READ_WITS: Final = frozenset(f"{PACKAGE}@{version}" for version in VERSIONS)
+"""The contracts of cassettes this host replays: every package version it links (a later one only
+adds functions, so an earlier recording's calls are all answered the same way)."""
 
 MAX_TAPE_BYTES: Final = 64 * 1024 * 1024
 """JSON bytes one agent's tape may hold; past them the recording fails (the run goes on)."""
@@ -284,9 +289,9 @@ def _header(path: Path, data: Any) -> dict[str, Any]:
             f"{path}: cassette format {version!r}; this host reads format {FORMAT}",
             hint="record it again with this host",
         )
-    if data.get("wit") != WIT:
+    if data.get("wit") not in READ_WITS:
         raise CassetteError(
-            f"{path}: recorded against {data.get('wit')!r}; this host's guests are built against {WIT}",
+            f"{path}: recorded against {data.get('wit')!r}; this host replays {', '.join(sorted(READ_WITS))}",
             hint="record it again with a guest built against this host's WIT (`agent-host wit`)",
         )
     if not isinstance(data.get("agents", {}), dict):

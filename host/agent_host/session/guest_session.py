@@ -21,12 +21,22 @@ from typing import Any, Final, TypeVar
 from agent_host.config import DEFAULT_RECV_TIMEOUT
 from agent_host.config.defaults import DEFAULT_AUDIT_RUN_MAX
 from agent_host.errors import ErrorCode, ToolingError
-from agent_host.model import CallOutcome, Envelope, Operation, ResourceData, ResourceSpec, ToolSpec
+from agent_host.model import (
+    CallOutcome,
+    ChatRequest,
+    ChatResult,
+    Envelope,
+    Operation,
+    ResourceData,
+    ResourceSpec,
+    ToolSpec,
+)
 from agent_host.operations import WitFunction
 from agent_host.policy.approval import Approver, DenyAll
 from agent_host.policy.grants import AgentPolicy
 from agent_host.policy.pins import Pins
 from agent_host.policy.validation import ArgumentValidator
+from agent_host.providers import ProviderSet
 from agent_host.session import guest_log
 from agent_host.session.admission import MAX_NAME_CHARS, MAX_URI_CHARS, check_length
 from agent_host.session.audit import AuditTrail
@@ -37,6 +47,8 @@ from agent_host.session.calls import OpenCalls
 from agent_host.session.core import Caller, SessionCore
 from agent_host.session.deadline import Deadline, LoopCalls
 from agent_host.session.inbox import Inbox
+from agent_host.session.llm_budget import LlmBudget
+from agent_host.session.providers import GuestProviders
 from agent_host.session.questions import GuestQuestions
 from agent_host.session.subscriptions import SUBSCRIBE, SubscriptionKind, Subscriptions
 from agent_host.toolings import Tooling, ToolingSet
@@ -91,6 +103,7 @@ class GuestSession:
         pins: Pins | None = None,
         audit_budget: AuditBudget | None = None,
         owns_audit_budget: bool = True,
+        providers: ProviderSet | None = None,
     ) -> None:
         """`audit_budget`: what the run's audit lines are charged to (`Host` makes it from `[host]
         audit_run_max`); absent, a budget of the default `audit_run_max`. `owns_audit_budget`: whether
@@ -122,6 +135,17 @@ class GuestSession:
             agent, bridge, self.inbox, policy.limits, self._audit, self._admission.check_result, self._questions.asker
         )
         self._subscriptions = Subscriptions(agent, toolings, self.inbox, self._loop, self._admission, self._audit)
+        self.providers = GuestProviders(
+            agent,
+            providers if providers is not None else ProviderSet({}),
+            policy.providers,
+            LlmBudget(policy.llm),
+            policy.limits,
+            self.inbox,
+            bridge,
+            self._loop,
+            self._audit,
+        )
         self._handles: dict[int, Handle] = {}
         self._next_rep = 1
         self._closing = threading.Lock()
@@ -239,6 +263,7 @@ class GuestSession:
                 return
             self._closed = True
         self._cancel_where(lambda owner: False)
+        self.providers.close()
         self._handles.clear()
         self.inbox.close()
         if self._owns_audit_budget:  # one line tells what the run's audit budget counted instead of writing
@@ -392,9 +417,39 @@ class GuestSession:
 
     def _received(self, envelope: Envelope | None) -> Envelope | None:
         self._calls.received(envelope)
+        self.providers.received(envelope)
         if envelope is not None and isinstance(envelope.payload, ToolingError):
             self._remember(envelope.payload)
         return envelope
+
+    # -- providers (a guest's models: `session.providers`) -------------------------------------------
+
+    def get_provider(self, name: str) -> int:
+        return self.providers.get(name)
+
+    def drop_provider(self, rep: int) -> None:
+        self.providers.drop(rep)
+
+    def provider_kind(self, rep: int) -> str:
+        return self.providers.kind(rep)
+
+    def provider_name(self, rep: int) -> str:
+        return self.providers.name(rep)
+
+    def provider_models(self, rep: int) -> list[str]:
+        return self.providers.models(rep)
+
+    def provider_chat(self, rep: int, request: ChatRequest) -> ChatResult:
+        return self.providers.chat(rep, request)
+
+    def provider_chat_stream(self, rep: int, request: ChatRequest) -> str:
+        return self.providers.chat_stream(rep, request)
+
+    def provider_is_open(self, rep: int, id: str) -> bool:
+        return self.providers.is_open(rep, id)
+
+    def provider_cancel(self, rep: int, id: str) -> bool:
+        return self.providers.cancel(rep, id)
 
     # -- log -------------------------------------------------------------------------------------
 

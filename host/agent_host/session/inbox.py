@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -29,7 +30,7 @@ from agent_host.config import (
 from agent_host.errors import ErrorCode, ToolingError
 from agent_host.model import FINAL_KINDS as FINAL_KINDS
 from agent_host.model import Asked as Asked
-from agent_host.model import CallOutcome, ResourceData
+from agent_host.model import CallOutcome, ChatDelta, ChatResult, ResourceData
 from agent_host.model import Envelope as Envelope
 from agent_host.model import EventKind as EventKind
 from agent_host.model import Progress as Progress
@@ -52,6 +53,11 @@ def payload_size(payload: object) -> int:
         size = payload.size + len(payload.uri)
     elif isinstance(payload, Progress):
         size = len(payload.message or "")
+    elif isinstance(payload, ChatDelta):
+        call = payload.tool_call
+        size = len(payload.content or "") + (len(call.arguments) + len(call.name) + len(call.id) if call else 0)
+    elif isinstance(payload, ChatResult):
+        size = len(payload.content or "") + sum(len(c.arguments) + len(c.name) + len(c.id) for c in payload.tool_calls)
     elif isinstance(payload, list):
         size = sum(len(repr(item)) for item in payload)
     else:  # a question (`Asked`), or nothing
@@ -76,6 +82,8 @@ class _Call:
     """Bytes of its arguments, held until the call is forgotten."""
     progress: _Slot | None = None
     final_queued: bool = False
+    on_taken: Callable[[], object] | None = None
+    """Called (under the lock: it must not block) when the guest takes the call's piece (`push_delta`)."""
 
 
 class Inbox:
@@ -238,6 +246,30 @@ class Inbox:
                 return
             call.progress = self._append(call_id, "progress", progress)
 
+    def push_delta(self, call_id: str, delta: ChatDelta, on_taken: Callable[[], object]) -> bool:
+        """Queue a piece of stream `call_id` (an open call), joined to its undelivered piece when they
+        join in order (text to text; a tool call after text): a stream holds at most one undelivered
+        piece. Returns False, queuing nothing, when they do not join (or joined, they would pass
+        `max_pending_bytes`): the caller waits for
+        `on_taken()` (called under the lock when the guest takes the piece) and pushes again. True
+        when queued, or when the stream is no longer open (nothing to wait for)."""
+        with self._lock:
+            call = self._calls.get(call_id)
+            if call is None or call.final_queued:
+                return True
+            pending = call.progress
+            if pending is None or not pending.live:
+                call.on_taken = None
+                call.progress = self._append(call_id, "chat-delta", delta)
+                return True
+            assert isinstance(pending.payload, ChatDelta), "a stream's piece slot holds pieces only"
+            joined = _joined(pending.payload, delta)
+            if joined is None or self.held_bytes - pending.size + payload_size(joined) > self.max_pending_bytes:
+                call.on_taken = on_taken  # the stream waits for the guest: nothing is dropped, nothing grows
+                return False
+            self._replace(pending, "chat-delta", joined)
+            return True
+
     def push_question(self, call_id: str, question: Asked) -> bool:
         """Queue the question of call `call_id` in the slot of its progress (an undelivered progress
         envelope becomes the question, in its position: a call holds at most two envelopes still).
@@ -252,7 +284,7 @@ class Inbox:
             call.progress = self._append(call_id, "elicitation", question)
             return True
 
-    def push_final(self, call_id: str, kind: Literal["tool-result", "error"], payload: object) -> None:
+    def push_final(self, call_id: str, kind: Literal["tool-result", "error", "chat-end"], payload: object) -> None:
         """Queue the final envelope of call `call_id`, at most once; it is never replaced. Discarded when
         the call is not open or already has one."""
         with self._lock:
@@ -334,10 +366,13 @@ class Inbox:
                 call = self._calls.pop(slot.id, None)
                 if call is not None:
                     self.held_bytes -= call.reserved
-            elif slot.kind in ("progress", "elicitation"):
+            elif slot.kind in ("progress", "elicitation", "chat-delta"):
                 call = self._calls.get(slot.id)
                 if call is not None and call.progress is slot:
                     call.progress = None
+                    if call.on_taken is not None:
+                        taken, call.on_taken = call.on_taken, None
+                        taken()
             elif self._subscriptions.get(slot.id) is slot:
                 self._subscriptions[slot.id] = None
             return Envelope(slot.id, slot.kind, slot.payload)
@@ -351,3 +386,15 @@ class Inbox:
                 self.held_bytes -= slot.size
         if len(self._queue) > 2 * self._live + 64:
             self._queue = deque(e for e in self._queue if e.live)
+
+
+def _joined(first: ChatDelta, then: ChatDelta) -> ChatDelta | None:
+    """`first` and `then` as one piece, in order; None when one piece cannot hold both (two tool
+    calls, or text after a tool call)."""
+    if first.tool_call is not None:
+        return None
+    if then.tool_call is None:
+        return ChatDelta((first.content or "") + (then.content or ""), None)
+    if then.content:
+        return None
+    return ChatDelta(first.content, then.tool_call)

@@ -17,8 +17,10 @@ from typing import Any, Final
 from agent_host.errors import ToolingError
 from agent_host.model import Envelope
 from agent_host.operations import GrantCheck, WitFunction
+from agent_host.session import tape_values
 from agent_host.session.cassette import Player, Recorder
 from agent_host.session.guest_session import GuestSession, not_open
+from agent_host.session.providers import not_open as provider_not_open
 
 
 class RecordingSession(GuestSession):
@@ -32,9 +34,9 @@ class RecordingSession(GuestSession):
         try:
             value = super().invoke(function, args)
         except ToolingError as exc:
-            self.recorder.failed(function.name, list(args), exc)
+            self.recorder.failed(function.key, tape_values.args_out(args), exc)
             raise
-        self.recorder.answered(function.name, list(args), value)
+        self.recorder.answered(function.key, tape_values.args_out(args), value)
         return value
 
     def ended(self, status: str, text: str, tripped: str | None = None) -> str | None:
@@ -52,10 +54,14 @@ class ReplayingSession(GuestSession):
         super().__init__(*args, **kwargs)
         self._names: dict[int, str] = {}
         """The tooling of each handle the replay gave out (for the grants of later calls)."""
+        self._provider_names: dict[int, str] = {}
+        """The provider of each provider handle the replay gave out."""
         self._grants: Final[dict[GrantCheck, Callable[[Sequence[Any]], None]]] = {
             "tooling": lambda args: self.policy.grants.check_tooling(args[0]),
             "tool": lambda args: self.policy.grants.check_tool(self._tooling_of(args[0]), args[1]),
             "resource": lambda args: self.policy.grants.check_resource(self._tooling_of(args[0]), args[1]),
+            "provider": lambda args: self.policy.providers.check_provider(args[0]),
+            "model": lambda args: self.providers.check_model(self._provider_of(args[0]), args[1]),
         }
 
     def invoke(self, function: WitFunction, args: Sequence[Any]) -> Any:
@@ -67,15 +73,17 @@ class ReplayingSession(GuestSession):
         self._loop.check_open()  # a stopped run refuses every later operation, as a live one does
         grant = self._grants[function.grant] if function.grant is not None else None
         try:
-            answer = self.player.answer(function.name, list(args))
+            answer = self.player.answer(function.key, tape_values.args_out(args))
         except ToolingError:
             if grant is not None:
                 grant(args)
             raise
         if grant is not None:
             grant(args)
-        if function.name == "get":
+        if function.key == "get":
             self._names[answer] = args[0]
+        elif function.key == "provider.get":
+            self._provider_names[answer] = args[0]
         elif isinstance(answer, Envelope) and isinstance(answer.payload, ToolingError):
             self._remember(answer.payload)  # an `Err` quoting it is then the host's error, as live
         return answer
@@ -86,9 +94,19 @@ class ReplayingSession(GuestSession):
             raise not_open(rep)
         return name
 
+    def _provider_of(self, rep: int) -> str:
+        name = self._provider_names.get(rep)
+        if name is None:
+            raise provider_not_open(rep)
+        return name
+
     def drop(self, rep: int) -> None:
         self._names.pop(rep, None)
         super().drop(rep)
+
+    def drop_provider(self, rep: int) -> None:
+        self._provider_names.pop(rep, None)
+        super().drop_provider(rep)
 
     def ended(self, status: str, text: str, tripped: str | None = None) -> str | None:
         return self.player.ended(status, text)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from pydantic import TypeAdapter, ValidationError
@@ -98,8 +98,18 @@ def _envelope_in(data: Any) -> Envelope | None:
     return Envelope(data["id"], kind, payload)
 
 
-RECORDED: Final[Mapping[str, Any]] = {f.name: f.result for f in FUNCTIONS if f.taped}
-"""The result type of each function a cassette records, by its WIT name."""
+def args_out(args: Sequence[Any]) -> list[Any]:
+    """A call's arguments as JSON values: as they are, but records (a `ChatRequest`) as the JSON
+    pydantic writes of them (what a cassette holds and a replay compares)."""
+    return [arg if arg is None or isinstance(arg, str | int | float | bool) else _dumped(arg) for arg in args]
+
+
+def _dumped(value: Any) -> Any:
+    return TypeAdapter(type(value)).dump_python(value, mode="json")
+
+
+RECORDED: Final[Mapping[str, Any]] = {f.key: f.result for f in FUNCTIONS if f.taped}
+"""The result type of each function a cassette records, by its `key` (its WIT name, qualified where shared)."""
 
 
 def answers(name: str) -> Codec:
@@ -108,5 +118,5 @@ def answers(name: str) -> Codec:
     return codec(RECORDED[name])
 
 
-COMPARED: Final[Mapping[str, int]] = {f.name: f.compared for f in FUNCTIONS if f.compared is not None}
+COMPARED: Final[Mapping[str, int]] = {f.key: f.compared for f in FUNCTIONS if f.compared is not None}
 """Functions whose arguments a replay compares only in part, by how many it compares."""

@@ -76,7 +76,7 @@ def test_a_recorded_run_replays_identically_with_every_server_gone(tmp_path: Pat
     live, cassette = recorded(tmp_path, http_server)
     http_server.stop()
     data = json.loads(cassette.read_text())
-    assert data["agent-host-cassette"] == 1 and data["wit"] == "agent-host:guest@0.2.0"
+    assert data["agent-host-cassette"] == 1 and data["wit"] == "agent-host:guest@0.3.0"
     tape = data["agents"]["probe"]
     assert json.loads(tape["input"]) == {"steps": STEPS}
     functions = [call["fn"] for call in tape["calls"]]

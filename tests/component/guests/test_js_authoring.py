@@ -56,7 +56,7 @@ def test_new_lang_js_writes_a_guest_that_type_checks_runs_and_answers(
     bindings = in_process.run("bindings", "--lang", "ts", cwd=tmp_path)
     assert bindings.returncode == 0, bindings.stderr
     declared = (tmp_path / "typings-ts" / "interfaces" / "agent-host-guest-tooling.d.ts").read_text()
-    assert "declare module 'agent-host:guest/tooling@0.2.0'" in declared and "callToolBlocking(" in declared
+    assert "declare module 'agent-host:guest/tooling@0.3.0'" in declared and "callToolBlocking(" in declared
     assert in_process.run("bindings", "--lang", "ts", cwd=tmp_path).returncode == 0  # its own copy: replaced
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "index.d.ts").write_text("// not agent-host's\n")

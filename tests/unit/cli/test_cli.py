@@ -123,8 +123,9 @@ def test_a_malformed_config_stops_every_command_with_exit_code_2(
 def test_wit_prints_the_package_and_its_folder(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["wit"]) == 0
     out = capsys.readouterr().out
-    assert "package agent-host:guest@0.2.0;" in out
+    assert "package agent-host:guest@0.3.0;" in out
     assert "call-tool-blocking: func(name: string, arguments: string) -> result<tool-result, error>;" in out
+    assert "chat-stream: func(request: chat-request) -> result<string, error>;" in out
     assert main(["wit", "--path"]) == 0
     assert Path(capsys.readouterr().out.strip(), "world.wit").is_file()
 

@@ -21,14 +21,18 @@ from agent_host.model import (
     EVENT_PAYLOADS,
     Asked,
     CallOutcome,
+    ChatDelta,
+    ChatResult,
     Envelope,
     Operation,
     Progress,
     ResourceData,
     ResourceSpec,
+    ToolCall,
     ToolSpec,
+    Usage,
 )
-from agent_host.operations import BY_NAME, FUNCTIONS, ToolingHandle
+from agent_host.operations import BY_NAME, FUNCTIONS, VERSIONS, ProviderHandle, ToolingHandle, linked
 from agent_host.session.guest_session import GuestSession
 from agent_host.session.tape_values import RECORDED, answers, codec
 from agent_host_docs import wit_reference
@@ -37,34 +41,50 @@ WIT = Path(__file__).resolve().parents[3] / "wit"
 PARAM = re.compile(r"(%?[a-z][a-z0-9-]*)\s*:")
 
 
-def _wit_functions() -> dict[str, tuple[str, str | None, str]]:
-    """name -> (interface, resource or None, signature) of every function of interfaces tooling, inbox, log."""
-    found: dict[str, tuple[str, str | None, str]] = {}
-    for wit in wit_reference.parse_folder(WIT):
+OLD_WIT = Path(__file__).resolve().parents[3] / "wit" / "released" / "0.2.0"
+"""The WIT of package 0.2.0, as released: what a component built then imports."""
+
+
+def _wit_functions(folder: Path = WIT) -> dict[tuple[str, str | None, str], str]:
+    """(interface, resource or None, name) -> signature of every function of the world's interfaces."""
+    found: dict[tuple[str, str | None, str], str] = {}
+    for wit in wit_reference.parse_folder(folder):
         for top in wit.items:
-            if top.kind != "interface" or top.name not in ("tooling", "inbox", "log"):
+            if top.kind != "interface" or top.name == "types":
                 continue
             for item in top.children:
                 if item.kind == "func":
-                    found[item.name] = (top.name, None, item.signature)
+                    found[(top.name, None, item.name)] = item.signature
                 for method in item.children if item.kind == "resource" else []:
                     if method.kind == "func":
-                        found[method.name] = (top.name, item.name, method.signature)
+                        found[(top.name, item.name, method.name)] = method.signature
     return found
+
+
+def _where(function: Any) -> tuple[str, str | None, str]:
+    return (function.interface, function.resource, function.name)
 
 
 def test_the_table_holds_every_imported_wit_function_as_the_wit_files_declare_it() -> None:
     wit = _wit_functions()
-    assert sorted(wit) == sorted(BY_NAME)
+    assert set(wit) == {_where(function) for function in FUNCTIONS}
+    assert len(BY_NAME) == len(FUNCTIONS)  # every key unique
     for function in FUNCTIONS:
-        interface, resource, signature = wit[function.name]
+        signature = wit[_where(function)]
         params = PARAM.findall(signature.split("->")[0])
-        assert (function.interface, function.resource) == (interface, resource), function.name
         assert [name for name, _ in function.params] == params, function.name
         assert function.fallible == bool(re.search(r"->\s*result<.*,\s*error>$", signature)), function.name
 
 
-@pytest.mark.parametrize("function", FUNCTIONS, ids=lambda f: f.name)
+def test_a_guest_of_an_earlier_package_version_links_exactly_the_functions_it_had() -> None:
+    assert VERSIONS[-1] in (WIT / "world.wit").read_text() and VERSIONS[0] in (OLD_WIT / "world.wit").read_text()
+    old = _wit_functions(OLD_WIT)
+    assert {_where(function) for function in linked(VERSIONS[0])} == set(old)
+    for function in linked(VERSIONS[0]):
+        assert old[_where(function)] == _wit_functions()[_where(function)], function.key  # unchanged since
+
+
+@pytest.mark.parametrize("function", FUNCTIONS, ids=lambda f: f.key)
 def test_each_function_s_session_method_takes_its_handle_and_parameters(function: Any) -> None:
     method = getattr(GuestSession, function.session)
     arguments = ["self"] + (["rep"] if function.resource else []) + [n for n, _ in function.params]
@@ -86,6 +106,9 @@ SAMPLES: dict[Any, Any] = {
     list[ResourceSpec]: [ResourceSpec("file:///a", "a", None, "text/plain")],
     CallOutcome: CallOutcome("echo", "{}", '{"content": []}'),
     ResourceData: ResourceData("file:///a", None, blob="AAAA"),
+    ProviderHandle: 3,
+    list[str]: ["gpt-4.1", "llama-3"],
+    ChatResult: ChatResult("m", None, (ToolCall("c1", "add", '{"a": 1}'),), "tool-calls", Usage(12, 3)),
 }
 ENVELOPES = [
     Envelope("c1", "tool-result", CallOutcome("echo", "{}", "{}")),
@@ -95,6 +118,9 @@ ENVELOPES = [
     Envelope("s1", "resource-updated", ResourceData("u", "text/plain", text="x")),
     Envelope("s1", "tool-list-updated", [SPEC]),
     Envelope("c1", "elicitation", Asked("name?", {"type": "object"})),
+    Envelope("c2", "chat-delta", ChatDelta("Hel", None)),
+    Envelope("c2", "chat-delta", ChatDelta(None, ToolCall("t1", "add", "{}"))),
+    Envelope("c2", "chat-end", ChatResult("m", "Hello", (), "stop", Usage(5, 1))),
 ]
 
 

@@ -93,4 +93,5 @@ def test_operations_are_named_as_the_wit_functions() -> None:
         "get", "list-tools", "call-tool", "call-tool-blocking", "list-resources", "read-resource",
         "subscribe-resource", "subscribe-resource-list", "subscribe-tool-list",
         "unsubscribe-resource", "unsubscribe-resource-list", "unsubscribe-tool-list", "respond",
+        "get-provider", "models", "chat", "chat-stream",
     ]  # fmt: skip

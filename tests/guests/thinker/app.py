@@ -1,0 +1,112 @@
+"""A test guest that asks a model through the raw `provider` bindings and reports what it saw.
+
+Its input is JSON: `{"provider": NAME, "ops": [...]}`; each op is `{"op": "models"}`, `{"op": "chat",
+"request": {...}}`, `{"op": "stream", "request": {...}}` (every envelope until the end),
+`{"op": "cancel", "request": {...}}` (a stream cancelled once its first piece came) or `{"op": "kind"}`. A request is
+`{"model", "messages": [{"role", "content", "tool_calls", "tool_call_id"}], "tools": [{"name",
+"input_schema"}], "max_tokens"}`. The answer is one JSON result per op: `{"ok": ...}` or `{"err":
+{"code", "message", "data"}}`.
+"""
+
+import json
+
+import wit_world
+from componentize_py_types import Err
+from wit_world.imports import inbox, provider, types
+
+
+def _request(data):
+    messages = [
+        types.ChatMessage(
+            role=types.Role[m.get("role", "user").upper()],
+            content=m.get("content"),
+            tool_calls=[types.ToolCall(c["id"], c["name"], c["arguments"]) for c in m.get("tool_calls", [])],
+            tool_call_id=m.get("tool_call_id"),
+        )
+        for m in data.get("messages", [])
+    ]
+    tools = [
+        types.Tool(t["name"], t.get("description"), json.dumps(t.get("input_schema", {"type": "object"})), None)
+        for t in data.get("tools", [])
+    ]
+    return types.ChatRequest(
+        model=data.get("model"),
+        messages=messages,
+        tools=tools,
+        max_tokens=data.get("max_tokens"),
+        temperature=None,
+        response_schema=data.get("response_schema"),
+    )
+
+
+def _call(c):
+    return {"id": c.id, "name": c.name, "arguments": c.arguments}
+
+
+def _result(r):
+    return {
+        "model": r.model,
+        "content": r.content,
+        "tool_calls": [_call(c) for c in r.tool_calls],
+        "finish_reason": r.finish_reason.name.lower().replace("_", "-"),
+        "usage": [r.usage.input_tokens, r.usage.output_tokens],
+    }
+
+
+def _error(e):
+    return {"code": e.code.name.lower().replace("_", "-"), "message": e.message, "data": e.data}
+
+
+def _stream(handle, request):
+    stream_id = handle.chat_stream(request)
+    seen = []
+    while True:
+        envelope = inbox.recv(20000)
+        if envelope is None:
+            return {"timed_out": seen}
+        if envelope.id != stream_id:
+            continue
+        event = envelope.event
+        if isinstance(event, types.Event_ChatDelta):
+            piece = event.value
+            seen.append({"content": piece.content, "tool_call": _call(piece.tool_call) if piece.tool_call else None})
+        elif isinstance(event, types.Event_ChatEnd):
+            return {"pieces": seen, "end": _result(event.value), "open": handle.is_open(stream_id)}
+        elif isinstance(event, types.Event_Error):
+            return {"pieces": seen, "error": _error(event.value)}
+
+
+def _op(handle, op):
+    kind = op["op"]
+    if kind == "models":
+        return handle.models()
+    if kind == "kind":
+        return [handle.kind(), handle.name()]
+    if kind == "chat":
+        return _result(handle.chat(_request(op["request"])))
+    if kind == "stream":
+        return _stream(handle, _request(op["request"]))
+    if kind == "cancel":  # once its first piece came
+        stream_id = handle.chat_stream(_request(op["request"]))
+        first = inbox.recv(20000)
+        if first is None or first.id != stream_id or not isinstance(first.event, types.Event_ChatDelta):
+            return {"first": repr(first)}
+        cancelled = handle.cancel(stream_id)
+        return {"cancelled": cancelled, "open": handle.is_open(stream_id), "after": inbox.recv(200) is not None}
+    raise ValueError(f"unknown op {kind}")
+
+
+class WitWorld(wit_world.WitWorld):
+    def run(self, input: str) -> str:
+        data = json.loads(input)
+        try:
+            handle = provider.get(data["provider"])
+        except Err as e:
+            return json.dumps([{"err": _error(e.value)}])
+        results = []
+        for op in data["ops"]:
+            try:
+                results.append({"ok": _op(handle, op)})
+            except Err as e:
+                results.append({"err": _error(e.value)})
+        return json.dumps(results)

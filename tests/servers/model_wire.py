@@ -1,0 +1,218 @@
+"""What the model servers of the tests share: scripts chosen by the model's name, the record of the
+requests and of the clients that went away, SSE answers that see their client go, and serving.
+
+A request's `model` picks its answer (`script_for`): "tools" (text, then two tool calls), "long"
+(finish: length), "filtered" (content filter), "many-calls" and "big-arguments" (past the host's
+bounds; a stream of either then hangs), "no-usage" (a stream without usage), "broken" (an error
+event inside the stream), "hang" (a stream that sends one piece, then nothing until its client
+goes), "slow" (no answer at all until its client goes), "error-NNN" (that status, with the wire's
+error body; 401 and 400 quote the key the request carried, as some servers do); any other model
+echoes the last user message. `GET /test/requests` returns what was asked (body and headers);
+`GET /test/disconnects?count=N` waits (at most `WAIT_BOUND` s) until N clients went away mid-answer
+and says how many did. `python -m tests.servers.openai_wire` (or `anthropic_wire`) serves on a
+free port and prints `listening on URL`.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+import anyio
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from agent_host.providers.joining import MAX_ARGUMENTS_CHARS, MAX_TOOL_CALLS
+
+WAIT_BOUND: Final = 10.0
+"""Seconds `GET /test/disconnects` waits at most for the clients it is asked about."""
+
+PROMPT_TOKENS: Final = 11
+"""The input tokens every scripted answer reports."""
+
+COMPLETION_TOKENS: Final = 7
+"""The output tokens every scripted answer reports."""
+
+FRAGMENT: Final = 5
+"""Characters of a tool call's arguments per streamed fragment."""
+
+BIG_FRAGMENT: Final = 64 * 1024
+"""Characters per fragment of the "big-arguments" answer."""
+
+MODELS: Final = ("gpt-4.1", "gpt-4.1-mini", "gpt-4o", "o3", "claude-test")
+"""The models `GET /v1/models` lists."""
+
+Finish = Literal["stop", "length", "tool", "filter"]
+
+
+@dataclass(frozen=True)
+class Call:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+    @property
+    def text(self) -> str:
+        return json.dumps(self.arguments)
+
+
+@dataclass(frozen=True)
+class Script:
+    """One scripted answer."""
+
+    text: str | None = None
+    calls: tuple[Call, ...] = ()
+    finish: Finish = "stop"
+    usage: bool = True
+    then_hang: bool = False
+    """A stream sends the tool calls, then nothing until its client goes (one past a bound is then seen
+    closed by the client, whatever the sockets' buffers hold)."""
+
+
+TOOL_CALLS: Final = (
+    Call("call_lookup", "lookup", {"city": "Paris", "days": 3}),
+    Call("call_add", "add", {"a": 2, "b": 3}),
+)
+"""The calls of the "tools" answer."""
+
+
+def last_user_text(messages: object) -> str:
+    """The text of the last user message of a request's `messages` (either wire)."""
+    for message in reversed(messages if isinstance(messages, list) else []):
+        if isinstance(message, dict) and message.get("role") == "user" and isinstance(message.get("content"), str):
+            return str(message["content"])
+    return ""
+
+
+def script_for(model: str, messages: object) -> Script:
+    """The answer a request for `model` gets (see the module docstring)."""
+    if model == "tools":
+        return Script("Let me look.", TOOL_CALLS, "tool")
+    if model == "long":
+        return Script("This answer was cut sh", finish="length")
+    if model == "filtered":
+        return Script(None, finish="filter")
+    if model == "many-calls":
+        calls = tuple(Call(f"call_{n}", "add", {"a": n}) for n in range(MAX_TOOL_CALLS + 1))
+        return Script(None, calls, "tool", then_hang=True)
+    if model == "big-arguments":
+        return Script(None, (Call("call_big", "store", {"blob": "x" * MAX_ARGUMENTS_CHARS}),), "tool", then_hang=True)
+    return Script(f"echo: {last_user_text(messages)}", usage=model != "no-usage")
+
+
+def error_status(model: str) -> int | None:
+    """The status a model named "error-NNN" asks for."""
+    prefix, _, status = model.partition("-")
+    return int(status) if prefix == "error" and status.isdigit() else None
+
+
+def credential(request: Request) -> str:
+    """The key the request carried (as an `Authorization` bearer or an `x-api-key`)."""
+    return request.headers.get("x-api-key") or request.headers.get("authorization", "").removeprefix("Bearer ")
+
+
+@dataclass
+class Record:
+    """What the server was asked, and how many clients went away mid-answer."""
+
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    disconnects: int = 0
+    _changed: anyio.Condition | None = None
+
+    def condition(self) -> anyio.Condition:
+        if self._changed is None:
+            self._changed = anyio.Condition()
+        return self._changed
+
+    async def went_away(self) -> None:
+        async with self.condition():
+            self.disconnects += 1
+            self.condition().notify_all()
+
+    async def wait_for(self, count: int) -> int:
+        with anyio.move_on_after(WAIT_BOUND):
+            async with self.condition():
+                while self.disconnects < count:
+                    await self.condition().wait()
+        return self.disconnects
+
+
+async def until_gone(receive: Receive, record: Record) -> None:
+    """Wait until the client goes away, and count it."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    await record.went_away()
+
+
+class EventStream(Response):
+    """An SSE answer of `events` (encoded frames) that sees its client go: a client that goes away
+    before the last frame is counted in `record` (and the rest is not sent)."""
+
+    def __init__(self, events: AsyncIterator[bytes], record: Record) -> None:
+        # Not Response.__init__: it would declare a Content-Length (of an empty body).
+        self.status_code, self.background = 200, None
+        self.raw_headers = [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-cache")]
+        self.events = events
+        self.record = record
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+        finished = False
+
+        async def watch() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            if not finished:
+                await self.record.went_away()
+                tasks.cancel_scope.cancel()
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(watch)
+            async for frame in self.events:
+                await send({"type": "http.response.body", "body": frame, "more_body": True})
+            finished = True
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            tasks.cancel_scope.cancel()
+
+
+def record_routes(record: Record) -> list[Route]:
+    """The routes a test reads the record through."""
+
+    async def requests(request: Request) -> Response:
+        return JSONResponse(record.requests)
+
+    async def disconnects(request: Request) -> Response:
+        return JSONResponse({"disconnects": await record.wait_for(int(request.query_params.get("count", "0")))})
+
+    return [Route("/test/requests", requests), Route("/test/disconnects", disconnects)]
+
+
+async def remember(request: Request, record: Record) -> dict[str, Any]:
+    """The request's JSON body, recorded with its path and headers."""
+    body: dict[str, Any] = await request.json()
+    record.requests.append({"path": request.url.path, "headers": dict(request.headers), "body": body})
+    return body
+
+
+def app_with(routes: list[Route], record: Record) -> Starlette:
+    return Starlette(routes=[*routes, *record_routes(record)])
+
+
+def serve(build: Callable[[], Starlette], argv: list[str]) -> None:
+    """Serve the app on 127.0.0.1 (`--port`, default 0: a free one), printing `listening on URL` first."""
+    port = int(argv[argv.index("--port") + 1]) if "--port" in argv else 0
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(128)
+    config = uvicorn.Config(build(), log_level="warning", timeout_graceful_shutdown=1)
+    sys.stdout.write(f"listening on http://127.0.0.1:{sock.getsockname()[1]}\n")
+    sys.stdout.flush()
+    anyio.run(uvicorn.Server(config).serve, [sock])
