@@ -34,6 +34,7 @@ SHARED_GUESTS = tuple(
         "tests/guests/thinker",
         "guests/watcher",
         "guests/finder",
+        "guests/assistant",
     )
 )
 """The guests test modules share, most shared first: built and compiled while a parallel run starts."""

@@ -369,6 +369,8 @@ class RunResult:
     error_code: str | None = None
     """For `error`: the WIT `error-code` of the host error `text` is (`CODE: message`, as the host
     returned it to this guest); None for any other text, whatever it looks like."""
+    usage: Usage = Usage()
+    """The tokens its chats used, as the providers reported them (`provider` interface)."""
     stderr: str = ""
     """The guest's output lines and the host's messages of this run (filled by the pytest fixture)."""
     audit: list[dict[str, Any]] = field(default_factory=list)

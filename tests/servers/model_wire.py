@@ -6,8 +6,9 @@ A request's `model` picks its answer (`script_for`): "tools" (text, then two too
 bounds; a stream of either then hangs), "no-usage" (a stream without usage), "broken" (an error
 event inside the stream), "hang" (a stream that sends one piece, then nothing until its client
 goes), "slow" (no answer at all until its client goes), "error-NNN" (that status, with the wire's
-error body; 401 and 400 quote the key the request carried, as some servers do); any other model
-echoes the last user message. `GET /test/requests` returns what was asked (body and headers);
+error body; 401 and 400 quote the key the request carried, as some servers do), "agent" (an agent
+loop's model: `add` of 2 and 3 while no tool answered, then "done: " and the tools' answers); any
+other model echoes the last user message. `GET /test/requests` returns what was asked (body and headers);
 `GET /test/disconnects?count=N` waits (at most `WAIT_BOUND` s) until N clients went away mid-answer
 and says how many did. `python -m tests.servers.openai_wire` (or `anthropic_wire`) serves on a
 free port and prints `listening on URL`.
@@ -92,8 +93,30 @@ def last_user_text(messages: object) -> str:
     return ""
 
 
+def tool_answers(messages: object) -> list[str]:
+    """The tools' answers a request's `messages` carry (OpenAI `tool` messages, Anthropic
+    `tool_result` blocks)."""
+    found: list[str] = []
+    for message in messages if isinstance(messages, list) else []:
+        if not isinstance(message, dict):
+            continue
+        if message.get("role") == "tool" and isinstance(message.get("content"), str):
+            found.append(message["content"])
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                inner = block.get("content")
+                found.append(inner if isinstance(inner, str) else json.dumps(inner))
+    return found
+
+
 def script_for(model: str, messages: object) -> Script:
     """The answer a request for `model` gets (see the module docstring)."""
+    if model == "agent":
+        answers = tool_answers(messages)
+        if answers:
+            return Script("done: " + " | ".join(answers))
+        return Script(None, (Call("call_add", "add", {"a": 2, "b": 3}),), "tool")
     if model == "tools":
         return Script("Let me look.", TOOL_CALLS, "tool")
     if model == "long":

@@ -22,7 +22,9 @@ first and raises `ToolingError`: `get`, `list_tools`, `list_resources`, `read_re
 (`call-tool-blocking`, keyword arguments, a `ToolResult`) and `start` (`call-tool`, a `Call`).
 Values: `ToolResult`, `Resource` (each `.of(wit_record)` for what an event carries), `ToolingError`
 (`ToolingError(error)` for an `error` event's payload). The inbox: `events`, `is_final`, `Call`,
-`Subscription`, `Events`. The names of `agentlib.deprecated` still work and warn.
+`Subscription`, `Events`. Models (`agentlib.models`): `provider`, `chat` (a `Reply`), `stream`
+(text and `ToolCall`s), `run_agent` (the tool loop). The names of `agentlib.deprecated` still work
+and warn.
 """
 
 from __future__ import annotations
@@ -52,6 +54,13 @@ from agentlib.inbox import start as start
 from agentlib.inbox import subscribe_resource as subscribe_resource
 from agentlib.inbox import subscribe_resource_list as subscribe_resource_list
 from agentlib.inbox import subscribe_tool_list as subscribe_tool_list
+from agentlib.models import Reply as Reply
+from agentlib.models import Stream as Stream
+from agentlib.models import ToolCall as ToolCall
+from agentlib.models import chat as chat
+from agentlib.models import provider as provider
+from agentlib.models import run_agent as run_agent
+from agentlib.models import stream as stream
 from agentlib.values import Resource as Resource
 from agentlib.values import ToolResult as ToolResult
 
@@ -59,18 +68,25 @@ __all__ = (
     "Call",
     "Err",
     "Events",
+    "Reply",
     "Resource",
+    "Stream",
     "Subscription",
+    "ToolCall",
     "ToolResult",
     "ToolingError",
     "call",
+    "chat",
     "events",
     "get",
     "is_final",
     "list_resources",
     "list_tools",
+    "provider",
     "read_resource",
+    "run_agent",
     "start",
+    "stream",
     "subscribe_resource",
     "subscribe_resource_list",
     "subscribe_tool_list",

@@ -489,6 +489,7 @@ def outcome_json(outcome: RunResult) -> dict[str, Any]:
         "exit_code": outcome.exit_code,
         "duration": round(outcome.duration, 3),
         "output": outcome.text,
+        "usage": {"input_tokens": outcome.usage.input_tokens, "output_tokens": outcome.usage.output_tokens},
     }
 
 

@@ -404,7 +404,10 @@ def run_guest(
         if prepared is not None:
             prepared.discard()
     duration = time.monotonic() - start
-    return RunResult(agent, status, text, duration, session.inbox.peak, tripped=tripped, error_code=error_code)
+    usage = session.providers.budget.used
+    return RunResult(
+        agent, status, text, duration, session.inbox.peak, tripped=tripped, error_code=error_code, usage=usage
+    )
 
 
 def _stop_for_files(guard: RunGuard, session: GuestSession, reason: str) -> None:

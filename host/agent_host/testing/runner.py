@@ -50,7 +50,7 @@ class AgentHost:
         self.base = base
         self.audit_log = workdir / "audit.jsonl"
         self._host: Host | None = None
-        self._key: tuple[dict[str, object], Approve] | None = None
+        self._key: tuple[dict[str, object], Approve, dict[str, object]] | None = None
         self._closed = False
 
     def run(
@@ -66,6 +66,7 @@ class AgentHost:
         module: str | None = None,
         cassette: str | Path | None = None,
         record: Record = "once",
+        providers: Mapping[str, Mapping[str, object]] | None = None,
     ) -> RunResult:
         """Run `guest` (a guest folder, or a `.wasm` run as is) with `input`; see `RunResult`.
 
@@ -84,7 +85,11 @@ class AgentHost:
         the file, with no server; a guest that asks for anything else, or is given another input,
         ends with status "diverged" (exit code 4).
 
-        Raises `ConfigError` for a bad tooling table, `UsageError` for an `allow` matching no
+        `providers` maps names to `[provider.NAME]`-shaped dicts (a mock's `{"kind": "mock", "turns":
+        [...]}`, or a network kind's table); every one is granted to the guest, whole, and the
+        result's `usage` is what its chats used.
+
+        Raises `ConfigError` for a bad tooling or provider table, `UsageError` for an `allow` matching no
         tooling or a missing guest, `TypeError` for a tooling value of another type, `CassetteError`
         for a cassette that cannot be read or written.
         """
@@ -94,9 +99,11 @@ class AgentHost:
         path = path if path.is_absolute() else self.base / path
         if not path.exists():
             raise UsageError(f"{guest}: no such guest folder or .wasm (relative paths start in {self.base})")
-        host = self._host_for(dict(toolings or {}), approve)
+        host = self._host_for(dict(toolings or {}), approve, {k: dict(v) for k, v in (providers or {}).items()})
         name = path.stem if path.suffix == ".wasm" else path.name
-        settings = AgentConfig(timeout=timeout).named(name, "agent_host.run(timeout=...)")
+        settings = AgentConfig(timeout=timeout, providers=tuple(providers or ())).named(
+            name, "agent_host.run(timeout=..., providers=...)"
+        )
         policy = host.policy(name, settings, [*(toolings or {}), *(allow or ())])
         sink = _Sink()
         start = len(self.audit_log.read_bytes()) if self.audit_log.exists() else 0
@@ -126,13 +133,13 @@ class AgentHost:
         path = given if isinstance(given, Path) else Path(given)
         return path if path.is_absolute() else self.base / path
 
-    def _host_for(self, toolings: dict[str, object], approve: Approve) -> Host:
+    def _host_for(self, toolings: dict[str, object], approve: Approve, providers: dict[str, object]) -> Host:
         """The host for these arguments: the current one while they are unchanged, else a new one."""
-        key = (toolings, approve)
+        key = (toolings, approve, providers)
         if self._host is not None and self._key == key:
             return self._host
         self._close_host()
-        config = config_for(toolings, audit_log=self.audit_log, base=self.base)
+        config = config_for(toolings, audit_log=self.audit_log, base=self.base, providers=providers)
         self._host = Host(config, approver=_approver(approve))
         self._key = key
         return self._host

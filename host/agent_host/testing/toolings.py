@@ -30,8 +30,11 @@ def is_mcp_server(value: object) -> bool:
     return isinstance(value, MCPServer | Server)
 
 
-def config_for(toolings: Mapping[str, object], *, audit_log: Path, base: Path) -> Config:
-    """A configuration with `toolings` (see the module docstring) and `[host] audit_log = audit_log`.
+def config_for(
+    toolings: Mapping[str, object], *, audit_log: Path, base: Path, providers: Mapping[str, object] | None = None
+) -> Config:
+    """A configuration with `toolings` (see the module docstring), the `[provider.NAME]`-shaped dicts
+    `providers`, and `[host] audit_log = audit_log`.
 
     Raises `ConfigError` naming every problem of the dict tables, `TypeError` for a value that is
     neither a dict nor an MCP server object.
@@ -48,7 +51,7 @@ def config_for(toolings: Mapping[str, object], *, audit_log: Path, base: Path) -
                 f"toolings[{name!r}]: expected an MCP server object (MCPServer or Server) or a dict shaped like a "
                 f"[tooling.NAME] table, got {type(value).__name__}"
             )
-    text = tomli_w.dumps({"host": {"audit_log": str(audit_log)}, "tooling": tables})
+    text = tomli_w.dumps({"host": {"audit_log": str(audit_log)}, "tooling": tables, "provider": dict(providers or {})})
     config = parse_config(text, base / SOURCE_NAME)
     if not servers:
         return config

@@ -179,3 +179,14 @@ def test_a_recorded_chat_and_stream_replay_with_the_model_server_gone(tmp_path: 
     assert replayed.returncode == 0, replayed.stderr
     assert json.loads(replayed.stdout) == json.loads(live.stdout)
     assert json.loads(live.stdout)[0]["ok"]["content"] == "echo: hello"
+
+
+def test_the_pytest_fixture_takes_providers_and_its_result_carries_the_usage(agent_host: Any) -> None:
+    """`agent_host.run(providers={...})`: the tables are the run's providers, each granted."""
+    turns = [{"content": "Paris.", "usage": {"input_tokens": 7, "output_tokens": 2}}]
+    data = json.dumps({"provider": "mock", "ops": [{"op": "chat", "request": {"messages": USER}}]})
+    result = agent_host.run(THINKER, input=data, providers={"mock": {"kind": "mock", "turns": turns}}, dev=False)
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.output)[0]["ok"]["content"] == "Paris."
+    assert (result.usage.input_tokens, result.usage.output_tokens) == (7, 2)
+    assert [line["operation"] for line in result.audit if line["operation"] == "chat"] == ["chat"]

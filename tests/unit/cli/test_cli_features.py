@@ -150,7 +150,7 @@ def test_run_json_reports_a_guest_that_cannot_start_as_an_outcome(
     outcome = json.loads(captured.out)
     assert outcome["agent"] == "missing" and outcome["status"] == "build-error" and outcome["exit_code"] == 2
     assert "no such guest folder or .wasm file" in outcome["output"]
-    assert set(outcome) == {"agent", "status", "exit_code", "duration", "output"}
+    assert set(outcome) == {"agent", "status", "exit_code", "duration", "output", "usage"}
     assert "agent-host: error: agent missing:" in captured.err
 
 

@@ -1,0 +1,15 @@
+"""An LLM agent: answers its input with a model that may call the demo tooling's tools.
+
+Granted `providers = ["llm"]` and `toolings = ["demo"]`, it asks the model; each tool call the model
+makes runs through the tooling, its answer goes back, until the model answers without calls
+(agentlib's `run_agent`, at most 8 chats).
+"""
+
+import wit_world
+from agentlib import get, provider, run_agent
+
+
+class WitWorld(wit_world.WitWorld):
+    def run(self, input: str) -> str:
+        with provider("llm") as llm, get("demo") as demo:
+            return run_agent(llm, demo, input, system="Use the tools to answer.")
