@@ -63,7 +63,7 @@ def test_run_json_prints_one_outcome_for_a_single_guest(probe_wasm: Path) -> Non
     done = agent_host("run", str(probe_wasm), "--json", "--input", step.script(step.log("x")))
     assert done.returncode == 0, done.stderr
     outcome = json.loads(done.stdout)
-    assert set(outcome) == {"agent", "status", "exit_code", "duration", "output"}
+    assert set(outcome) == {"agent", "status", "exit_code", "duration", "output", "usage"}
     assert (outcome["agent"], outcome["status"], outcome["exit_code"]) == (probe_wasm.stem, "ok", 0)
     assert json.loads(outcome["output"]) == [{"ok": True}]
     failed = agent_host("run", str(probe_wasm), "--json", "--input", step.script(step.fail("declined")))

@@ -303,3 +303,32 @@ def test_a_run_recorded_on_ray_is_written_on_the_driver_and_replays_locally_and_
                        "--executor", "ray", "--ray-address", ray_head)  # fmt: skip
     assert here.returncode == there.returncode == 0, (here.stderr, there.stderr)
     assert outcomes(here) == outcomes(there) == outcomes(live)
+
+
+THINKER: Final = REPO / "tests" / "guests" / "thinker"
+
+
+def test_a_guest_asks_a_model_on_ray_with_the_same_grants_budget_and_usage_as_locally(
+    ray_head: str, tmp_path: Path
+) -> None:
+    """The provider's table reaches the worker with the configuration (its key expanded by the
+    driver, never through the guest); grants, the budget and the usage are the worker's as they
+    would be locally: one chat answered, the next refused by `llm_requests`."""
+    config = tmp_path / "agent-host.toml"
+    config.write_text(
+        '[provider.mock]\nkind = "mock"\nrepeat_last = true\n'
+        'turns = [{ content = "from the model", usage = { input_tokens = 4, output_tokens = 3 } }]\n'
+        f"[agents.thinker]\ncomponent = '{THINKER}'\nproviders = [\"mock\"]\nllm_requests = 1\n"
+    )
+    chat = {"op": "chat", "request": {"messages": [{"role": "user", "content": "hi"}]}}
+    steps = json.dumps({"provider": "mock", "ops": [chat, chat]})
+    run = ("run", "--agent", "thinker", "--config", str(config), "--input", steps, "--json")
+    local = agent_host(*run, "--executor", "local")
+    on_ray = agent_host(*run, "--executor", "ray", "--ray-address", ray_head)
+    assert local.returncode == on_ray.returncode == 0, on_ray.stderr
+    ray_result = json.loads(on_ray.stdout)
+    local_result = json.loads(local.stdout)
+    assert ray_result["output"] == local_result["output"]
+    first, second = json.loads(ray_result["output"])
+    assert first["ok"]["content"] == "from the model" and second["err"]["code"] == "limit-exceeded"
+    assert ray_result["usage"] == local_result["usage"] == {"input_tokens": 4, "output_tokens": 3}
