@@ -5,7 +5,8 @@ A request's `model` picks its answer (`script_for`): "tools" (text, then two too
 (finish: length), "filtered" (content filter), "many-calls" and "big-arguments" (past the host's
 bounds; a stream of either then hangs), "no-usage" (a stream without usage), "broken" (an error
 event inside the stream), "hang" (a stream that sends one piece, then nothing until its client
-goes), "slow" (no answer at all until its client goes), "error-NNN" (that status, with the wire's
+goes), "drip" (OpenAI wire: keep-alive comments only, until its client goes), "slow" (no answer at
+all until its client goes), "error-NNN" (that status, with the wire's
 error body; 401 and 400 quote the key the request carried, as some servers do), "agent" (an agent
 loop's model: `add` of 2 and 3 while no tool answered, then "done: " and the tools' answers); any
 other model echoes the last user message. `GET /test/requests` returns what was asked (body and headers);

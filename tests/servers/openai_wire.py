@@ -101,6 +101,10 @@ def chunk(model: str, delta: dict[str, Any] | None, finish: str | None = None, *
 
 async def frames(model: str, script: Script, include_usage: bool, *, hang: bool, broken: bool) -> AsyncIterator[bytes]:
     yield chunk(model, {"role": "assistant", "content": "", "refusal": None})
+    if model == "drip":  # keep-alive comments only, every DRIP seconds, until the client goes
+        while True:
+            yield b": ping\n\n"
+            await anyio.sleep(DRIP)
     words = (script.text or "").split(" ")
     for index, word in enumerate(words if script.text else []):
         yield chunk(model, {"content": word if index == 0 else f" {word}"})
@@ -123,6 +127,10 @@ async def frames(model: str, script: Script, include_usage: bool, *, hang: bool,
     if include_usage and script.usage:
         yield chunk(model, None, usage=usage())
     yield b"data: [DONE]\n\n"
+
+
+DRIP = 0.2
+"""Seconds between the keep-alive comments of the "drip" model (a stream that says nothing else)."""
 
 
 def build() -> Starlette:

@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Final
 
 import anthropic
 import anyio
+import anyio.lowlevel
 from anthropic.types import (
     Message,
     RawContentBlockDeltaEvent,
@@ -130,8 +131,11 @@ class AnthropicProvider(Provider):
         try:
             answer, reading = Answer(self.where()), _Reading(model)
             while True:
-                with self._errors.mapped(model):
+                # Each piece within `timeout` of the last (a server sending only keep-alives is cut), and
+                # the loop served between two (chunks already buffered would not yield to it).
+                with self._errors.mapped(model), anyio.fail_after(self._config.timeout):
                     event = await anext(upstream, None)
+                await anyio.lowlevel.checkpoint()
                 if event is None:
                     break
                 for delta in self._read(event, answer, reading):

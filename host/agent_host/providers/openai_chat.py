@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
 import anyio
+import anyio.lowlevel
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
@@ -107,8 +108,11 @@ class OpenAIProvider(Provider):
         try:
             answer, reading = Answer(self.where()), _Reading(model)
             while True:
-                with self._errors.mapped(model):
+                # Each piece within `timeout` of the last (a server sending only keep-alives is cut), and
+                # the loop served between two (chunks already buffered would not yield to it).
+                with self._errors.mapped(model), anyio.fail_after(self._config.timeout):
                     chunk = await anext(upstream, None)
+                await anyio.lowlevel.checkpoint()
                 if chunk is None:
                     break
                 for delta in self._read(chunk, answer, reading):

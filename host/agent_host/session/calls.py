@@ -87,6 +87,8 @@ class OpenCalls:
         self._limits = limits
         self._audit = audit
         self._open: dict[str, _OpenCall] = {}
+        self._ids: set[str] = set()
+        """Every call started here and not yet received or cancelled (a stream's id is not one)."""
 
     def start(self, rep: int, call: AdmittedCall) -> str:
         """Start `call` (made through handle `rep`) and return its id. A call the tooling answers at
@@ -100,6 +102,7 @@ class OpenCalls:
             raise shutting_down()
         call_id = str(uuid.uuid4())
         self._inbox.open_call(call_id, 2 * len(call.arguments))  # the text and its parsed value
+        self._ids.add(call_id)
         ready: CallResult | ToolingError | None
         try:
             ready = call.tooling.call_tool_now(call.name, call.parsed, agent=self._agent)
@@ -161,10 +164,14 @@ class OpenCalls:
         return "error", result
 
     def is_open(self, call_id: str) -> bool:
-        return self._inbox.is_open(call_id)
+        return call_id in self._ids and self._inbox.is_open(call_id)
 
     def cancel(self, call_id: str) -> bool:
-        """Cancel call `call_id`, upstream too; returns whether it was open."""
+        """Cancel call `call_id`, upstream too; returns whether it was open. An id this did not start
+        (a model's stream: `provider.cancel`) is not touched."""
+        if call_id not in self._ids:
+            return False
+        self._ids.discard(call_id)
         call = self._open.pop(call_id, None)
         was_open = self._inbox.cancel(call_id)
         if call is not None:
@@ -175,11 +182,13 @@ class OpenCalls:
         """The guest received `envelope`: forget the call it ended, if it ended one."""
         if envelope is not None and envelope.kind in FINAL_KINDS:
             self._open.pop(envelope.id, None)
+            self._ids.discard(envelope.id)
 
     def cancel_where(self, keep: Callable[[int], bool]) -> None:
         """Cancel the calls made through a handle `keep` rejects, upstream too."""
         for call_id, call in list(self._open.items()):
             if not keep(call.rep):
                 del self._open[call_id]
+                self._ids.discard(call_id)
                 self._inbox.cancel(call_id)
                 call.future.cancel()

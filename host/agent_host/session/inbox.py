@@ -74,6 +74,9 @@ class _Slot:
     payload: object
     size: int
     live: bool = True
+    parts: list[str] | None = None
+    """A stream's text pieces joined to its undelivered piece, kept apart until it is taken (joining
+    each into one string would copy the text at every piece: quadratic in a long stream)."""
 
 
 @dataclass
@@ -263,11 +266,18 @@ class Inbox:
                 call.progress = self._append(call_id, "chat-delta", delta)
                 return True
             assert isinstance(pending.payload, ChatDelta), "a stream's piece slot holds pieces only"
-            joined = _joined(pending.payload, delta)
-            if joined is None or self.held_bytes - pending.size + payload_size(joined) > self.max_pending_bytes:
+            if not _joins(pending.payload, delta) or self.held_bytes + payload_size(delta) > self.max_pending_bytes:
                 call.on_taken = on_taken  # the stream waits for the guest: nothing is dropped, nothing grows
                 return False
-            self._replace(pending, "chat-delta", joined)
+            if delta.content:
+                if pending.parts is None:
+                    pending.parts = [pending.payload.content or ""]
+                pending.parts.append(delta.content)
+            if delta.tool_call is not None:
+                pending.payload = ChatDelta(pending.payload.content, delta.tool_call)
+            grown = payload_size(delta) - ENVELOPE_BYTES
+            pending.size += grown
+            self.held_bytes += grown
             return True
 
     def push_question(self, call_id: str, question: Asked) -> bool:
@@ -362,6 +372,10 @@ class Inbox:
             slot.live = False
             self._live -= 1
             self.held_bytes -= slot.size
+            if slot.parts is not None:
+                assert isinstance(slot.payload, ChatDelta), "only a stream's piece holds parts"
+                slot.payload = ChatDelta("".join(slot.parts), slot.payload.tool_call)
+                slot.parts = None
             if slot.kind in FINAL_KINDS:
                 call = self._calls.pop(slot.id, None)
                 if call is not None:
@@ -388,13 +402,9 @@ class Inbox:
             self._queue = deque(e for e in self._queue if e.live)
 
 
-def _joined(first: ChatDelta, then: ChatDelta) -> ChatDelta | None:
-    """`first` and `then` as one piece, in order; None when one piece cannot hold both (two tool
-    calls, or text after a tool call)."""
+def _joins(first: ChatDelta, then: ChatDelta) -> bool:
+    """Whether one piece can hold `first` then `then`, in order: text to text, a tool call after text
+    (not text after a tool call, nor two tool calls)."""
     if first.tool_call is not None:
-        return None
-    if then.tool_call is None:
-        return ChatDelta((first.content or "") + (then.content or ""), None)
-    if then.content:
-        return None
-    return ChatDelta(first.content, then.tool_call)
+        return False
+    return then.tool_call is None or not then.content

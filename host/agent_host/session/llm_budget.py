@@ -1,9 +1,10 @@
 """An agent's model budget for one run: requests, input tokens and output tokens (`LlmBudget`).
 
 `admit` counts a request before anything is sent and answers the `max_tokens` to send: the
-request's own, clamped to what the output budget has left, so the output budget cannot be passed;
-a request made once any budget is spent is `limit-exceeded`, naming the budget, what was used and
-the key that raises it. `charge` adds the usage the provider reported. Thread-safe: chats are
+request's own, clamped to what the output budget has left and reserved until `charge` settles it,
+so concurrent streams cannot pass the output budget together; a request made once any budget is
+spent (or reserved) is `limit-exceeded`, naming the budget, what was used and the key that raises
+it. `charge` adds the usage reported, or estimated for a request that ended without one. Thread-safe: chats are
 charged on the guest's thread, streams on the host's loop. A served agent has one per call.
 """
 
@@ -24,6 +25,8 @@ class LlmBudget:
         self.requests = 0
         self.input_tokens = 0
         self.output_tokens = 0
+        self.reserved = 0
+        """Output tokens admitted requests may still use (their clamped `max_tokens`)."""
         self._lock = threading.Lock()
 
     def admit(self, max_tokens: int | None) -> int | None:
@@ -33,18 +36,25 @@ class LlmBudget:
         with self._lock:
             self._check("llm_requests", "requests", self.requests, limits.requests)
             self._check("llm_input_tokens", "input tokens", self.input_tokens, limits.input_tokens)
-            self._check("llm_output_tokens", "output tokens", self.output_tokens, limits.output_tokens)
+            spoken = self.output_tokens + self.reserved
+            self._check("llm_output_tokens", "output tokens", spoken, limits.output_tokens)
             self.requests += 1
             if limits.output_tokens is None:
                 return max_tokens
-            left = limits.output_tokens - self.output_tokens
-            return left if max_tokens is None else min(max_tokens, left)
+            left = limits.output_tokens - spoken
+            clamped = left if max_tokens is None else min(max_tokens, left)
+            self.reserved += clamped
+            return clamped
 
-    def charge(self, usage: Usage) -> None:
-        """Add the tokens a request used, as the provider reported them."""
+    def charge(self, usage: Usage, reserved: int | None = None) -> None:
+        """Add the tokens a request used and release what `admit` reserved for it (`reserved`, the
+        `max_tokens` it answered)."""
         with self._lock:
+            output = max(usage.output_tokens, 0)
+            if reserved is not None:
+                self.reserved -= reserved
             self.input_tokens += max(usage.input_tokens, 0)
-            self.output_tokens += max(usage.output_tokens, 0)
+            self.output_tokens += output
 
     @property
     def used(self) -> Usage:

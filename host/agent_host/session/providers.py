@@ -17,13 +17,14 @@ import concurrent.futures
 import functools
 import json
 import logging
+import math
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Final
 
 from agent_host.errors import ErrorCode, ToolingError
-from agent_host.model import ChatDelta, ChatRequest, ChatResult, Envelope, Operation
+from agent_host.model import ChatDelta, ChatRequest, ChatResult, Envelope, Operation, Usage
 from agent_host.policy.grants import Limits
 from agent_host.policy.provider_grants import ProviderGrants
 from agent_host.providers import Provider, ProviderSet, resolve_model
@@ -37,6 +38,17 @@ logger = logging.getLogger(__name__)
 
 REQUEST_GRACE: Final = 2.0
 """Seconds past a provider's `timeout` the host waits for its own answer (the SDK's timeout wins)."""
+
+MAX_STREAMS: Final = 16
+"""Streams one guest may have open at once (each keeps the host's loop reading a server's chunks)."""
+
+CHARS_PER_TOKEN: Final = 4
+"""What a request or answer that ended without reported usage is charged: a token per 4 characters."""
+
+
+def estimated(text_chars: int, answer_chars: int) -> Usage:
+    """The usage charged for a request that ended without one reported (cancelled, failed)."""
+    return Usage(-(-text_chars // CHARS_PER_TOKEN), -(-answer_chars // CHARS_PER_TOKEN))
 
 
 def not_open(rep: int) -> ToolingError:
@@ -139,17 +151,22 @@ class GuestProviders:
         text = request_text(request)
         with self._audit.span(Operation.CHAT, provider.name, request.model, text) as span:
             model, max_tokens = self._admit(provider, request, text, span)
-            result = self._loop.run(
-                f"provider {provider.name!r}: the chat with model {model!r}",
-                _chat,
-                provider,
-                request,
-                model,
-                max_tokens,
-                timeout=provider.config.timeout + REQUEST_GRACE,
-                hint=f"raise timeout in [provider.{provider.name}]",
-            )
-            self._charged(span, result)
+            usage = estimated(len(text), 0)  # charged whatever ends the chat, unless reported
+            try:
+                result = self._loop.run(
+                    f"provider {provider.name!r}: the chat with model {model!r}",
+                    _chat,
+                    provider,
+                    request,
+                    model,
+                    max_tokens,
+                    timeout=provider.config.timeout + REQUEST_GRACE,
+                    hint=f"raise timeout in [provider.{provider.name}]",
+                )
+                usage = result.usage
+            finally:
+                self._charged(span, usage, max_tokens)
+            span.details["model"] = result.model
             return result
 
     def chat_stream(self, rep: int, request: ChatRequest) -> str:
@@ -160,12 +177,24 @@ class GuestProviders:
             model, max_tokens = self._admit(provider, request, text, span)
             if self._bridge.closed:
                 raise shutting_down()
+            if len(self._streams) >= MAX_STREAMS:
+                self.budget.charge(Usage(), max_tokens)  # nothing was sent
+                raise ToolingError(
+                    ErrorCode.LIMIT_EXCEEDED,
+                    f"{len(self._streams)} streams are open (the most a guest may have at once is {MAX_STREAMS}); "
+                    "receive their ends or cancel some first",
+                )
             stream_id = str(uuid.uuid4())
-            self._inbox.open_call(stream_id, len(text))
             try:
-                future = self._bridge.start(self._stream, provider, request, model, max_tokens, stream_id)
+                self._inbox.open_call(stream_id, len(text))
+            except ToolingError:
+                self.budget.charge(Usage(), max_tokens)
+                raise
+            try:
+                future = self._bridge.start(self._stream, provider, request, model, max_tokens, stream_id, len(text))
             except ToolingError:
                 self._inbox.cancel(stream_id)
+                self.budget.charge(Usage(), max_tokens)
                 raise
             self._streams[stream_id] = _Stream(rep, future)
             span.defer()  # the stream writes its line when it ends
@@ -203,50 +232,75 @@ class GuestProviders:
         self._limits.check_argument_size(len(text.encode("utf-8", "surrogatepass")), "the chat request")
         if not request.messages:
             raise ToolingError(ErrorCode.INVALID_ARGUMENTS, "a chat request needs at least one message")
+        if request.temperature is not None and not (math.isfinite(request.temperature) and request.temperature >= 0):
+            raise ToolingError(
+                ErrorCode.INVALID_ARGUMENTS, f"temperature {request.temperature!r} is not a finite number of 0 or more"
+            )
         model = resolve_model(provider.config, request.model)
         span.target = model
         span.details.update(provider=provider.name, model=model)
         self.grants.check_model(provider.name, model)
         return model, self.budget.admit(request.max_tokens)
 
-    def _charged(self, span: Span, result: ChatResult) -> None:
-        self.budget.charge(result.usage)
-        span.details.update(
-            model=result.model, input_tokens=result.usage.input_tokens, output_tokens=result.usage.output_tokens
-        )
+    def _charged(self, span: Span, usage: Usage, max_tokens: int | None) -> None:
+        """Charge `usage` (reported, or estimated for a request that ended without it) and release
+        the output tokens `admit` reserved for it."""
+        reserved = max_tokens if self.budget.limits.output_tokens is not None else None
+        self.budget.charge(usage, reserved)
+        span.details.update(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
 
     async def _stream(
-        self, provider: Provider, request: ChatRequest, model: str, max_tokens: int | None, stream_id: str
+        self,
+        provider: Provider,
+        request: ChatRequest,
+        model: str,
+        max_tokens: int | None,
+        stream_id: str,
+        text_chars: int,
     ) -> None:
-        """On the loop: the stream's pieces into the inbox, then exactly one final envelope."""
+        """On the loop: the stream's pieces into the inbox, then exactly one final envelope. Its usage
+        is charged however it ends (cancelled, failed: estimated from the request and what came)."""
         inbox = self._inbox
+        sent = [0]
+        final: ChatResult | ToolingError | None = None
         with self._audit.span(Operation.CHAT_STREAM, provider.name, model) as span:
             span.details.update(provider=provider.name, model=model)
-            final: ChatResult | ToolingError
             try:
-                final = await self._pieces(provider, request, model, max_tokens, stream_id)
+                final = await self._pieces(provider, request, model, max_tokens, stream_id, sent)
             except ToolingError as exc:
                 final = exc
             except Exception as exc:  # boundary: a host bug reaches the guest as an `internal` envelope
                 logger.exception("internal error in a stream of provider %s (agent %s)", provider.name, self.agent)
                 final = internal_error(f"the stream of provider {provider.name!r}", exc)
-            if isinstance(final, ChatResult):
-                self._charged(span, final)
-            else:
+            finally:  # cancelled too: what was asked and what came is charged
+                if isinstance(final, ChatResult):
+                    span.details["model"] = final.model
+                    self._charged(span, final.usage, max_tokens)
+                else:
+                    self._charged(span, estimated(text_chars, sent[0]), max_tokens)
+            if isinstance(final, ToolingError):
                 span.fail(final)
         if isinstance(final, ChatResult):
             inbox.push_final(stream_id, "chat-end", final)
-        else:
+        elif final is not None:
             inbox.push_final(stream_id, "error", final)
 
     async def _pieces(
-        self, provider: Provider, request: ChatRequest, model: str, max_tokens: int | None, stream_id: str
+        self,
+        provider: Provider,
+        request: ChatRequest,
+        model: str,
+        max_tokens: int | None,
+        stream_id: str,
+        sent: list[int],
     ) -> ChatResult:
+        """The stream's result, its pieces pushed meanwhile (`sent[0]`: the characters they held)."""
         pieces = provider.stream(request, model=model, max_tokens=max_tokens)
         try:
             async for item in pieces:
                 if isinstance(item, ChatResult):
                     return item
+                sent[0] += len(item.content or "") + (len(item.tool_call.arguments) if item.tool_call else 0)
                 await self._push(stream_id, item)
         finally:
             await pieces.aclose()  # closes the upstream stream at once, ended or cancelled

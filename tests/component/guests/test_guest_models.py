@@ -190,3 +190,64 @@ def test_the_pytest_fixture_takes_providers_and_its_result_carries_the_usage(age
     assert json.loads(result.output)[0]["ok"]["content"] == "Paris."
     assert (result.usage.input_tokens, result.usage.output_tokens) == (7, 2)
     assert [line["operation"] for line in result.audit if line["operation"] == "chat"] == ["chat"]
+
+
+def openai_table(url: str, extra: str = "", timeout: float = 10) -> str:
+    return (
+        f'[provider.llm]\nkind = "openai"\nbase_url = "{url}/v1"\napi_key = "${{KEY}}"\nmodel = "gpt-4.1"\n'
+        f'max_retries = 0\ntimeout = {timeout}\n[agents.think]\nproviders = ["llm"]\n{extra}'
+    )
+
+
+def test_a_stream_that_sends_only_keep_alives_ends_at_the_providers_timeout(
+    tmp_path: Path, thinker: Path, openai_url: str
+) -> None:
+    """Found attacking it: a server sending only comments kept a stream open until the run's limit.
+    The provider's `timeout` bounds the wait for each piece."""
+    with make_host(tmp_path, openai_table(openai_url, timeout=1)) as host:
+        (stream,) = run(host, thinker, "think", "llm", {"op": "stream", "request": {"model": "drip", "messages": USER}})
+    assert stream["ok"]["error"]["code"] == "timeout"
+
+
+def test_a_cancelled_stream_is_charged_for_what_it_asked(tmp_path: Path, thinker: Path, openai_url: str) -> None:
+    """Found attacking it: cancelled or failed streams were charged nothing, so cancelling each
+    stream early spent tokens past the budget. Now what was asked and what came is charged, an
+    estimate where the provider reported nothing."""
+    hang = {"model": "hang", "messages": [{"role": "user", "content": "x" * 400}]}
+    ops = [{"op": "cancel", "request": hang}, {"op": "chat", "request": {"messages": USER}}]
+    with make_host(tmp_path, openai_table(openai_url, "llm_input_tokens = 50\n")) as host:
+        result = host.run(thinker, json.dumps({"provider": "llm", "ops": ops}), agent="think")
+    cancelled, refused = json.loads(result.output)
+    assert cancelled["ok"]["cancelled"] is True
+    assert result.usage.input_tokens >= 100  # the 400 characters asked, at least
+    assert refused["err"]["code"] == "limit-exceeded" and "llm_input_tokens" in refused["err"]["message"]
+
+
+def test_streams_at_once_cannot_pass_the_output_budget_together(tmp_path: Path, thinker: Path, openai_url: str) -> None:
+    """Found attacking it: each concurrent stream was given the whole output budget left. Now what
+    an admitted request may use is reserved until it ends."""
+    op = {"op": "streams", "n": 3, "request": {"model": "hang", "messages": USER}}
+    with make_host(tmp_path, openai_table(openai_url, "llm_output_tokens = 100\n")) as host:
+        (started,) = run(host, thinker, "think", "llm", op)
+    assert started["ok"]["started"] == 1
+    assert started["ok"]["refused"]["code"] == "limit-exceeded"
+
+
+def test_a_guest_has_at_most_max_streams_open(tmp_path: Path, thinker: Path, openai_url: str) -> None:
+    from agent_host.session.providers import MAX_STREAMS
+
+    op = {"op": "streams", "n": MAX_STREAMS + 1, "request": {"model": "hang", "messages": USER}}
+    with make_host(tmp_path, openai_table(openai_url)) as host:
+        (started,) = run(host, thinker, "think", "llm", op)
+    assert started["ok"]["started"] == MAX_STREAMS
+    assert started["ok"]["refused"]["code"] == "limit-exceeded" and "streams" in started["ok"]["refused"]["message"]
+
+
+@pytest.mark.parametrize("temperature", [float("nan"), float("inf"), -1.0])
+def test_a_temperature_that_is_not_a_finite_positive_number_is_invalid(
+    tmp_path: Path, thinker: Path, temperature: float
+) -> None:
+    with make_host(tmp_path, MOCK + '[agents.think]\nproviders = ["mock"]\n') as host:
+        request = {"messages": USER, "temperature": temperature}
+        (chat,) = run(host, thinker, "think", "mock", {"op": "chat", "request": request})
+    assert chat["err"]["code"] == "invalid-arguments" and "temperature" in chat["err"]["message"]

@@ -306,6 +306,7 @@ def test_a_tooling_that_exists_but_is_not_granted_is_denied(sandbox: Sandbox) ->
     assert ok(results[1]) is True
 
 
+@pytest.mark.timeout(180)  # two runs of 256 calls of 1 MB: ~30 s on an idle 2-core machine
 def test_calls_with_big_arguments_never_read_are_refused_once_max_pending_bytes_are_held(
     sandbox: Sandbox, steady: Baseline
 ) -> None:

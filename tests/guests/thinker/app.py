@@ -2,7 +2,8 @@
 
 Its input is JSON: `{"provider": NAME, "ops": [...]}`; each op is `{"op": "models"}`, `{"op": "chat",
 "request": {...}}`, `{"op": "stream", "request": {...}}` (every envelope until the end),
-`{"op": "cancel", "request": {...}}` (a stream cancelled once its first piece came) or `{"op": "kind"}`. A request is
+`{"op": "cancel", "request": {...}}` (a stream cancelled once its first piece came), `{"op":
+"streams", "n": N, "request": {...}}` (N streams started, none read) or `{"op": "kind"}`. A request is
 `{"model", "messages": [{"role", "content", "tool_calls", "tool_call_id"}], "tools": [{"name",
 "input_schema"}], "max_tokens"}`. The answer is one JSON result per op: `{"ok": ...}` or `{"err":
 {"code", "message", "data"}}`.
@@ -34,7 +35,7 @@ def _request(data):
         messages=messages,
         tools=tools,
         max_tokens=data.get("max_tokens"),
-        temperature=None,
+        temperature=data.get("temperature"),
         response_schema=data.get("response_schema"),
     )
 
@@ -93,6 +94,14 @@ def _op(handle, op):
             return {"first": repr(first)}
         cancelled = handle.cancel(stream_id)
         return {"cancelled": cancelled, "open": handle.is_open(stream_id), "after": inbox.recv(200) is not None}
+    if kind == "streams":  # start n streams, read nothing: their ids, or the error that refused one
+        started = []
+        for _ in range(op["n"]):
+            try:
+                started.append(handle.chat_stream(_request(op["request"])))
+            except Err as e:
+                return {"started": len(started), "refused": _error(e.value)}
+        return {"started": len(started)}
     raise ValueError(f"unknown op {kind}")
 
 

@@ -70,3 +70,18 @@ def test_a_cancelled_stream_queues_nothing_more() -> None:
     assert inbox.cancel("s1")
     assert inbox.push_delta("s1", ChatDelta("more"), lambda: taken.append("y"))
     assert inbox.recv(None) is None and inbox.held_bytes == 0
+
+
+def test_a_calls_cancel_does_not_touch_an_id_it_did_not_start() -> None:
+    """Found attacking it: `tooling.cancel` of a stream's id freed its inbox slot while the stream
+    went on upstream. A tooling's calls cancel only their own ids."""
+    from agent_host.config import default_config
+    from agent_host.policy.grants import AgentPolicy
+    from agent_host.session.audit import AuditTrail
+    from agent_host.session.calls import OpenCalls
+
+    inbox, _ = stream()
+    limits = AgentPolicy.resolve(default_config(), "a").limits
+    calls = OpenCalls("a", None, inbox, limits, AuditTrail("a", None))  # type: ignore[arg-type]  # no bridge needed
+    assert calls.cancel("s1") is False and calls.is_open("s1") is False
+    assert inbox.is_open("s1")

@@ -1,5 +1,6 @@
 """A run's model budget: requests counted before sending, `max_tokens` clamped to the output tokens
-left, the usage charged after; a spent budget refuses naming its key and where it is set."""
+left and reserved until charged (concurrent streams cannot pass the budget together), the usage
+charged after; a spent budget refuses naming its key and where it is set."""
 
 from __future__ import annotations
 
@@ -11,11 +12,16 @@ from agent_host.policy.provider_grants import LlmLimits
 from agent_host.session.llm_budget import LlmBudget
 
 
-def test_max_tokens_is_clamped_to_what_the_output_budget_has_left() -> None:
+def test_max_tokens_is_clamped_to_what_the_output_budget_has_left_and_reserved_until_charged() -> None:
     budget = LlmBudget(LlmLimits(output_tokens=100))
     assert budget.admit(None) == 100
-    budget.charge(Usage(10, 70))
-    assert budget.admit(500) == 30 and budget.admit(20) == 20
+    budget.charge(Usage(10, 70), reserved=100)
+    assert budget.admit(500) == 30
+    with pytest.raises(ToolingError) as caught:  # the 30 left are reserved by the request in flight
+        budget.admit(20)
+    assert caught.value.code is ErrorCode.LIMIT_EXCEEDED
+    budget.charge(Usage(0, 10), reserved=30)
+    assert budget.admit(20) == 20
     assert LlmBudget(LlmLimits()).admit(None) is None
 
 
