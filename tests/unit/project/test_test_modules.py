@@ -9,7 +9,8 @@ import re
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[2]
-ISSUE = re.compile(r"\b(?:issue|Provenance)s?\b[: ]*#?\d+|Provenance", re.IGNORECASE)
+ISSUE = re.compile(r"\bissues?\b[: ]*#?\d+", re.IGNORECASE)
+"""A reference to the tracker: "issue 12", "issues #3"."""
 
 
 def module_paths() -> list[Path]:
