@@ -28,6 +28,7 @@ from agent_host.model import ChatDelta, ChatRequest, ChatResult, Envelope, Opera
 from agent_host.policy.grants import Limits
 from agent_host.policy.provider_grants import ProviderGrants
 from agent_host.providers import Provider, ProviderSet, resolve_model
+from agent_host.providers.estimates import estimated
 from agent_host.session.audit import AuditTrail, Span
 from agent_host.session.bridge import Bridge, shutting_down
 from agent_host.session.deadline import LoopCalls, internal_error
@@ -41,14 +42,6 @@ REQUEST_GRACE: Final = 2.0
 
 MAX_STREAMS: Final = 16
 """Streams one guest may have open at once (each keeps the host's loop reading a server's chunks)."""
-
-CHARS_PER_TOKEN: Final = 4
-"""What a request or answer that ended without reported usage is charged: a token per 4 characters."""
-
-
-def estimated(text_chars: int, answer_chars: int) -> Usage:
-    """The usage charged for a request that ended without one reported (cancelled, failed)."""
-    return Usage(-(-text_chars // CHARS_PER_TOKEN), -(-answer_chars // CHARS_PER_TOKEN))
 
 
 def not_open(rep: int) -> ToolingError:
@@ -151,7 +144,7 @@ class GuestProviders:
         text = request_text(request)
         with self._audit.span(Operation.CHAT, provider.name, request.model, text) as span:
             model, max_tokens = self._admit(provider, request, text, span)
-            usage = estimated(len(text), 0)  # charged whatever ends the chat, unless reported
+            usage = estimated(request, 0)  # charged whatever ends the chat, unless reported
             try:
                 result = self._loop.run(
                     f"provider {provider.name!r}: the chat with model {model!r}",
@@ -191,7 +184,7 @@ class GuestProviders:
                 self.budget.charge(Usage(), max_tokens)
                 raise
             try:
-                future = self._bridge.start(self._stream, provider, request, model, max_tokens, stream_id, len(text))
+                future = self._bridge.start(self._stream, provider, request, model, max_tokens, stream_id)
             except ToolingError:
                 self._inbox.cancel(stream_id)
                 self.budget.charge(Usage(), max_tokens)
@@ -256,7 +249,6 @@ class GuestProviders:
         model: str,
         max_tokens: int | None,
         stream_id: str,
-        text_chars: int,
     ) -> None:
         """On the loop: the stream's pieces into the inbox, then exactly one final envelope. Its usage
         is charged however it ends (cancelled, failed: estimated from the request and what came)."""
@@ -277,7 +269,7 @@ class GuestProviders:
                     span.details["model"] = final.model
                     self._charged(span, final.usage, max_tokens)
                 else:
-                    self._charged(span, estimated(text_chars, sent[0]), max_tokens)
+                    self._charged(span, estimated(request, sent[0]), max_tokens)
             if isinstance(final, ToolingError):
                 span.fail(final)
         if isinstance(final, ChatResult):

@@ -105,7 +105,15 @@ def args_out(args: Sequence[Any]) -> list[Any]:
 
 
 def _dumped(value: Any) -> Any:
-    return TypeAdapter(type(value)).dump_python(value, mode="json")
+    kind = type(value)
+    adapter = _ADAPTERS.get(kind)
+    if adapter is None:
+        adapter = _ADAPTERS[kind] = TypeAdapter(kind)
+    return adapter.dump_python(value, mode="json")
+
+
+_ADAPTERS: dict[type, TypeAdapter[Any]] = {}
+"""One adapter per argument type (making one costs far more than using it)."""
 
 
 RECORDED: Final[Mapping[str, Any]] = {f.key: f.result for f in FUNCTIONS if f.taped}
