@@ -105,15 +105,8 @@ def args_out(args: Sequence[Any]) -> list[Any]:
 
 
 def _dumped(value: Any) -> Any:
-    kind = type(value)
-    adapter = _ADAPTERS.get(kind)
-    if adapter is None:
-        adapter = _ADAPTERS[kind] = TypeAdapter(kind)
-    return adapter.dump_python(value, mode="json")
-
-
-_ADAPTERS: dict[type, TypeAdapter[Any]] = {}
-"""One adapter per argument type (making one costs far more than using it)."""
+    kind: Any = type(value)  # the codecs are made once per type (`codec` is cached)
+    return codec(kind)[0](value)
 
 
 RECORDED: Final[Mapping[str, Any]] = {f.key: f.result for f in FUNCTIONS if f.taped}
