@@ -12,7 +12,9 @@ Tools:
   `isError` result without structured content (allowed).
 - `ask(message)`: asks the client (form elicitation, `{"name": string}` required) and answers
   "hello NAME", or fails (`isError`) when the answer is not accepted.
-- `sample(prompt)`: asks the client for model output and answers its text, or fails.
+- `sample(prompt, tools=false)`: asks the client for model output and answers its text, or fails;
+  with `tools`, offers the tool `lookup(q)` in the request and answers each `tool_use` block the
+  model wrote as `tool_use NAME INPUT` (JSON).
 - `roots()`: asks the client for its roots and answers their URIs as JSON.
 - `open_url(url)`: asks the client to open `url` (URL-mode elicitation); "opened" when accepted.
 - `shout(text, related=true)`: sends `text` as a warning log message (logger `asking`; with
@@ -68,6 +70,13 @@ TOOLS: Final = [
 ]
 
 
+LOOKUP: Final = types.Tool(
+    name="lookup",
+    description="Looks a word up.",
+    input_schema={"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+)
+
+
 def _text(text: str) -> list[types.ContentBlock]:
     return [types.TextContent(type="text", text=text)]
 
@@ -94,8 +103,12 @@ def _request(
         return types.ElicitRequest(params=page)
     if name == "sample":
         text = types.TextContent(type="text", text=str(arguments.get("prompt", "")))
+        offered = [LOOKUP] if arguments.get("tools") else None
         sampling = types.CreateMessageRequestParams(
-            messages=[types.SamplingMessage(role="user", content=text)], max_tokens=50
+            messages=[types.SamplingMessage(role="user", content=text)],
+            max_tokens=50,
+            system_prompt="Be brief.",
+            tools=offered,
         )
         return types.CreateMessageRequest(params=sampling)
     return types.ListRootsRequest()
@@ -112,8 +125,14 @@ def _answer(name: str, response: Any) -> types.CallToolResult:
         action = getattr(response, "action", "no answer")
         return types.CallToolResult(content=_text(f"the question was not answered: {action}"), is_error=True)
     if name == "sample":
-        if isinstance(response, types.CreateMessageResult) and isinstance(response.content, types.TextContent):
-            return types.CallToolResult(content=_text(response.content.text))
+        blocks = getattr(response, "content", None)
+        blocks = blocks if isinstance(blocks, list) else [blocks]
+        uses = [block for block in blocks if isinstance(block, types.ToolUseContent)]
+        if uses:
+            said = [f"tool_use {use.name} {json.dumps(use.input, sort_keys=True)}" for use in uses]
+            return types.CallToolResult(content=_text("\n".join(said)))
+        if isinstance(blocks[0], types.TextContent):
+            return types.CallToolResult(content=_text(blocks[0].text))
         return types.CallToolResult(content=_text("no sample"), is_error=True)
     roots = [str(root.uri) for root in response.roots] if isinstance(response, types.ListRootsResult) else []
     return types.CallToolResult(content=_text(json.dumps(roots)))
@@ -139,7 +158,8 @@ async def _asking(ctx: Any, params: types.CallToolRequestParams) -> types.CallTo
                 request.params.message, request.params.requested_schema, ctx.request_id
             )
         elif isinstance(request, types.CreateMessageRequest):
-            response = await ctx.session.send_request(request, types.CreateMessageResult)
+            shape = types.CreateMessageResultWithTools if request.params.tools else types.CreateMessageResult
+            response = await ctx.session.send_request(request, shape)
         else:
             response = await ctx.session.list_roots()
     except MCPError as exc:

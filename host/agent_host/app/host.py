@@ -96,7 +96,9 @@ class Host:
         """The servers' stderr logs: in the process's temporary folder (`agent_host._support.scratch`), or, kept
         (`keep_logs`), a folder of its own that outlives the process."""
         self.bridge = Bridge()
-        answers = PolicyAnswers(config, self.approver, self.validator, self.audit)
+        self.providers = ProviderSet(config.providers)
+        """The `[provider.NAME]` providers, each created on first use (on the bridge loop)."""
+        answers = PolicyAnswers(config, self.approver, self.validator, self.audit, self.providers)
         self.toolings = ToolingSet(
             config.toolings,
             nursery=self.bridge.nursery,
@@ -104,8 +106,6 @@ class Host:
             requests=answers,
             server_log=LogBounds(settings.server_log_max, settings.server_log_keep),
         )
-        self.providers = ProviderSet(config.providers)
-        """The `[provider.NAME]` providers, each created on first use (on the bridge loop)."""
         self._runtime: Runtime | None = None
         self._running: list[GuestThread] = []
         self._pools: list[InstancePool] = []

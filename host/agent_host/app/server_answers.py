@@ -4,8 +4,9 @@ A question (form elicitation) is declined unless the policy (the tooling's `elic
 by `[agents.NAME] elicitation` during that agent's calls) says `ask`: to the host's approver when it
 is an `Answerer` (an answer not matching the requested schema is declined; for a URL-mode question,
 whether to open the URL), or `guest`: to the guest whose asynchronous call it came during (none, or
-URL mode: declined). Sampling is refused unless the tooling
-names a hook (`sampling = "module:function"`, imported once, sync or async). The roots offered are
+URL mode: declined). Sampling is refused unless the tooling names a provider (`sampling = { provider
+= "NAME" }`: a chat charged to the budget of the run whose call it came during; none known: refused)
+or a hook (`sampling = "module:function"`, imported once, sync or async). The roots offered are
 the host folders of the `dirs` of every agent granted the tooling, as `file://` URIs (never the
 working directory). Server log messages go to the host's log (logger `agent-host.server.TOOLING`).
 Every request is audited under the agent it came for (`-` when unknown) with operation `server-*`.
@@ -21,14 +22,16 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from agent_host._support.printable import printable
-from agent_host.config import Config
+from agent_host.config import Config, SamplingProvider
 from agent_host.config.models import SERVE_CLIENT
 from agent_host.errors import ErrorCode, ToolingError
-from agent_host.model import JsonObject
+from agent_host.model import ChatResult, JsonObject
 from agent_host.policy.approval import Answerer, Approver, ElicitationRequest
 from agent_host.policy.validation import ArgumentValidator
+from agent_host.providers import ProviderSet, resolve_model
+from agent_host.providers.estimates import estimated
 from agent_host.session.audit_log import AuditLog
-from agent_host.toolings.server_requests import Question, Reply
+from agent_host.toolings.server_requests import Question, Reply, Sampling
 
 logger = logging.getLogger(__name__)
 
@@ -52,9 +55,16 @@ class PolicyAnswers:
     """See the module docstring. Its coroutines run on the bridge loop."""
 
     def __init__(
-        self, config: Config, approver: Approver, validator: ArgumentValidator, audit: AuditLog | None = None
+        self,
+        config: Config,
+        approver: Approver,
+        validator: ArgumentValidator,
+        audit: AuditLog | None = None,
+        providers: ProviderSet | None = None,
     ) -> None:
+        """`providers` answer the sampling requests of toolings that name one (None: none configured)."""
         self._config = config
+        self._providers = providers if providers is not None else ProviderSet({})
         self._approver = approver
         self._validator = validator
         self._audit = audit
@@ -96,18 +106,21 @@ class PolicyAnswers:
             return Reply("decline")
         return Reply("accept", content)
 
-    async def sample(self, tooling: str, caller: str | None, request: JsonObject) -> JsonObject:
+    async def sample(self, sampling: Sampling) -> JsonObject | ChatResult:
         started = time.monotonic()
-        spec = str(getattr(self._config.toolings[tooling], "sampling", "decline"))
+        tooling, caller = sampling.tooling, sampling.caller
+        spec = getattr(self._config.toolings[tooling], "sampling", "decline")
+        if isinstance(spec, SamplingProvider):
+            return await self._chat(spec, sampling, started)
         if spec == "decline":
             self._record(caller, tooling, "server-sampling", None, ErrorCode.DENIED.value, started)
             origin = self._config.toolings[tooling].origin
             raise ToolingError(
                 ErrorCode.DENIED,
-                f"agent-host declines sampling requests of tooling {tooling!r}: no sampling hook is configured "
-                f'(sampling = "module:function" in {origin})',
+                f"agent-host declines sampling requests of tooling {tooling!r}: none is configured to answer them "
+                f'(sampling = {{ provider = "NAME" }} or "module:function" in {origin})',
             )
-        answer = self._hook(spec)(request)
+        answer = self._hook(spec)(sampling.request)
         if inspect.isawaitable(answer):
             answer = await answer
         self._record(caller, tooling, "server-sampling", None, "ok", started)
@@ -116,6 +129,37 @@ class PolicyAnswers:
                 ErrorCode.INTERNAL, f"the sampling hook {spec} returned {type(answer).__name__}, not a dict"
             )
         return answer
+
+    async def _chat(self, spec: SamplingProvider, sampling: Sampling, started: float) -> ChatResult:
+        """`sampling` answered by provider `spec.provider`, charged to the caller's model budget."""
+        details: dict[str, str | int | None] = {"provider": spec.provider}
+        outcome = ErrorCode.INTERNAL.value
+        try:
+            if sampling.chat is None:
+                raise ToolingError(ErrorCode.INVALID_ARGUMENTS, f"tooling {sampling.tooling!r}: {sampling.unfit}")
+            if sampling.spender is None:
+                raise ToolingError(
+                    ErrorCode.DENIED,
+                    f"tooling {sampling.tooling!r}: a sampling request that came outside any agent's call is "
+                    "refused: there is no run whose model budget it could be charged to",
+                )
+            provider = self._providers.get(spec.provider)
+            model = details["model"] = resolve_model(provider.config, spec.model)
+            max_tokens = sampling.spender.admit(sampling.chat.max_tokens)
+            usage = estimated(sampling.chat, 0)  # charged whatever ends the chat, unless reported
+            try:
+                result = await provider.chat(sampling.chat, model=model, max_tokens=max_tokens)
+                usage = result.usage
+            finally:
+                sampling.spender.charge(usage, max_tokens)
+                details.update(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
+            outcome = "ok"
+            return result
+        except ToolingError as exc:
+            outcome = exc.code.value
+            raise
+        finally:
+            self._record(sampling.caller, sampling.tooling, "server-sampling", None, outcome, started, details)
 
     def _hook(self, spec: str) -> Callable[..., Any]:
         if spec not in self._hooks:
@@ -144,7 +188,14 @@ class PolicyAnswers:
         self._record(caller, tooling, "server-log", logger_name, level, time.monotonic())
 
     def _record(
-        self, agent: str | None, tooling: str, operation: str, target: str | None, outcome: str, started: float
+        self,
+        agent: str | None,
+        tooling: str,
+        operation: str,
+        target: str | None,
+        outcome: str,
+        started: float,
+        details: dict[str, str | int | None] | None = None,
     ) -> None:
         if self._audit is not None:
             self._audit.record(
@@ -155,4 +206,5 @@ class PolicyAnswers:
                 argument_bytes=0,
                 outcome=outcome,
                 duration=time.monotonic() - started,
+                details=details,
             )

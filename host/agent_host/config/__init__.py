@@ -66,6 +66,7 @@ from agent_host.config.toolings import MemoryToolingConfig as MemoryToolingConfi
 from agent_host.config.toolings import MockToolingConfig as MockToolingConfig
 from agent_host.config.toolings import Protocol as Protocol
 from agent_host.config.toolings import PythonToolingConfig as PythonToolingConfig
+from agent_host.config.toolings import SamplingProvider as SamplingProvider
 from agent_host.config.toolings import StdioToolingConfig as StdioToolingConfig
 from agent_host.config.toolings import ToolingConfig as ToolingConfig
 from agent_host.config.toolings import ToolingKind as ToolingKind
@@ -106,6 +107,7 @@ __all__ = (
     "Config",
     "DirGrant",
     "HostSettings",
+    "SamplingProvider",
     "ServeSettings",
     "HttpToolingConfig",
     "McpServerConfig",

@@ -106,7 +106,7 @@ def child(tp: Any, step: Step) -> Any:
     """The type expected at `step` below a value of the (resolved) type `tp`; None when unknown."""
     if isinstance(tp, type) and issubclass(tp, BaseModel):
         field = tp.model_fields.get(str(step))
-        return field.annotation if field is not None else None
+        return field.rebuild_annotation() if field is not None else None
     origin, args = get_origin(tp), get_args(tp)
     if origin in (dict, Mapping) and len(args) == 2:
         return args[1]

@@ -13,12 +13,12 @@ the file selects it, so the file's schema does not know it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar, Final, Literal
+from typing import Annotated, Any, ClassVar, Final, Literal, Self
 
-from pydantic import ConfigDict, Discriminator, Field, PrivateAttr, Tag
+from pydantic import ConfigDict, Discriminator, Field, PrivateAttr, Tag, ValidationInfo, model_validator
 
 from agent_host.config.auth import AuthConfig
-from agent_host.config.base import TAG_ERROR, Named, Need
+from agent_host.config.base import TAG_ERROR, At, Named, Need, Table, fail, source_of
 from agent_host.config.defaults import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_MAX_BACKOFF,
@@ -55,6 +55,39 @@ class _Tooling(Named):
     or by `agent-host tools --pin`); a changed or new tool is then denied until re-pinned."""
 
 
+class SamplingProvider(Table):
+    """`sampling = { provider = "NAME" }`: a server's sampling requests answered by a configured
+    provider, each charged to the budget of the agent whose call it came during."""
+
+    example: ClassVar[str | None] = '{ provider = "llm", model = "gpt-4.1-mini" }'
+
+    provider: str
+    """The `[provider.NAME]` that answers."""
+    model: str | None = None
+    """The model asked (within the provider's `models`); absent: the provider's default. The
+    request's model preferences are hints only (MCP) and are not followed."""
+
+    @model_validator(mode="after")
+    def _provider_is_defined(self, info: ValidationInfo) -> Self:
+        defined = source_of(info).providers
+        if defined is not None and self.provider not in defined:
+            names = ", ".join(sorted(defined)) or "(none)"
+            hint = f"add a [provider.{self.provider}] table or name another; defined: {names}"
+            message = f"names provider {self.provider!r}, which is not defined"
+            fail("SamplingProvider", [At(("provider",), message, hint, self.provider)])
+        return self
+
+
+def _sampling_kind(value: object) -> str:
+    return "provider" if isinstance(value, Mapping | SamplingProvider) else "hook"
+
+
+SamplingAnswer = Annotated[
+    Annotated[Sampling, Tag("hook")] | Annotated[SamplingProvider, Tag("provider")], Discriminator(_sampling_kind)
+]
+"""`sampling`: "decline", a hook "module:function", or a provider table."""
+
+
 class _McpTooling(_Tooling):
     """What an MCP server has, whatever its transport."""
 
@@ -70,9 +103,10 @@ class _McpTooling(_Tooling):
     """What the server's questions (form elicitation) get: "decline", "ask" the host's approver (the
     terminal with `--approve ask`), or "guest" (an `elicitation` event for the guest whose call it came
     during, answered with `respond`); an agent may override it (`[agents.NAME] elicitation`)."""
-    sampling: Sampling = "decline"
-    """What the server's requests for model output (sampling) get: "decline" (an error), or the answer
-    of a Python function "module:function" (sync or async) taking the request and returning the result."""
+    sampling: SamplingAnswer = "decline"
+    """What the server's requests for model output (sampling) get: "decline" (an error), the answer
+    of a Python function "module:function" (sync or async) taking the request and returning the
+    result, or `{ provider = "NAME" }`: a configured provider's, charged to the calling agent's budget."""
 
 
 class StdioToolingConfig(_McpTooling):

@@ -139,7 +139,10 @@ def _module_spec(value: object) -> object:
 
 def _sampling(value: object) -> object:
     if value != "decline" and not (isinstance(value, str) and re.fullmatch(_MODULE_SPEC, value)):
-        raise problem(f'expected "decline" or "module:function", got {shown(value)}')
+        raise problem(
+            f'expected "decline", "module:function" or {{ provider = "NAME" }}, got {shown(value)}',
+            hint='e.g. sampling = { provider = "llm" } (a [provider.NAME] answers, charged to the agent\'s budget)',
+        )
     return value
 
 

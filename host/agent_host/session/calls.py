@@ -31,7 +31,7 @@ from agent_host.session.bridge import Bridge, shutting_down
 from agent_host.session.deadline import bounded_call, internal_error
 from agent_host.session.inbox import Inbox
 from agent_host.toolings import ProgressFn
-from agent_host.toolings.server_requests import ASKER, Asker
+from agent_host.toolings.server_requests import ASKER, SPENDER, Asker, Spender
 
 logger = logging.getLogger(__name__)
 
@@ -76,10 +76,13 @@ class OpenCalls:
         audit: AuditTrail,
         check: Callable[[AdmittedCall, CallResult], None] = lambda call, result: None,
         asker: Callable[[str], Asker] | None = None,
+        spender: Spender | None = None,
     ) -> None:
         """`check` raises `ToolingError` for a result that must not reach the guest (`Admission.check_result`);
-        `asker(call_id)` puts the questions of the server during a call to the guest."""
+        `asker(call_id)` puts the questions of the server during a call to the guest; `spender` is
+        the run's model budget, charged for the server's sampling requests during a call."""
         self._check = check
+        self._spender = spender
         self._asker = asker
         self._agent = agent
         self._bridge = bridge
@@ -125,6 +128,7 @@ class OpenCalls:
         """On the loop: run one call and push exactly one final envelope (none when cancelled)."""
         if self._asker is not None:
             ASKER.set(self._asker(call_id))  # this task's own context: questions during the call reach the guest
+        SPENDER.set(self._spender)  # likewise: the server's sampling requests are charged to this run
         inbox = self._inbox
         tooling = call.tooling
 

@@ -28,7 +28,9 @@ from agent_host.session.audit_budget import AuditBudget
 from agent_host.session.audit_log import AuditLog
 from agent_host.session.calls import shape
 from agent_host.session.deadline import Deadline, bounded_call, request_hint, within
+from agent_host.session.llm_budget import LlmBudget
 from agent_host.toolings import ProgressFn, Tooling, ToolingSet, connect_timed_out
+from agent_host.toolings.server_requests import SPENDER
 
 _T = TypeVar("_T")
 
@@ -44,10 +46,13 @@ APPROVAL_TIMEOUT: Final = 300.0
 @dataclass(frozen=True)
 class Caller:
     """For whom an operation runs: the trail its audit line goes to (a run's, or a `serve` client's
-    allowance) and the deadline of the run it belongs to, which shortens its waits (None: no run)."""
+    allowance), the deadline of the run it belongs to, which shortens its waits (None: no run), and
+    the run's model budget, which a server's sampling requests during its calls are charged to
+    (None: a budget of the agent's limits for each call)."""
 
     trail: AuditTrail
     deadline: Deadline | None = None
+    spender: LlmBudget | None = None
 
     def bound(self, seconds: float, hint: str) -> tuple[float, str]:
         """`seconds` and `hint`, or what is left of the run and a hint naming its limit when less."""
@@ -178,7 +183,11 @@ class SessionCore:
                 what = f"tooling {tooling.name!r}: the call of tool {name!r}"
                 timeout, hint = caller.bound(math.inf, "")
                 bounded = within(what, bounded_call, tooling.config, what, run, on_progress, timeout=timeout, hint=hint)
-                result = await bounded
+                token = SPENDER.set(caller.spender if caller.spender is not None else LlmBudget(self.policy.llm))
+                try:
+                    result = await bounded
+                finally:
+                    SPENDER.reset(token)
             return await off_loop.run(self.shaped, call, result, size=off_loop.size_of(result.value))
 
     def shaped(self, call: AdmittedCall, result: CallResult) -> CallOutcome:

@@ -128,18 +128,26 @@ class GuestSession:
         self._core = SessionCore(
             agent, toolings, policy, audit=audit, validator=validator, approver=approver, pins=pins
         )
-        self._caller = Caller(self._audit, self._deadline)
+        budget = LlmBudget(policy.llm)
+        self._caller = Caller(self._audit, self._deadline, budget)
         self._admission = self._core.admission
         self._questions = GuestQuestions(self.inbox, validator)
         self._calls = OpenCalls(
-            agent, bridge, self.inbox, policy.limits, self._audit, self._admission.check_result, self._questions.asker
+            agent,
+            bridge,
+            self.inbox,
+            policy.limits,
+            self._audit,
+            self._admission.check_result,
+            self._questions.asker,
+            budget,
         )
         self._subscriptions = Subscriptions(agent, toolings, self.inbox, self._loop, self._admission, self._audit)
         self.providers = GuestProviders(
             agent,
             providers if providers is not None else ProviderSet({}),
             policy.providers,
-            LlmBudget(policy.llm),
+            budget,
             policy.limits,
             self.inbox,
             bridge,

@@ -48,10 +48,10 @@ class LlmBudget:
 
     def charge(self, usage: Usage, reserved: int | None = None) -> None:
         """Add the tokens a request used and release what `admit` reserved for it (`reserved`, the
-        `max_tokens` it answered)."""
+        `max_tokens` it answered; nothing is reserved without an output budget)."""
         with self._lock:
             output = max(usage.output_tokens, 0)
-            if reserved is not None:
+            if reserved is not None and self.limits.output_tokens is not None:
                 self.reserved -= reserved
             self.input_tokens += max(usage.input_tokens, 0)
             self.output_tokens += output

@@ -238,8 +238,7 @@ class GuestProviders:
     def _charged(self, span: Span, usage: Usage, max_tokens: int | None) -> None:
         """Charge `usage` (reported, or estimated for a request that ended without it) and release
         the output tokens `admit` reserved for it."""
-        reserved = max_tokens if self.budget.limits.output_tokens is not None else None
-        self.budget.charge(usage, reserved)
+        self.budget.charge(usage, max_tokens)
         span.details.update(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
 
     async def _stream(

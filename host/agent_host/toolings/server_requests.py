@@ -2,11 +2,11 @@
 
 A server may ask a question (form elicitation), ask for model output (sampling), list the roots it
 may work in, and send log messages. A tooling hands each to its `ServerRequests`, which answers by
-policy (the host's is `session.server_requests.PolicyAnswers`); `DeclineAll` answers when none is
+policy (the host's is `app.server_answers.PolicyAnswers`); `DeclineAll` answers when none is
 given. `caller` is the agent whose call the request came during, when the host can tell (None:
-another request of the connection); `ASKER`, set in the task of a guest's call, lets a question
-reach that guest. Answers never block the loop for long; a refusal is a
-`ToolingError`, which the tooling passes on to the server as an error.
+another request of the connection); `ASKER` and `SPENDER`, set in the task of a guest's call, let a
+question reach that guest and charge a sampling request to its run's model budget. Answers never
+block the loop for long; a refusal is a `ToolingError`, which the tooling passes on to the server.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from agent_host.errors import ErrorCode, ToolingError
-from agent_host.model import JsonObject
+from agent_host.model import ChatRequest, ChatResult, JsonObject, Usage
 
 ElicitAction = Literal["accept", "decline", "cancel"]
 
@@ -54,13 +54,44 @@ ASKER: ContextVar[Asker | None] = ContextVar("agent_host_asker", default=None)
 """The guest call the current task runs, as an `Asker` (set around an asynchronous call)."""
 
 
+class Spender(Protocol):
+    """The model budget of the run a request came during (`session.llm_budget.LlmBudget`)."""
+
+    def admit(self, max_tokens: int | None) -> int | None:
+        """Count one request; the `max_tokens` to send; raises `limit-exceeded` when spent."""
+        ...
+
+    def charge(self, usage: Usage, reserved: int | None = None) -> None:
+        """Add what a request used and release what `admit` reserved for it."""
+        ...
+
+
+SPENDER: ContextVar[Spender | None] = ContextVar("agent_host_spender", default=None)
+"""The model budget of the call the current task runs (set around every tool call of a session)."""
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """A server's request for model output: as it was sent (`request`, MCP's `CreateMessageRequest`
+    params as JSON, for a hook), as a chat a provider can answer (`chat`; None when it cannot be
+    one, `unfit` saying why), and the budget of the call it came during (`spender`; None: unknown)."""
+
+    tooling: str
+    caller: str | None
+    request: JsonObject
+    chat: ChatRequest | None
+    unfit: str | None = None
+    spender: Spender | None = None
+
+
 class ServerRequests(Protocol):
     """Answers a tooling's server requests (see the module docstring); coroutines run on the loop."""
 
     async def elicit(self, question: Question) -> Reply: ...
 
-    async def sample(self, tooling: str, caller: str | None, request: JsonObject) -> JsonObject:
-        """The `CreateMessageResult` (as JSON) for a sampling `request` (as JSON); raises `ToolingError`."""
+    async def sample(self, sampling: Sampling) -> JsonObject | ChatResult:
+        """The answer to `sampling`: a `CreateMessageResult` as JSON (a hook's), or a provider's
+        `ChatResult`; raises `ToolingError`."""
         ...
 
     def roots(self, tooling: str) -> list[str]:
@@ -79,8 +110,8 @@ class DeclineAll:
     async def elicit(self, question: Question) -> Reply:
         return Reply("decline")
 
-    async def sample(self, tooling: str, caller: str | None, request: JsonObject) -> JsonObject:
-        raise ToolingError(ErrorCode.DENIED, f"tooling {tooling!r}: this host answers no sampling requests")
+    async def sample(self, sampling: Sampling) -> JsonObject | ChatResult:
+        raise ToolingError(ErrorCode.DENIED, f"tooling {sampling.tooling!r}: this host answers no sampling requests")
 
     def roots(self, tooling: str) -> list[str]:
         return []

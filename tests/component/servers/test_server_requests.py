@@ -2,7 +2,8 @@
 
 Elicitation is `decline` by default or `ask` through the host's approver, validated against the
 requested schema, per tooling and overridden per agent; sampling is declined with a clear error
-unless a `module:function` hook answers; roots are the agent's `dirs`, never the working directory;
+unless a provider (charged to the calling run's model budget, tools offered and called) or a
+`module:function` hook answers; roots are the agent's `dirs`, never the working directory;
 server log messages reach the host's log and the audit log; a call the server fails after a refusal
 is `denied` naming the request kind. The server is tests/servers/asking.py,
 which asks the 2025-11-25 way (requests) or the 2026-07-28 way (`input_required`), over stdio on
@@ -118,6 +119,73 @@ def test_sampling_is_refused_unless_a_hook_answers(server: str, tmp_path: Path) 
     hooked = config(server, 'sampling = "tests.support.pytools:sample"\n')
     with Host(parse_config(hooked, tmp_path / "hooked.toml")) as host:
         assert call(host, "guest", "sample", {"prompt": "hi there"}) == "HI THERE"
+
+
+MOCK_LLM = (
+    '[provider.llm]\nkind = "mock"\nturns = [\n'
+    '  { content = "a short poem", usage = { input_tokens = 7, output_tokens = 3 } },\n'
+    '  { tool_calls = [{ name = "lookup", arguments = { q = "haiku" } }], '
+    "usage = { input_tokens = 9, output_tokens = 4 } },\n"
+    "]\n"
+)
+
+
+def test_sampling_answered_by_a_provider_is_charged_to_the_calling_runs_model_budget(
+    server: str, tmp_path: Path
+) -> None:
+    """`sampling = { provider = "llm" }`: the mock answers (text, then a tool call offered by the
+    server), each chat charged to the run's budget and audited with its tokens; once the run's
+    `llm_requests` are spent the next request is refused and the call is `denied` naming sampling."""
+    agents = '[agents.poet]\ntoolings = ["t"]\nllm_requests = 2\n'
+    text = MOCK_LLM + config(server, 'sampling = { provider = "llm" }\n', agents)
+    with Host(parse_config(text, tmp_path / "agent-host.toml")) as host:
+        session = host.session("poet", host.policy("poet", host.config.agents["poet"]))
+        try:
+            handle = session.get("t")
+            poem = session.call_tool_blocking(handle, "sample", json.dumps({"prompt": "a poem"}))
+            used = session.providers.budget.used
+            looked = session.call_tool_blocking(handle, "sample", json.dumps({"prompt": "look", "tools": True}))
+            with pytest.raises(ToolingError) as spent:
+                session.call_tool_blocking(handle, "sample", json.dumps({"prompt": "more"}))
+            budget = session.providers.budget
+        finally:
+            session.close()
+    assert json.loads(poem.value)["content"][0]["text"] == "a short poem"
+    assert (used.input_tokens, used.output_tokens) == (7, 3)
+    assert json.loads(looked.value)["content"][0]["text"] == 'tool_use lookup {"q": "haiku"}'
+    assert (budget.requests, budget.used.input_tokens, budget.used.output_tokens) == (2, 16, 7)
+    assert spent.value.code is ErrorCode.DENIED
+    assert "after the server's sampling request was refused" in spent.value.message
+    lines = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    sampled = [line for line in lines if line["operation"] == "server-sampling"]
+    assert [(line["agent"], line["outcome"]) for line in sampled] == [
+        ("poet", "ok"),
+        ("poet", "ok"),
+        ("poet", "limit-exceeded"),
+    ]
+    assert (sampled[0]["provider"], sampled[0]["model"], sampled[0]["input_tokens"]) == ("llm", "mock", 7)
+
+
+def test_an_asynchronous_call_and_a_blocking_one_share_the_runs_model_budget_for_sampling(
+    tmp_path: Path, probe_wasm: Path
+) -> None:
+    steps: Steps = [
+        {"op": "get", "tooling": "t", "as": "t"},
+        {"op": "call", "h": "t", "tool": "sample", "args": json.dumps({"prompt": "one"})},
+        {"op": "recv", "timeout_ms": 30_000},
+        {"op": "call_blocking", "h": "t", "tool": "sample", "args": json.dumps({"prompt": "two"})},
+    ]
+    agents = '[agents.probe]\ntoolings = ["t"]\nllm_requests = 1\n'
+    text = MOCK_LLM + config(STDIO, 'sampling = { provider = "llm" }\n', agents)
+    with Host(parse_config(text, tmp_path / "agent-host.toml")) as host:
+        policy = host.policy("probe", host.config.agents["probe"])
+        outcome = host.run(probe_wasm, json.dumps({"steps": steps}), agent="probe", policy=policy)
+    results = json.loads(outcome.text)
+    assert (outcome.usage.input_tokens, outcome.usage.output_tokens) == (7, 3)  # the run's usage has it
+    final = ok(results[2])
+    assert final["value"]["value"]["content"][0]["text"] == "a short poem"
+    assert err(results[3])["code"] == "denied"
+    assert audit(tmp_path, "server-sampling") == [("probe", "ok"), ("probe", "limit-exceeded")]
 
 
 def test_the_roots_offered_are_the_dirs_of_the_agents_granted_the_tooling(server: str, tmp_path: Path) -> None:

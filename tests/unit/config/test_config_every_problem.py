@@ -17,7 +17,7 @@ from agent_host.errors import ConfigError
 
 FILE = Path("/etc/agent/agent-host.toml")
 SIZE = 'expected a size such as "256MiB" or a number of bytes'
-SAMPLING = 'expected "decline" or "module:function"'
+SAMPLING = 'expected "decline", "module:function" or { provider = "NAME" }'
 PROTOCOL = 'expected "auto" or "2025-11-25"'
 
 PYDANTIC_WORDS = re.compile(

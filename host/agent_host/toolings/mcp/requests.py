@@ -23,7 +23,9 @@ from mcp.client.session import ClientRequestContext
 from pydantic import ValidationError
 
 from agent_host.errors import ErrorCode, ToolingError
-from agent_host.toolings.server_requests import ASKER, Asker, Question, ServerRequests
+from agent_host.model import ChatResult
+from agent_host.toolings.mcp.sampling import as_chat, as_result
+from agent_host.toolings.server_requests import ASKER, SPENDER, Asker, Question, Sampling, ServerRequests, Spender
 
 logger = logging.getLogger(__name__)
 
@@ -33,11 +35,12 @@ SERVER_LOG_LEVEL: Final = "info"
 
 @dataclass(eq=False)
 class Call:
-    """A tool call in flight, the guest call it serves (`asker`, when there is one), and the server
-    requests refused during it (by kind)."""
+    """A tool call in flight, the guest call it serves (`asker`, when there is one), the model budget
+    its sampling requests are charged to (`spender`), and the server requests refused during it (by kind)."""
 
     agent: str
     asker: Asker | None = None
+    spender: Spender | None = None
     refused: list[str] = field(default_factory=list)
 
 
@@ -47,15 +50,17 @@ _CALL: ContextVar[Call | None] = ContextVar("agent_host_mcp_call", default=None)
 class ServerCallbacks:
     """The callbacks of one tooling's `Client` (see the module docstring)."""
 
-    def __init__(self, tooling: str, requests: ServerRequests) -> None:
+    def __init__(self, tooling: str, requests: ServerRequests, *, sampling_tools: bool = False) -> None:
+        """`sampling_tools`: declare that sampling requests may offer tools (a provider answers them)."""
         self._tooling = tooling
+        self._sampling_tools = sampling_tools
         self._requests = requests
         self._in_flight: set[Call] = set()
 
     @contextmanager
     def calling(self, agent: str) -> Iterator[Call]:
         """Mark the current task as running a call for `agent`, for the requests that come during it."""
-        call = Call(agent, ASKER.get())
+        call = Call(agent, ASKER.get(), SPENDER.get())
         token = _CALL.set(call)
         self._in_flight.add(call)
         try:
@@ -90,19 +95,29 @@ class ServerCallbacks:
 
     async def sample(
         self, context: ClientRequestContext, params: types.CreateMessageRequestParams
-    ) -> types.CreateMessageResult | types.ErrorData:
+    ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
         call = self._current()
         request = params.model_dump(mode="json", by_alias=True, exclude_none=True)
         try:
-            answer = await self._requests.sample(self._tooling, call.agent if call else None, request)
+            chat, unfit = as_chat(params), None
+        except ToolingError as exc:
+            chat, unfit = None, exc.message
+        sampling = Sampling(
+            self._tooling, call.agent if call else None, request, chat, unfit, call.spender if call else None
+        )
+        try:
+            answer = await self._requests.sample(sampling)
+            if isinstance(answer, ChatResult):
+                return as_result(answer)
         except ToolingError as exc:
             if call is not None:
                 call.refused.append("sampling")
             return types.ErrorData(code=types.INVALID_REQUEST, message=str(exc))
+        shape = types.CreateMessageResultWithTools if params.tools else types.CreateMessageResult
         try:
-            return types.CreateMessageResult.model_validate(answer)
+            return shape.model_validate(answer)
         except ValidationError as exc:
-            message = f"tooling {self._tooling!r}: the sampling hook's answer is not a CreateMessageResult: {exc}"
+            message = f"tooling {self._tooling!r}: the sampling hook's answer is not a {shape.__name__}: {exc}"
             logger.warning("%s", message)
             return types.ErrorData(code=types.INTERNAL_ERROR, message=message)
 
@@ -123,6 +138,9 @@ class ServerCallbacks:
             "list_roots_callback": self.list_roots,
             "logging_callback": self.log,
             "log_level": SERVER_LOG_LEVEL,
+            "sampling_capabilities": types.SamplingCapability(
+                tools=types.SamplingToolsCapability() if self._sampling_tools else None
+            ),
         }
 
 
@@ -130,7 +148,7 @@ REFUSAL_HINTS: Final = {
     "elicitation": 'its `elicitation` (or the agent\'s) decides: "ask" asks the approver (`--approve ask`), '
     '"guest" the guest',
     "URL elicitation": 'with "ask" the approver is asked to open the URL; otherwise it is declined',
-    "sampling": 'set `sampling = "module:function"` on the tooling to answer it',
+    "sampling": 'set `sampling = { provider = "NAME" }` (or a hook, "module:function") on the tooling to answer it',
 }
 """What to change for each kind of server request the host refused, for the `denied` message."""
 

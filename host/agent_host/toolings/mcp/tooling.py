@@ -26,7 +26,7 @@ from mcp_types import CONNECTION_CLOSED
 
 from agent_host._support import strict_json
 from agent_host._support.rotation import SERVER_LOG_BOUNDS, LogBounds
-from agent_host.config import McpToolingConfig
+from agent_host.config import McpToolingConfig, SamplingProvider
 from agent_host.errors import ErrorCode, ToolingError
 from agent_host.model import CallResult, JsonObject, Operation, ResourceData, ResourceSpec, ToolSpec
 from agent_host.toolings.base import Change, ConfiguredTooling, ProgressFn, WatchSet, connect_timed_out
@@ -69,7 +69,10 @@ class McpTooling(ConfiguredTooling):
     ) -> None:
         super().__init__(config)
         self._log_bounds = log_bounds
-        self._callbacks = ServerCallbacks(self.name, requests if requests is not None else DeclineAll())
+        answered = requests if requests is not None else DeclineAll()
+        self._callbacks = ServerCallbacks(
+            self.name, answered, sampling_tools=isinstance(config.sampling, SamplingProvider)
+        )
         self._nursery = nursery
         self._log_dir = log_dir
         self._lock = anyio.Lock()
