@@ -34,6 +34,7 @@ from tests.servers.model_wire import (
     app_with,
     credential,
     error_status,
+    hostile,
     remember,
     script_for,
     serve,
@@ -140,6 +141,9 @@ def build() -> Starlette:
             return JSONResponse(error_body(status, error_words(status, request, model)), status, headers=headers)
         if not isinstance(body.get("max_tokens"), int):
             return JSONResponse(error_body(400, "max_tokens: Field required"), 400)
+        flooded = hostile(model, record)
+        if flooded is not None:
+            return flooded
         if model == "slow":
             await until_gone(request.receive, record)
             return Response(status_code=499)

@@ -8,8 +8,11 @@ event inside the stream), "hang" (a stream that sends one piece, then nothing un
 goes), "drip" (OpenAI wire: keep-alive comments only, until its client goes), "slow" (no answer at
 all until its client goes), "error-NNN" (that status, with the wire's
 error body; 401 and 400 quote the key the request carried, as some servers do), "agent" (an agent
-loop's model: `add` of 2 and 3 while no tool answered, then "done: " and the tools' answers); any
-other model echoes the last user message. `GET /test/requests` returns what was asked (body and headers);
+loop's model: `add` of 2 and 3 while no tool answered, then "done: " and the tools' answers);
+hostile answers (`hostile`), each without end until the client goes: "flood-body" (a body of
+whitespace), "flood-event" (an SSE event of many short lines), "flood-line" (one SSE line);
+"gzip" (a compressed body though identity was asked for); any other model echoes the last user
+message. `GET /test/requests` returns what was asked (body and headers);
 `GET /test/disconnects?count=N` waits (at most `WAIT_BOUND` s) until N clients went away mid-answer
 and says how many did. `python -m tests.servers.openai_wire` (or `anthropic_wire`) serves on a
 free port and prints `listening on URL`.
@@ -17,6 +20,7 @@ free port and prints `listening on URL`.
 
 from __future__ import annotations
 
+import gzip
 import json
 import socket
 import sys
@@ -25,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 import anyio
+import anyio.lowlevel
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -180,10 +185,12 @@ class EventStream(Response):
     """An SSE answer of `events` (encoded frames) that sees its client go: a client that goes away
     before the last frame is counted in `record` (and the rest is not sent)."""
 
-    def __init__(self, events: AsyncIterator[bytes], record: Record) -> None:
+    def __init__(
+        self, events: AsyncIterator[bytes], record: Record, content_type: bytes = b"text/event-stream; charset=utf-8"
+    ) -> None:
         # Not Response.__init__: it would declare a Content-Length (of an empty body).
         self.status_code, self.background = 200, None
-        self.raw_headers = [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-cache")]
+        self.raw_headers = [(b"content-type", content_type), (b"cache-control", b"no-cache")]
         self.events = events
         self.record = record
 
@@ -205,6 +212,33 @@ class EventStream(Response):
             finished = True
             await send({"type": "http.response.body", "body": b"", "more_body": False})
             tasks.cancel_scope.cancel()
+
+
+FLOOD: Final = 1024 * 1024
+"""Bytes per frame of a hostile answer."""
+
+
+async def _flood(head: bytes, piece: bytes) -> AsyncIterator[bytes]:
+    """`head`, then `piece` again and again until the client goes."""
+    yield head
+    while True:
+        yield piece
+        await anyio.lowlevel.checkpoint()
+
+
+def hostile(model: str, record: Record) -> Response | None:
+    """The hostile answer a request for `model` gets (see the module docstring); None for another model."""
+    if model == "flood-body":  # whitespace, which JSON allows before a value, without end
+        return EventStream(_flood(b"", b" " * FLOOD), record, b"application/json")
+    if model == "flood-event":  # 1 KiB `data:` lines without end, no blank line between them
+        line = b"data: " + b"x" * 1017 + b"\n"
+        return EventStream(_flood(b"", line * 1024), record)
+    if model == "flood-line":  # one `data:` line without end
+        return EventStream(_flood(b"data: ", b"x" * FLOOD), record)
+    if model == "gzip":
+        body = gzip.compress(json.dumps({"error": "compressed"}).encode())
+        return Response(body, headers={"content-encoding": "gzip", "content-type": "application/json"})
+    return None
 
 
 def record_routes(record: Record) -> list[Route]:

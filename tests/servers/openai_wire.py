@@ -33,6 +33,7 @@ from tests.servers.model_wire import (
     app_with,
     credential,
     error_status,
+    hostile,
     remember,
     script_for,
     serve,
@@ -143,6 +144,9 @@ def build() -> Starlette:
         if status is not None:
             headers = {"retry-after": "7"} if status == 429 else {}
             return JSONResponse(error_body(status, request, model), status_code=status, headers=headers)
+        flooded = hostile(model, record)
+        if flooded is not None:
+            return flooded
         if model == "slow":
             await until_gone(request.receive, record)
             return Response(status_code=499)

@@ -32,6 +32,7 @@ from agent_host.config.providers import AnthropicProviderConfig
 from agent_host.model import ChatDelta, ChatRequest, ChatResult, Usage
 from agent_host.providers.anthropic_params import messages_params, stop_reason
 from agent_host.providers.base import PLACEHOLDER_KEY, ChatStream, Provider
+from agent_host.providers.capped_http import CappedClient
 from agent_host.providers.checks import check_request, response_schema
 from agent_host.providers.errors import ErrorMap, Failure
 from agent_host.providers.estimates import estimated
@@ -90,6 +91,10 @@ def _input_tokens(usage: Any) -> int | None:
     return tokens + sum(cached)
 
 
+class _HttpClient(CappedClient, anthropic.DefaultAsyncHttpxClient):
+    """The SDK's own client (its timeouts, pool limits, redirects), its answers read within bounds."""
+
+
 class AnthropicProvider(Provider):
     """The Anthropic Messages API."""
 
@@ -105,6 +110,7 @@ class AnthropicProvider(Provider):
             timeout=config.timeout,
             max_retries=config.max_retries,
             default_headers=dict(config.headers),
+            http_client=_HttpClient(),
             open_telemetry=False,
         )
 

@@ -2,7 +2,9 @@
 
 Each backend maps its SDK's exception classes to a `Failure` (`ErrorMap`, first match along the
 class's MRO, in the manner of httpx's `HTTPCORE_EXC_MAP`); `COMMON` adds the transport's and the
-timeout's. A status error no class names is judged by its status (`STATUS_CLASSES`), an error the
+timeout's, and the bounds of the host's own HTTP client (`capped_http`), which an SDK may have
+wrapped: the first exception along the `__cause__` chain whose class `CAUSES` names decides. A
+status error no class names is judged by its status (`STATUS_CLASSES`), an error the
 server reported inside a stream by its `type` (`ERROR_TYPES`). `RULES` gives each failure its code
 and message: it names the provider, what to change in which table, and quotes the server's own
 words (cut, made printable) only where they help. No message, `data` or log line holds a secret of
@@ -27,6 +29,7 @@ import httpx2
 from agent_host._support.printable import printable
 from agent_host.config.providers import NetworkProviderConfig, ProviderConfig
 from agent_host.errors import ErrorCode, ToolingError
+from agent_host.providers.capped_http import AnswerTooLarge, UnwantedEncoding
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +59,8 @@ class Failure(enum.Enum):
     TIMEOUT = "timeout"
     PROTOCOL = "protocol"
     """An answer the wire protocol does not allow."""
+    TOO_LARGE = "too-large"
+    """An answer past the bounds the host reads (`capped_http`)."""
     STATUS = "status"
     """Another status: judged by `STATUS_CLASSES`."""
     REPORTED = "reported"
@@ -89,10 +94,24 @@ RULES: Final[Mapping[Failure, Rule]] = {
         ErrorCode.TIMEOUT, "{where} did not answer within {timeout:g} s (raise `timeout` in {origin})"
     ),
     Failure.PROTOCOL: Rule(ErrorCode.PROTOCOL, "{where} answered what the {wire} protocol does not allow ({kind})"),
+    Failure.TOO_LARGE: Rule(
+        ErrorCode.LIMIT_EXCEEDED, "{where} sent more than the host reads of an answer: {detail} (a bound of the host)"
+    ),
 }
 """The code and message of each failure (`STATUS` and `REPORTED` are resolved to one of these first)."""
 
+CAUSES: Final[Mapping[type[BaseException], Failure]] = {
+    AnswerTooLarge: Failure.TOO_LARGE,
+    UnwantedEncoding: Failure.PROTOCOL,
+}
+"""The host's own failures, decided wherever they are along the `__cause__` chain (an SDK wraps what
+its HTTP client raises in a connection error of its own)."""
+
+MAX_CAUSES: Final = 8
+"""Links of a `__cause__` chain looked along."""
+
 COMMON: Final[Mapping[type[BaseException], Failure]] = {
+    **CAUSES,
     TimeoutError: Failure.TIMEOUT,
     httpx2.TimeoutException: Failure.TIMEOUT,
     httpx2.TransportError: Failure.UNREACHABLE,
@@ -182,6 +201,18 @@ def _server_words(error: BaseException, secrets: list[str]) -> str:
     return printable(redacted(words, secrets), MESSAGE_LIMIT)
 
 
+def _cause(error: BaseException) -> BaseException:
+    """The first exception along `error`'s `__cause__` chain whose class `CAUSES` names; else `error`."""
+    link: BaseException | None = error
+    for _ in range(MAX_CAUSES):
+        if link is None:
+            break
+        if isinstance(link, tuple(CAUSES)):
+            return link
+        link = link.__cause__
+    return error
+
+
 class ErrorMap:
     """How one provider's failures reach guests: its backend's `table` (exception class -> `Failure`,
     `COMMON` added) and the provider's config (its name, table, timeout and secrets)."""
@@ -196,6 +227,7 @@ class ErrorMap:
 
     def failure(self, error: BaseException) -> Failure:
         """The failure `error` is: its class's row (along its MRO), then its status or its type."""
+        error = _cause(error)
         found = next((self._table[kind] for kind in type(error).__mro__ if kind in self._table), Failure.PROTOCOL)
         if found not in (Failure.STATUS, Failure.REPORTED):
             return found
@@ -208,6 +240,7 @@ class ErrorMap:
     def error(self, error: BaseException, *, model: str | None) -> ToolingError:
         """The `ToolingError` a guest gets for `error`, raised asking for `model` (None: listing the
         models), its secrets hidden."""
+        error = _cause(error)
         failure = self.failure(error)
         status = getattr(error, "status_code", None)
         response = getattr(error, "response", None)
@@ -223,6 +256,7 @@ class ErrorMap:
             "timeout": self._config.timeout,
             "wire": self._wire,
             "retry": f", retry after {wait:g} s" if wait is not None else "",
+            "detail": str(error) if failure is Failure.TOO_LARGE else "",
         }
         rule = RULES[failure]
         message = redacted(rule.message.format_map(fields), self._secrets)

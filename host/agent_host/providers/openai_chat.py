@@ -24,6 +24,7 @@ from agent_host.config.providers import OpenAIProviderConfig
 from agent_host.errors import ErrorCode, ToolingError
 from agent_host.model import ChatDelta, ChatRequest, ChatResult, Usage
 from agent_host.providers.base import PLACEHOLDER_KEY, ChatStream, Provider
+from agent_host.providers.capped_http import CappedClient
 from agent_host.providers.checks import check_request, response_schema
 from agent_host.providers.errors import ErrorMap, Failure
 from agent_host.providers.estimates import estimated
@@ -66,6 +67,10 @@ class _Reading:
     """The key of the tool call whose fragments are arriving."""
 
 
+class _HttpClient(CappedClient, openai.DefaultAsyncHttpxClient):
+    """The SDK's own client (its timeouts, pool limits, redirects), its answers read within bounds."""
+
+
 class OpenAIProvider(Provider):
     """A server speaking the Chat Completions wire protocol."""
 
@@ -81,6 +86,7 @@ class OpenAIProvider(Provider):
             timeout=config.timeout,
             max_retries=config.max_retries,
             default_headers=dict(config.headers),
+            http_client=_HttpClient(),
         )
 
     async def models(self) -> list[str]:
