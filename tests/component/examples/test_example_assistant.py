@@ -1,13 +1,16 @@
 """The example LLM agent (`guests/assistant`) end to end: `run_agent` offers the demo tooling's tools
 to a model, runs the calls it asks for through the tooling, feeds the answers back, and returns the
-model's answer; with a scripted mock through the pytest fixture, and through the real `openai`
-client against a local server speaking the Chat Completions wire protocol.
+model's answer; with a scripted mock through the pytest fixture, run as docs/guests/llm-agent.md
+writes it (its own agent-host.toml), and through the real `openai` client against a local server
+speaking the Chat Completions wire protocol.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+import json
 
 import anyio
 import pytest
@@ -16,6 +19,7 @@ from agent_host import Host, RunStatus
 from agent_host.components.build import build_guest
 from agent_host.config import parse_config
 from tests.servers import openai_wire
+from tests.support import cli_process
 from tests.support.model_servers import requests, running
 from tests.support.serving import HttpServe, mcp_call
 
@@ -37,6 +41,24 @@ def test_a_scripted_model_calls_a_tool_and_answers_with_its_result(agent_host: A
     assert result.output == "2 + 3 = 5"
     operations = [line["operation"] for line in result.audit]
     assert operations.count("chat") == 2 and "call-tool-blocking" in operations
+
+
+def test_the_command_of_the_page_runs_the_example_with_its_own_config() -> None:
+    """`agent-host --config guests/assistant/agent-host.toml run --agent assistant ...`, as written."""
+    done = cli_process.run(
+        "--config",
+        str(ASSISTANT / "agent-host.toml"),
+        "run",
+        "--agent",
+        "assistant",
+        "--input",
+        "what is 2 + 3?",
+        "--json",
+    )
+    assert done.returncode == 0, done.stderr
+    outcome = json.loads(done.stdout)
+    assert (outcome["status"], outcome["output"]) == ("ok", "2 + 3 = 5")
+    assert outcome["usage"]["output_tokens"] == 10  # the scripted call's estimate (4) and the answer's 6
 
 
 def test_through_the_openai_wire_the_tool_answer_reaches_the_model(tmp_path: Path) -> None:
