@@ -32,6 +32,7 @@ SHARED_GUESTS = tuple(
         "guests/demo",
         "tests/guests/blunders",
         "tests/guests/thinker",
+        "tests/guests/jsthinker",
         "guests/watcher",
         "guests/finder",
         "guests/assistant",

@@ -35,6 +35,7 @@ from tests.servers.model_wire import (
     credential,
     error_status,
     hostile,
+    leaked,
     remember,
     script_for,
     serve,
@@ -147,7 +148,7 @@ def build() -> Starlette:
         if model == "slow":
             await until_gone(request.receive, record)
             return Response(status_code=499)
-        script = script_for(model, body.get("messages"))
+        script = leaked(request) if model == "leak" else script_for(model, body.get("messages"))
         if not body.get("stream"):
             return JSONResponse(message(model, script, content(script), COMPLETION_TOKENS))
         return EventStream(frames(model, script, hang=model == "hang", broken=model == "broken"), record)

@@ -11,7 +11,8 @@ error body; 401 and 400 quote the key the request carried, as some servers do), 
 loop's model: `add` of 2 and 3 while no tool answered, then "done: " and the tools' answers);
 hostile answers (`hostile`), each without end until the client goes: "flood-body" (a body of
 whitespace), "flood-event" (an SSE event of many short lines), "flood-line" (one SSE line);
-"gzip" (a compressed body though identity was asked for); any other model echoes the last user
+"gzip" (a compressed body though identity was asked for); "leak" writes the key the request
+carried into its text and a tool call's arguments (`leaked`); any other model echoes the last user
 message. `GET /test/requests` returns what was asked (body and headers);
 `GET /test/disconnects?count=N` waits (at most `WAIT_BOUND` s) until N clients went away mid-answer
 and says how many did. `python -m tests.servers.openai_wire` (or `anthropic_wire`) serves on a
@@ -135,6 +136,12 @@ def script_for(model: str, messages: object) -> Script:
     if model == "big-arguments":
         return Script(None, (Call("call_big", "store", {"blob": "x" * MAX_ARGUMENTS_CHARS}),), "tool", then_hang=True)
     return Script(f"echo: {last_user_text(messages)}", usage=model != "no-usage")
+
+
+def leaked(request: Request) -> Script:
+    """The "leak" answer: the request's key in its text and in the arguments of a call of `lookup`."""
+    key = credential(request)
+    return Script(f"your key is {key} indeed", (Call("call_leak", "lookup", {"key": key}),), "tool")
 
 
 def error_status(model: str) -> int | None:

@@ -34,6 +34,7 @@ from tests.servers.model_wire import (
     credential,
     error_status,
     hostile,
+    leaked,
     remember,
     script_for,
     serve,
@@ -150,7 +151,7 @@ def build() -> Starlette:
         if model == "slow":
             await until_gone(request.receive, record)
             return Response(status_code=499)
-        script = script_for(model, body.get("messages"))
+        script = leaked(request) if model == "leak" else script_for(model, body.get("messages"))
         if not body.get("stream"):
             return JSONResponse(completion(model, script))
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))

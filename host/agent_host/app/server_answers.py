@@ -154,7 +154,7 @@ class PolicyAnswers:
                 sampling.spender.charge(usage, max_tokens)
                 details.update(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
             outcome = "ok"
-            return result
+            return provider.hidden(result)
         except ToolingError as exc:
             outcome = exc.code.value
             raise

@@ -5,18 +5,22 @@ expected failure (the error table of `providers.errors`); any other exception is
 caller resolves the model (`resolve_model`: the request's or the default, within the provider's
 `models` globs) and the `max_tokens` sent upstream (the request's, lowered by the agent's budget)
 before calling; grants and budgets are the caller's. `chat` is bounded by the provider's `timeout`
-as a whole; a stream by `timeout` until its first piece, then between two pieces.
+as a whole; a stream by `timeout` until its first piece, then between two pieces. `hidden` gives
+an answer with the provider's secrets (its key, its header values) replaced wherever the server
+wrote them verbatim: the caller passes every answer and piece through it.
 """
 
 from __future__ import annotations
 
 import abc
+import dataclasses
 from collections.abc import AsyncGenerator
-from typing import ClassVar, Final
+from typing import ClassVar, Final, overload
 
 from agent_host.config.providers import ProviderConfig
 from agent_host.errors import ErrorCode, ToolingError
-from agent_host.model import ChatDelta, ChatRequest, ChatResult
+from agent_host.model import ChatDelta, ChatRequest, ChatResult, ToolCall
+from agent_host.providers.errors import redacted, secrets_of
 
 PLACEHOLDER_KEY: Final = "agent-host-no-key"
 """The key a network provider sends when its table has no `api_key` (a local server needs none; the
@@ -59,6 +63,7 @@ class Provider(abc.ABC):
     def __init__(self, config: ProviderConfig) -> None:
         self._config = config
         self._name = config.name
+        self._secrets = secrets_of(config)
 
     @property
     def name(self) -> str:
@@ -68,6 +73,30 @@ class Provider(abc.ABC):
     @property
     def config(self) -> ProviderConfig:
         return self._config
+
+    @overload
+    def hidden(self, answer: ChatDelta) -> ChatDelta: ...
+    @overload
+    def hidden(self, answer: ChatResult) -> ChatResult: ...
+    def hidden(self, answer: ChatDelta | ChatResult) -> ChatDelta | ChatResult:
+        """`answer` with this provider's secrets replaced by `[hidden]` in its text, its tool calls
+        and its model's name (linear in its size; the same object when there is nothing to hide)."""
+        if not self._secrets:
+            return answer
+        secrets = self._secrets
+
+        def clean(text: str | None) -> str | None:
+            return redacted(text, secrets) if text else text
+
+        def call(found: ToolCall) -> ToolCall:
+            return ToolCall(clean(found.id) or "", clean(found.name) or "", clean(found.arguments) or "")
+
+        if isinstance(answer, ChatDelta):
+            return ChatDelta(clean(answer.content), call(answer.tool_call) if answer.tool_call is not None else None)
+        calls = tuple(call(found) for found in answer.tool_calls)
+        return dataclasses.replace(
+            answer, model=clean(answer.model) or "", content=clean(answer.content), tool_calls=calls
+        )
 
     def where(self) -> str:
         """How messages name it: `provider 'llm'`."""

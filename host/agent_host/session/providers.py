@@ -160,7 +160,7 @@ class GuestProviders:
             finally:
                 self._charged(span, usage, max_tokens)
             span.details["model"] = result.model
-            return result
+            return provider.hidden(result)
 
     def chat_stream(self, rep: int, request: ChatRequest) -> str:
         """Start a stream and return its id; its pieces and its end arrive in the inbox."""
@@ -290,9 +290,9 @@ class GuestProviders:
         try:
             async for item in pieces:
                 if isinstance(item, ChatResult):
-                    return item
+                    return provider.hidden(item)
                 sent[0] += len(item.content or "") + (len(item.tool_call.arguments) if item.tool_call else 0)
-                await self._push(stream_id, item)
+                await self._push(stream_id, provider.hidden(item))
         finally:
             await pieces.aclose()  # closes the upstream stream at once, ended or cancelled
         raise ToolingError(

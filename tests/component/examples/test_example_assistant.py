@@ -7,10 +7,9 @@ speaking the Chat Completions wire protocol.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
-
-import json
 
 import anyio
 import pytest

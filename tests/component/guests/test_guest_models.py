@@ -131,9 +131,11 @@ def test_through_the_openai_wire_a_guest_streams_tool_calls_whole(
         {"op": "chat", "request": {"messages": USER}},
         {"op": "stream", "request": {"model": "tools", "messages": USER, "tools": tools}},
         {"op": "chat", "request": {"model": "error-401", "messages": USER}},
+        {"op": "chat", "request": {"model": "leak", "messages": USER}},
+        {"op": "stream", "request": {"model": "leak", "messages": USER}},
     )
     with make_host(tmp_path, text) as host:
-        models, chat, stream, refused = run(host, thinker, "think", "llm", *ops)
+        models, chat, stream, refused, leak, leak_stream = run(host, thinker, "think", "llm", *ops)
         lines = audit_lines(host)
     assert "gpt-4.1" in models["ok"]
     assert chat["ok"]["content"] == "echo: hello"
@@ -143,6 +145,10 @@ def test_through_the_openai_wire_a_guest_streams_tool_calls_whole(
     assert stream["ok"]["end"]["finish_reason"] == "tool-calls" and len(stream["ok"]["end"]["tool_calls"]) == 2
     assert refused["err"]["code"] == "unauthorized" and KEY not in json.dumps(refused)
     assert KEY not in json.dumps(lines)
+    # A server that writes the key into its answer: hidden in the text, the pieces and the calls.
+    assert leak["ok"]["content"] == "your key is [hidden] indeed"
+    assert json.loads(leak["ok"]["tool_calls"][0]["arguments"]) == {"key": "[hidden]"}
+    assert "[hidden]" in json.dumps(leak_stream) and KEY not in json.dumps([leak, leak_stream])
 
 
 def test_a_cancelled_stream_closes_the_upstream_stream(tmp_path: Path, thinker: Path, openai_url: str) -> None:
