@@ -28,10 +28,11 @@ from anthropic.types import (
     RawMessageStartEvent,
 )
 
+from agent_host._support import off_loop
 from agent_host.config.providers import AnthropicProviderConfig
 from agent_host.model import ChatDelta, ChatRequest, ChatResult, Usage
 from agent_host.providers.anthropic_params import messages_params, stop_reason
-from agent_host.providers.base import PLACEHOLDER_KEY, ChatStream, Provider
+from agent_host.providers.base import PLACEHOLDER_KEY, ChatStream, Provider, as_they_are, request_size
 from agent_host.providers.capped_http import CappedClient
 from agent_host.providers.checks import check_request, response_schema
 from agent_host.providers.errors import ErrorMap, Failure
@@ -125,13 +126,13 @@ class AnthropicProvider(Provider):
         return allowed_models(self._config, found)
 
     async def chat(self, request: ChatRequest, *, model: str, max_tokens: int | None) -> ChatResult:
-        params = self._params(request, model, max_tokens)
+        params = await off_loop.run(self._params, request, model, max_tokens, size=request_size(request))
         with self._errors.mapped(model), anyio.fail_after(self._config.timeout):
             message = await self._client.messages.create(**params)
         return self._result(message, request, model)
 
     async def stream(self, request: ChatRequest, *, model: str, max_tokens: int | None) -> ChatStream:
-        params = self._params(request, model, max_tokens)
+        params = await off_loop.run(self._params, request, model, max_tokens, size=request_size(request))
         with self._errors.mapped(model), anyio.fail_after(self._config.timeout):
             upstream = await self._client.messages.create(**params, stream=True)
         try:
@@ -165,7 +166,7 @@ class AnthropicProvider(Provider):
         check_request(request, self.where(), max_tokens)
         schema = response_schema(request, self.where())
         bound = max_tokens if max_tokens is not None else self._config.max_tokens
-        return messages_params(request, model=model, max_tokens=bound, schema=schema, where=self.where())
+        return as_they_are(messages_params(request, model=model, max_tokens=bound, schema=schema, where=self.where()))
 
     def _result(self, message: Message, request: ChatRequest, model: str) -> ChatResult:
         """The whole answer of a blocking chat: its text blocks joined, its `tool_use` blocks as calls."""

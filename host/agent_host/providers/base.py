@@ -15,7 +15,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 from collections.abc import AsyncGenerator
-from typing import ClassVar, Final, overload
+from typing import Any, ClassVar, Final, overload
 
 from agent_host.config.providers import ProviderConfig
 from agent_host.errors import ErrorCode, ToolingError
@@ -25,6 +25,25 @@ from agent_host.providers.errors import redacted, secrets_of
 PLACEHOLDER_KEY: Final = "agent-host-no-key"
 """The key a network provider sends when its table has no `api_key` (a local server needs none; the
 SDKs would otherwise read their own variables, OPENAI_API_KEY or ANTHROPIC_API_KEY, or files)."""
+
+AS_THEY_ARE: Final = ("messages", "tools", "system")
+"""The request's parts sent as they are (`as_they_are`): the conversation, the tools offered, the system prompt."""
+
+
+def as_they_are(params: dict[str, Any]) -> dict[str, Any]:
+    """`params` (an SDK's `create` arguments, made by `openai_params` or `anthropic_params` as the
+    wire writes them) with `AS_THEY_ARE` moved to `extra_body`: sent as they are, without the SDK's
+    own walk over every item, which runs on the host's loop at ~0.1 ms an item (10,000 short
+    messages held the loop 1.5 s; measured). `messages` stays, empty, as the SDKs require it."""
+    moved = {key: params.pop(key) for key in AS_THEY_ARE if key in params}
+    return {**params, "messages": [], "extra_body": moved}
+
+
+def request_size(request: ChatRequest) -> int:
+    """About the characters of `request`'s messages and tools (for `off_loop.run`: mapping a large
+    request to the wire's parameters is done off the loop)."""
+    return 64 * (len(request.messages) + len(request.tools)) + sum(len(m.content or "") for m in request.messages)
+
 
 ChatStream = AsyncGenerator[ChatDelta | ChatResult, None]
 """A streamed answer: `ChatDelta`s in order (some text, or one whole tool call), then exactly one

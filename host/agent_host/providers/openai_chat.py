@@ -20,10 +20,11 @@ import anyio.lowlevel
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
+from agent_host._support import off_loop
 from agent_host.config.providers import OpenAIProviderConfig
 from agent_host.errors import ErrorCode, ToolingError
 from agent_host.model import ChatDelta, ChatRequest, ChatResult, Usage
-from agent_host.providers.base import PLACEHOLDER_KEY, ChatStream, Provider
+from agent_host.providers.base import PLACEHOLDER_KEY, ChatStream, Provider, as_they_are, request_size
 from agent_host.providers.capped_http import CappedClient
 from agent_host.providers.checks import check_request, response_schema
 from agent_host.providers.errors import ErrorMap, Failure
@@ -100,13 +101,13 @@ class OpenAIProvider(Provider):
         return allowed_models(self._config, found)
 
     async def chat(self, request: ChatRequest, *, model: str, max_tokens: int | None) -> ChatResult:
-        params = self._params(request, model, max_tokens)
+        params = await off_loop.run(self._params, request, model, max_tokens, size=request_size(request))
         with self._errors.mapped(model), anyio.fail_after(self._config.timeout):
             completion = await self._client.chat.completions.create(**params)
         return self._result(completion, request, model)
 
     async def stream(self, request: ChatRequest, *, model: str, max_tokens: int | None) -> ChatStream:
-        params = self._params(request, model, max_tokens)
+        params = await off_loop.run(self._params, request, model, max_tokens, size=request_size(request))
         with self._errors.mapped(model), anyio.fail_after(self._config.timeout):
             upstream = await self._client.chat.completions.create(
                 **params, stream=True, stream_options={"include_usage": True}
@@ -138,7 +139,7 @@ class OpenAIProvider(Provider):
     def _params(self, request: ChatRequest, model: str, max_tokens: int | None) -> dict[str, Any]:
         check_request(request, self.where(), max_tokens)
         schema = response_schema(request, self.where())
-        return chat_params(request, model=model, max_tokens=max_tokens, schema=schema)
+        return as_they_are(chat_params(request, model=model, max_tokens=max_tokens, schema=schema))
 
     def _result(self, completion: ChatCompletion, request: ChatRequest, model: str) -> ChatResult:
         """The whole answer of a blocking chat (its first choice)."""

@@ -1,8 +1,9 @@
 """What each provider sends, as the local servers received it through the real SDKs: the Chat Completions
 body (messages, tools, `max_completion_tokens`, a response schema, `stream_options.include_usage`), the
 Messages API body (`system`, tool results, `max_tokens` always, `output_config`), the table's headers and
-key, and a placeholder, never the SDK's own environment variable, when the table has no key; and each
-server run as a process of its own.
+key, and a placeholder, never the SDK's own environment variable, when the table has no key; a request
+of 10,000 messages sent whole and in order (mapped off the loop, past the SDK's per-item walk); and
+each server run as a process of its own.
 """
 
 from __future__ import annotations
@@ -117,6 +118,27 @@ async def test_the_messages_api_body_the_server_received(anthropic_url: str, str
     assert headers["x-tenant"] == "team-7"
     bounded = await last_request(anthropic_url, table, stream=stream, max_tokens=12)
     assert bounded["body"]["max_tokens"] == 12
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_a_request_of_ten_thousand_messages_arrives_whole_and_in_order(
+    openai_url: str, anthropic_url: str, kind: str
+) -> None:
+    url = openai_url if kind == "openai" else anthropic_url
+    table = network(kind, f"{url}/v1" if kind == "openai" else url, model="gpt-4.1")
+    many = ChatRequest(
+        messages=tuple(ChatMessage("user" if i % 2 == 0 else "assistant", f"m{i}") for i in range(10_000)),
+        tools=(ToolSpec("add", "Adds.", {"type": "object"}),),
+    )
+    made = ProviderSet(providers(table))
+    try:
+        await made.get("llm").chat(many, model="gpt-4.1", max_tokens=8)
+    finally:
+        await made.aclose()
+    body = (await requests(url))[-1]["body"]
+    texts = [m["content"] if isinstance(m["content"], str) else m["content"][0]["text"] for m in body["messages"]]
+    assert texts == [f"m{i}" for i in range(10_000)]
+    assert [tool.get("name") or tool["function"]["name"] for tool in body["tools"]] == ["add"]
 
 
 async def test_without_api_key_a_placeholder_is_sent_never_the_sdks_variables(
