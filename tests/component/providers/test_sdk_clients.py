@@ -243,6 +243,7 @@ async def test_the_key_reaches_the_server_and_nothing_else(wire: Wire, caplog: p
     """Every error path, with the host's and the SDKs' log at debug: the key is in no message, `data` or log
     line, though the servers quote it back (400 and 401)."""
     caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger="agent_host")  # whatever an in-process CLI run of another test set
     made = provider_set(wire)
     errors: list[ToolingError] = []
     try:
