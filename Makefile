@@ -86,6 +86,7 @@ bench: setup
 	$(BIN)/python -m tests.bench.edit_run
 	$(BIN)/python -m tests.bench.serve
 	$(BIN)/python -m tests.bench.ray
+	$(BIN)/python -m tests.bench.models
 	$(BIN)/python -m tests.bench.page
 
 clean:

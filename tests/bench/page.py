@@ -27,7 +27,8 @@ PAGE: Final = ROOT / "docs" / "performance.md"
 MARKER: Final = re.compile(r"<!-- bench: (machine|([a-z_]+) (\d+)) -->")
 PACKAGES: Final = ("agent-host", "wasmtime", "componentize-py", "mcp", "pydantic", "anyio", "uvicorn", "ray")
 MODULES: Final = {"calls": "tests.bench", "js": "tests.bench.js", "edit_run": "tests.bench.edit_run",
-                  "serve": "tests.bench.serve", "ray": "tests.bench.ray"}  # fmt: skip
+                  "serve": "tests.bench.serve", "ray": "tests.bench.ray",
+                  "models": "tests.bench.models"}  # fmt: skip
 """A module's name in the results -> the command that measures it."""
 GENERATED: Final = "<!-- Written by `make bench` (tests/bench/page.py) from tests/bench/performance.md.in. -->\n"
 

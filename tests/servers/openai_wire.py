@@ -5,13 +5,17 @@ sends them: a role chunk, one chunk per word of the text, each tool call's id an
 arguments in fragments of `FRAGMENT` characters, the finish chunk, the usage chunk (when
 `stream_options.include_usage`), `[DONE]`. Errors have the API's body (`{"error": {...}}`); a 429
 says `retry-after: 7`. `GET /v1/models` lists `MODELS`. The scripts and the record are
-`tests.servers.model_wire`'s. `python -m tests.servers.openai_wire` serves on a free port.
+`tests.servers.model_wire`'s, plus one model of this wire alone: "clock" streams its role chunk,
+waits `CLOCK_PAUSE` seconds, then sends one piece whose text is the wall clock (`time.time_ns()`)
+at the moment it is sent, then the end (`make bench` times the first piece's way to a client with
+it). `python -m tests.servers.openai_wire` serves on a free port.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import AsyncIterator
 from typing import Any, Final
 
@@ -107,8 +111,12 @@ async def frames(model: str, script: Script, include_usage: bool, *, hang: bool,
         while True:
             yield b": ping\n\n"
             await anyio.sleep(DRIP)
-    words = (script.text or "").split(" ")
-    for index, word in enumerate(words if script.text else []):
+    words = (script.text or "").split(" ") if script.text else []
+    if model == "clock":  # one piece stamped with the wall clock as it is sent, instead of the words
+        await anyio.sleep(CLOCK_PAUSE)
+        yield chunk(model, {"content": str(time.time_ns())})
+        words = []
+    for index, word in enumerate(words):
         yield chunk(model, {"content": word if index == 0 else f" {word}"})
         if hang:
             await anyio.sleep_forever()  # until the client goes (the stream's watcher cancels this)
@@ -133,6 +141,10 @@ async def frames(model: str, script: Script, include_usage: bool, *, hang: bool,
 
 DRIP = 0.2
 """Seconds between the keep-alive comments of the "drip" model (a stream that says nothing else)."""
+
+CLOCK_PAUSE = 0.02
+"""Seconds the "clock" model waits between its role chunk and its stamped piece (a model's first
+token comes after a while: the client is waiting for it, not still reading the answer's start)."""
 
 
 def build() -> Starlette:

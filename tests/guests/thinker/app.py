@@ -3,13 +3,18 @@
 Its input is JSON: `{"provider": NAME, "ops": [...]}`; each op is `{"op": "models"}`, `{"op": "chat",
 "request": {...}}`, `{"op": "stream", "request": {...}}` (every envelope until the end),
 `{"op": "cancel", "request": {...}}` (a stream cancelled once its first piece came), `{"op":
-"streams", "n": N, "request": {...}}` (N streams started, none read) or `{"op": "kind"}`. A request is
+"streams", "n": N, "request": {...}}` (N streams started, none read), `{"op": "kind"}`, or, for
+`make bench`, `{"op": "timed_chats", "n": N, "request": {...}}` (N chats in a row: the seconds each
+took, on the guest's monotonic clock) and `{"op": "first_pieces", "n": N, "request": {...}}` (N
+streams in a row, each read to its end: for each, the wall clock when its first piece was received
+minus the number that piece's text is, in ns: the "clock" model's send time). A request is
 `{"model", "messages": [{"role", "content", "tool_calls", "tool_call_id"}], "tools": [{"name",
 "input_schema"}], "max_tokens"}`. The answer is one JSON result per op: `{"ok": ...}` or `{"err":
 {"code", "message", "data"}}`.
 """
 
 import json
+import time
 
 import wit_world
 from componentize_py_types import Err
@@ -102,7 +107,37 @@ def _op(handle, op):
             except Err as e:
                 return {"started": len(started), "refused": _error(e.value)}
         return {"started": len(started)}
+    if kind == "timed_chats":
+        request, took = _request(op["request"]), []
+        for _ in range(op["n"]):
+            started = time.perf_counter()
+            handle.chat(request)
+            took.append(time.perf_counter() - started)
+        return took
+    if kind == "first_pieces":
+        request = _request(op["request"])
+        return [_first_piece(handle, request) for _ in range(op["n"])]
     raise ValueError(f"unknown op {kind}")
+
+
+def _first_piece(handle, request):
+    """The wall clock when the stream's first piece was received minus the number it holds (ns)."""
+    stream_id = handle.chat_stream(request)
+    delay = None
+    while True:
+        envelope = inbox.recv(20000)
+        now = time.time_ns()
+        if envelope is None:
+            raise RuntimeError("the stream sent nothing within 20 s")
+        event = envelope.event
+        if envelope.id != stream_id:
+            continue
+        if isinstance(event, types.Event_ChatDelta) and delay is None and event.value.content:
+            delay = now - int(event.value.content)
+        elif isinstance(event, types.Event_ChatEnd):
+            return delay
+        elif isinstance(event, types.Event_Error):
+            raise RuntimeError(event.value.message)
 
 
 class WitWorld(wit_world.WitWorld):
