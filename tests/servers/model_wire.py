@@ -11,12 +11,14 @@ error body; 401 and 400 quote the key the request carried, as some servers do), 
 loop's model: `add` of 2 and 3 while no tool answered, then "done: " and the tools' answers);
 hostile answers (`hostile`), each without end until the client goes: "flood-body" (a body of
 whitespace), "flood-event" (an SSE event of many short lines), "flood-line" (one SSE line);
-"gzip" (a compressed body though identity was asked for); "leak" writes the key the request
-carried into its text and a tool call's arguments (`leaked`); any other model echoes the last user
-message. `GET /test/requests` returns what was asked (body and headers);
-`GET /test/disconnects?count=N` waits (at most `WAIT_BOUND` s) until N clients went away mid-answer
-and says how many did. `python -m tests.servers.openai_wire` (or `anthropic_wire`) serves on a
-free port and prints `listening on URL`.
+"gzip" (a compressed body though identity was asked for), "redirect" (a 307 to another path),
+"not-json" (a body that does not parse), "deep" (JSON nested 100,000 levels); "leak" writes the key
+the request carried into its text and a tool call's arguments (`leaked`; the OpenAI wire's blocking
+answer names it as the model too); any other model echoes the last user message.
+`GET /test/requests` returns what was asked (body and headers); `GET /test/disconnects?count=N`
+waits (at most `WAIT_BOUND` s) until N clients went away mid-answer and says how many did.
+`python -m tests.servers.openai_wire` (or `anthropic_wire`) serves on a free port and prints
+`listening on URL`.
 """
 
 from __future__ import annotations
@@ -242,6 +244,12 @@ def hostile(model: str, record: Record) -> Response | None:
         return EventStream(_flood(b"", line * 1024), record)
     if model == "flood-line":  # one `data:` line without end
         return EventStream(_flood(b"data: ", b"x" * FLOOD), record)
+    if model == "redirect":
+        return Response(status_code=307, headers={"location": "/v1/elsewhere"})
+    if model == "not-json":
+        return Response(b"this is not JSON", headers={"content-type": "application/json"})
+    if model == "deep":
+        return Response(b"[" * 100_000, headers={"content-type": "application/json"})
     if model == "gzip":
         body = gzip.compress(json.dumps({"error": "compressed"}).encode())
         return Response(body, headers={"content-encoding": "gzip", "content-type": "application/json"})

@@ -164,8 +164,8 @@ def build() -> Starlette:
             await until_gone(request.receive, record)
             return Response(status_code=499)
         script = leaked(request) if model == "leak" else script_for(model, body.get("messages"))
-        if not body.get("stream"):
-            return JSONResponse(completion(model, script))
+        if not body.get("stream"):  # "leak" names the key as the model that answered, too
+            return JSONResponse(completion(credential(request) if model == "leak" else model, script))
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         events = frames(model, script, include_usage, hang=model == "hang", broken=model == "broken")
         return EventStream(events, record)

@@ -29,6 +29,7 @@ from agent_host.model import ChatResult, JsonObject
 from agent_host.policy.approval import Answerer, Approver, ElicitationRequest
 from agent_host.policy.validation import ArgumentValidator
 from agent_host.providers import ProviderSet, resolve_model
+from agent_host.providers.base import request_size
 from agent_host.providers.estimates import estimated
 from agent_host.session.audit_log import AuditLog
 from agent_host.toolings.server_requests import Question, Reply, Sampling
@@ -133,31 +134,43 @@ class PolicyAnswers:
     async def _chat(self, spec: SamplingProvider, sampling: Sampling, started: float) -> ChatResult:
         """`sampling` answered by provider `spec.provider`, charged to the caller's model budget."""
         details: dict[str, str | int | None] = {"provider": spec.provider}
-        outcome = ErrorCode.INTERNAL.value
+        outcome = "cancelled"
         try:
             if sampling.chat is None:
                 raise ToolingError(ErrorCode.INVALID_ARGUMENTS, f"tooling {sampling.tooling!r}: {sampling.unfit}")
             if sampling.spender is None:
                 raise ToolingError(
                     ErrorCode.DENIED,
-                    f"tooling {sampling.tooling!r}: a sampling request that came outside any agent's call is "
-                    "refused: there is no run whose model budget it could be charged to",
+                    f"tooling {sampling.tooling!r}: a sampling request the host cannot tie to one agent's call "
+                    "(outside any call, or while several are in flight on a 2025-11-25 connection) is refused: "
+                    "there is no run whose model budget it could be charged to",
+                )
+            size, bound = request_size(sampling.chat), self._config.host.max_argument_bytes
+            if size > bound:
+                raise ToolingError(
+                    ErrorCode.LIMIT_EXCEEDED,
+                    f"tooling {sampling.tooling!r}: a sampling request of about {size} characters is more than "
+                    f"max_argument_bytes ({bound}) in {self._config.host.origin}",
                 )
             provider = self._providers.get(spec.provider)
             model = details["model"] = resolve_model(provider.config, spec.model)
-            max_tokens = sampling.spender.admit(sampling.chat.max_tokens)
+            ticket = sampling.spender.admit(sampling.chat)
             usage = estimated(sampling.chat, 0)  # charged whatever ends the chat, unless reported
             try:
-                result = await provider.chat(sampling.chat, model=model, max_tokens=max_tokens)
+                result = await provider.chat(sampling.chat, model=model, max_tokens=ticket.max_tokens)
                 usage = result.usage
             finally:
-                sampling.spender.charge(usage, max_tokens)
+                sampling.spender.charge(usage, ticket)
                 details.update(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
             outcome = "ok"
             return provider.hidden(result)
         except ToolingError as exc:
             outcome = exc.code.value
             raise
+        except Exception as exc:  # boundary: a host bug is `internal` for the server, never raised into its SDK
+            outcome = ErrorCode.INTERNAL.value
+            logger.exception("internal error answering a sampling request of tooling %s", sampling.tooling)
+            raise ToolingError(ErrorCode.INTERNAL, f"tooling {sampling.tooling!r}: the host failed: {exc}") from None
         finally:
             self._record(sampling.caller, sampling.tooling, "server-sampling", None, outcome, started, details)
 

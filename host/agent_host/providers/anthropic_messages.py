@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Final
+from typing import Any, Final
 
 import anthropic
 import anyio
@@ -33,7 +33,7 @@ from agent_host.config.providers import AnthropicProviderConfig
 from agent_host.model import ChatDelta, ChatRequest, ChatResult, Usage
 from agent_host.providers.anthropic_params import messages_params, stop_reason
 from agent_host.providers.base import PLACEHOLDER_KEY, ChatStream, Provider, as_they_are, request_size
-from agent_host.providers.capped_http import CappedClient
+from agent_host.providers.capped_http import CappedClient, streaming
 from agent_host.providers.checks import check_request, response_schema
 from agent_host.providers.errors import ErrorMap, Failure
 from agent_host.providers.estimates import estimated
@@ -99,7 +99,7 @@ class _HttpClient(CappedClient, anthropic.DefaultAsyncHttpxClient):
 class AnthropicProvider(Provider):
     """The Anthropic Messages API."""
 
-    kind: ClassVar[str] = "anthropic"
+    kind = "anthropic"
     _config: AnthropicProviderConfig
 
     def __init__(self, config: AnthropicProviderConfig) -> None:
@@ -133,7 +133,7 @@ class AnthropicProvider(Provider):
 
     async def stream(self, request: ChatRequest, *, model: str, max_tokens: int | None) -> ChatStream:
         params = await off_loop.run(self._params, request, model, max_tokens, size=request_size(request))
-        with self._errors.mapped(model), anyio.fail_after(self._config.timeout):
+        with self._errors.mapped(model), anyio.fail_after(self._config.timeout), streaming():
             upstream = await self._client.messages.create(**params, stream=True)
         try:
             answer, reading = Answer(self.where()), _Reading(model)

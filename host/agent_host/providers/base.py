@@ -15,12 +15,12 @@ from __future__ import annotations
 import abc
 import dataclasses
 from collections.abc import AsyncGenerator
-from typing import Any, ClassVar, Final, overload
+from typing import Any, Final, overload
 
 from agent_host.config.providers import ProviderConfig
 from agent_host.errors import ErrorCode, ToolingError
 from agent_host.model import ChatDelta, ChatRequest, ChatResult, ToolCall
-from agent_host.providers.errors import redacted, secrets_of
+from agent_host.providers.secrets import redacted, secrets_of
 
 PLACEHOLDER_KEY: Final = "agent-host-no-key"
 """The key a network provider sends when its table has no `api_key` (a local server needs none; the
@@ -76,7 +76,7 @@ def resolve_model(config: ProviderConfig, requested: str | None) -> str:
 class Provider(abc.ABC):
     """A named, configured source of model answers. Use it on the bridge loop only."""
 
-    kind: ClassVar[str]
+    kind: str
     """"openai", "anthropic" or "mock"."""
 
     def __init__(self, config: ProviderConfig) -> None:

@@ -27,21 +27,15 @@ from typing import Final
 import httpx2
 
 from agent_host._support.printable import printable
-from agent_host.config.providers import NetworkProviderConfig, ProviderConfig
+from agent_host.config.providers import ProviderConfig
 from agent_host.errors import ErrorCode, ToolingError
-from agent_host.providers.capped_http import AnswerTooLarge, UnwantedEncoding
+from agent_host.providers.capped_http import AnswerTooLarge, UnwantedEncoding, UnwantedRedirect
+from agent_host.providers.secrets import redacted, secrets_of
 
 logger = logging.getLogger(__name__)
 
 MESSAGE_LIMIT: Final = 1000
 """Characters of a server's own error message quoted in an error (the rest is cut, with a marker)."""
-
-SECRET_MINIMUM: Final = 6
-"""Characters a header value needs to be hidden from messages (a shorter one would hide ordinary
-words); the `api_key` is hidden whatever its length."""
-
-HIDDEN: Final = "[hidden]"
-"""What a secret is replaced with."""
 
 
 class Failure(enum.Enum):
@@ -103,6 +97,7 @@ RULES: Final[Mapping[Failure, Rule]] = {
 CAUSES: Final[Mapping[type[BaseException], Failure]] = {
     AnswerTooLarge: Failure.TOO_LARGE,
     UnwantedEncoding: Failure.PROTOCOL,
+    UnwantedRedirect: Failure.PROTOCOL,
 }
 """The host's own failures, decided wherever they are along the `__cause__` chain (an SDK wraps what
 its HTTP client raises in a connection error of its own)."""
@@ -116,9 +111,17 @@ COMMON: Final[Mapping[type[BaseException], Failure]] = {
     httpx2.TimeoutException: Failure.TIMEOUT,
     httpx2.TransportError: Failure.UNREACHABLE,
     httpx2.DecodingError: Failure.PROTOCOL,
+    ValueError: Failure.PROTOCOL,
+    LookupError: Failure.PROTOCOL,
+    AttributeError: Failure.PROTOCOL,
+    TypeError: Failure.PROTOCOL,
+    RecursionError: Failure.PROTOCOL,
 }
-"""Failures of every backend: the whole chat's `timeout` (`anyio.fail_after`), and the transport's
-own exceptions where an SDK lets one through."""
+"""Failures of every backend: the whole chat's `timeout` (`anyio.fail_after`), the transport's own
+exceptions where an SDK lets one through, and what an SDK raises reading an answer it cannot
+read (JSON that does not parse, or nests past Python's recursion limit, text that is not UTF-8, a
+value of another shape than it expects): `mapped` wraps only the SDK's calls, so these are the
+server's answer, never the host's own code."""
 
 STATUS_CLASSES: Final[Mapping[int, Failure]] = {4: Failure.REFUSED, 5: Failure.SERVER}
 """A status no exception class of the table names, by its hundreds."""
@@ -162,26 +165,6 @@ def _number(text: str | None) -> float | None:
     except ValueError:
         return None
     return value if value is not None and math.isfinite(value) and value >= 0 else None
-
-
-def secrets_of(config: ProviderConfig) -> list[str]:
-    """What no message may show: the `api_key` and the header values (each as it is and as Python
-    quotes it), longest first."""
-    if not isinstance(config, NetworkProviderConfig):
-        return []
-    values = [value for value in config.headers.values() if len(value) >= SECRET_MINIMUM]
-    values += [config.api_key] if config.api_key else []
-    found: set[str] = set()
-    for value in values:
-        found.update({value, repr(value)[1:-1], repr(value.encode("utf-8", "replace"))[2:-1]})
-    return sorted(found, key=len, reverse=True)
-
-
-def redacted(text: str, secrets: list[str]) -> str:
-    """`text` with each of `secrets` replaced by `HIDDEN`."""
-    for secret in secrets:
-        text = text.replace(secret, HIDDEN)
-    return text
 
 
 def _server_words(error: BaseException, secrets: list[str]) -> str:

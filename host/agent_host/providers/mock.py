@@ -12,7 +12,7 @@ model would be, so that a budget holds against a mock too. A stream splits the t
 from __future__ import annotations
 
 import json
-from typing import ClassVar, Final
+from typing import Final
 
 from agent_host.config.providers import MockProviderConfig, MockTurn
 from agent_host.errors import ErrorCode, ToolingError
@@ -34,7 +34,7 @@ def pieces(text: str, count: int = STREAM_PIECES) -> list[str]:
 class MockProvider(Provider):
     """A scripted provider: one turn per chat, in order (see the module docstring)."""
 
-    kind: ClassVar[str] = "mock"
+    kind = "mock"
     _config: MockProviderConfig
 
     def __init__(self, config: MockProviderConfig) -> None:

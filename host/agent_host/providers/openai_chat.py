@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final
+from typing import Any, Final
 
 import anyio
 import anyio.lowlevel
@@ -25,7 +25,7 @@ from agent_host.config.providers import OpenAIProviderConfig
 from agent_host.errors import ErrorCode, ToolingError
 from agent_host.model import ChatDelta, ChatRequest, ChatResult, Usage
 from agent_host.providers.base import PLACEHOLDER_KEY, ChatStream, Provider, as_they_are, request_size
-from agent_host.providers.capped_http import CappedClient
+from agent_host.providers.capped_http import CappedClient, streaming
 from agent_host.providers.checks import check_request, response_schema
 from agent_host.providers.errors import ErrorMap, Failure
 from agent_host.providers.estimates import estimated
@@ -75,7 +75,7 @@ class _HttpClient(CappedClient, openai.DefaultAsyncHttpxClient):
 class OpenAIProvider(Provider):
     """A server speaking the Chat Completions wire protocol."""
 
-    kind: ClassVar[str] = "openai"
+    kind = "openai"
     _config: OpenAIProviderConfig
 
     def __init__(self, config: OpenAIProviderConfig) -> None:
@@ -108,7 +108,7 @@ class OpenAIProvider(Provider):
 
     async def stream(self, request: ChatRequest, *, model: str, max_tokens: int | None) -> ChatStream:
         params = await off_loop.run(self._params, request, model, max_tokens, size=request_size(request))
-        with self._errors.mapped(model), anyio.fail_after(self._config.timeout):
+        with self._errors.mapped(model), anyio.fail_after(self._config.timeout), streaming():
             upstream = await self._client.chat.completions.create(
                 **params, stream=True, stream_options={"include_usage": True}
             )

@@ -1,7 +1,8 @@
 """`ProviderSet`: the configured providers of one host process, and the table of provider kinds.
 
 Providers are created on first use (`get`), on the bridge loop, and shared by every guest of the
-process; `aclose` closes every one created, concurrently, and later `get`s answer `unavailable`.
+process; the network kinds run on a loop of the set's own (`own_loop`). `aclose` closes every one
+created, concurrently, then that loop; later `get`s answer `unavailable`.
 Kinds are registered in `KINDS`, each by a factory that imports its module when first called: a
 process that uses no OpenAI or Anthropic provider never imports their SDKs. A kind whose SDK is
 missing fails at load (`config.providers`); should it go missing after, `get` answers `unavailable`
@@ -25,6 +26,10 @@ from agent_host.config.providers import (
 )
 from agent_host.errors import ErrorCode, ToolingError
 from agent_host.providers.base import Provider
+from agent_host.providers.own_loop import OnOwnLoop, ProviderLoop
+
+NETWORK_KINDS: Final = frozenset({"openai", "anthropic"})
+"""The kinds run on the providers' own loop (`own_loop`); a mock answers on the caller's."""
 
 
 def _openai(config: OpenAIProviderConfig) -> Provider:
@@ -61,6 +66,8 @@ class ProviderSet:
         self._configs = dict(configs)
         self._providers: dict[str, Provider] = {}
         self._closed = False
+        self._own_loop = ProviderLoop()
+        """Where the network providers run (`own_loop`): never on the loop that serves everyone."""
 
     @property
     def names(self) -> list[str]:
@@ -87,6 +94,8 @@ class ProviderSet:
             config = self.config(name)
             try:
                 provider = KINDS[config.kind](config)
+                if config.kind in NETWORK_KINDS:
+                    provider = OnOwnLoop(provider, self._own_loop)
             except ModuleNotFoundError as exc:
                 if exc.name != EXTRAS.get(config.kind):
                     raise
@@ -98,6 +107,9 @@ class ProviderSet:
         """Close every provider created so far, concurrently; idempotent."""
         self._closed = True
         providers, self._providers = list(self._providers.values()), {}
-        async with anyio.create_task_group() as group:
-            for provider in providers:
-                group.start_soon(provider.aclose)
+        try:
+            async with anyio.create_task_group() as group:
+                for provider in providers:
+                    group.start_soon(provider.aclose)
+        finally:
+            self._own_loop.stop()

@@ -1,20 +1,35 @@
 """An agent's model budget for one run: requests, input tokens and output tokens (`LlmBudget`).
 
-`admit` counts a request before anything is sent and answers the `max_tokens` to send: the
-request's own, clamped to what the output budget has left and reserved until `charge` settles it,
-so concurrent streams cannot pass the output budget together; a request made once any budget is
-spent (or reserved) is `limit-exceeded`, naming the budget, what was used and the key that raises
-it. `charge` adds the usage reported, or estimated for a request that ended without one. Thread-safe: chats are
-charged on the guest's thread, streams on the host's loop. A served agent has one per call.
+`admit` counts a request before anything is sent and answers a `Ticket`: the `max_tokens` to send
+(the request's own, clamped to what the output budget has left), and what it holds of each token
+budget until `charge` settles it: the clamped `max_tokens`, and the request's input tokens as
+estimated (`providers.estimates`, 4 characters a token), so that concurrent requests cannot pass
+a budget together. A request is `limit-exceeded` once a budget is spent (or held), or when its own
+estimate would pass the input budget, naming the budget, what was used and the key that raises
+it; a `max_tokens` below 1 is `invalid-arguments`. `charge` adds the usage reported, or estimated
+for a request that ended without one. Thread-safe: chats are charged on the guest's thread,
+streams and sampling on the host's loop. A served agent has one per call.
 """
 
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 
 from agent_host.errors import ErrorCode, ToolingError
-from agent_host.model import Usage
+from agent_host.model import ChatRequest, Usage
 from agent_host.policy.provider_grants import LlmLimits
+from agent_host.providers.estimates import estimated
+
+
+@dataclass(frozen=True)
+class Ticket:
+    """An admitted request: the `max_tokens` to send (None: unbounded) and what it holds of the
+    output and input budgets until it is charged."""
+
+    max_tokens: int | None
+    output_held: int = 0
+    input_held: int = 0
 
 
 class LlmBudget:
@@ -27,34 +42,47 @@ class LlmBudget:
         self.output_tokens = 0
         self.reserved = 0
         """Output tokens admitted requests may still use (their clamped `max_tokens`)."""
+        self.input_reserved = 0
+        """Input tokens admitted requests are estimated to use, until they are charged."""
         self._lock = threading.Lock()
 
-    def admit(self, max_tokens: int | None) -> int | None:
-        """Count one request; the `max_tokens` to send upstream (`max_tokens` clamped to the output
-        budget left; None when neither bounds it). Raises `limit-exceeded` when a budget is spent."""
+    def admit(self, request: ChatRequest) -> Ticket:
+        """Count `request` and hold its share of the budgets (see the module docstring). Raises
+        `limit-exceeded` or `invalid-arguments` before anything is counted."""
         limits = self.limits
+        if request.max_tokens is not None and request.max_tokens < 1:
+            raise ToolingError(ErrorCode.INVALID_ARGUMENTS, f"max_tokens {request.max_tokens} is not 1 or more")
+        estimate = estimated(request, 0).input_tokens if limits.input_tokens is not None else 0
         with self._lock:
             self._check("llm_requests", "requests", self.requests, limits.requests)
-            self._check("llm_input_tokens", "input tokens", self.input_tokens, limits.input_tokens)
+            held_input = self.input_tokens + self.input_reserved
+            self._check("llm_input_tokens", "input tokens", held_input, limits.input_tokens)
+            if limits.input_tokens is not None and held_input + estimate > limits.input_tokens:
+                raise ToolingError(
+                    ErrorCode.LIMIT_EXCEEDED,
+                    f"this request is estimated at {estimate} input tokens (4 characters a token), more than the "
+                    f"{limits.input_tokens - held_input} left of this run's budget of {limits.input_tokens}; raise "
+                    f"llm_input_tokens in {limits.where}, or send less",
+                )
             spoken = self.output_tokens + self.reserved
             self._check("llm_output_tokens", "output tokens", spoken, limits.output_tokens)
             self.requests += 1
+            self.input_reserved += estimate
             if limits.output_tokens is None:
-                return max_tokens
+                return Ticket(request.max_tokens, 0, estimate)
             left = limits.output_tokens - spoken
-            clamped = left if max_tokens is None else min(max_tokens, left)
+            clamped = left if request.max_tokens is None else min(request.max_tokens, left)
             self.reserved += clamped
-            return clamped
+            return Ticket(clamped, clamped, estimate)
 
-    def charge(self, usage: Usage, reserved: int | None = None) -> None:
-        """Add the tokens a request used and release what `admit` reserved for it (`reserved`, the
-        `max_tokens` it answered; nothing is reserved without an output budget)."""
+    def charge(self, usage: Usage, ticket: Ticket | None = None) -> None:
+        """Add the tokens a request used and release what `ticket` (its `admit`) held."""
         with self._lock:
-            output = max(usage.output_tokens, 0)
-            if reserved is not None and self.limits.output_tokens is not None:
-                self.reserved -= reserved
+            if ticket is not None:
+                self.reserved -= ticket.output_held
+                self.input_reserved -= ticket.input_held
             self.input_tokens += max(usage.input_tokens, 0)
-            self.output_tokens += output
+            self.output_tokens += max(usage.output_tokens, 0)
 
     @property
     def used(self) -> Usage:

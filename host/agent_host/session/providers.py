@@ -33,7 +33,7 @@ from agent_host.session.audit import AuditTrail, Span
 from agent_host.session.bridge import Bridge, shutting_down
 from agent_host.session.deadline import LoopCalls, internal_error
 from agent_host.session.inbox import Inbox
-from agent_host.session.llm_budget import LlmBudget
+from agent_host.session.llm_budget import LlmBudget, Ticket
 
 logger = logging.getLogger(__name__)
 
@@ -143,7 +143,7 @@ class GuestProviders:
         provider = self.handle(rep)
         text = request_text(request)
         with self._audit.span(Operation.CHAT, provider.name, request.model, text) as span:
-            model, max_tokens = self._admit(provider, request, text, span)
+            model, ticket = self._admit(provider, request, text, span)
             usage = estimated(request, 0)  # charged whatever ends the chat, unless reported
             try:
                 result = self._loop.run(
@@ -152,26 +152,27 @@ class GuestProviders:
                     provider,
                     request,
                     model,
-                    max_tokens,
+                    ticket.max_tokens,
                     timeout=provider.config.timeout + REQUEST_GRACE,
                     hint=f"raise timeout in [provider.{provider.name}]",
                 )
                 usage = result.usage
             finally:
-                self._charged(span, usage, max_tokens)
+                self._charged(span, usage, ticket)
+            result = provider.hidden(result)  # before the audit line too: a server may answer its key as the model
             span.details["model"] = result.model
-            return provider.hidden(result)
+            return result
 
     def chat_stream(self, rep: int, request: ChatRequest) -> str:
         """Start a stream and return its id; its pieces and its end arrive in the inbox."""
         provider = self.handle(rep)
         text = request_text(request)
         with self._audit.span(Operation.CHAT_STREAM, provider.name, request.model, text) as span:
-            model, max_tokens = self._admit(provider, request, text, span)
+            model, ticket = self._admit(provider, request, text, span)
             if self._bridge.closed:
                 raise shutting_down()
             if len(self._streams) >= MAX_STREAMS:
-                self.budget.charge(Usage(), max_tokens)  # nothing was sent
+                self.budget.charge(Usage(), ticket)  # nothing was sent
                 raise ToolingError(
                     ErrorCode.LIMIT_EXCEEDED,
                     f"{len(self._streams)} streams are open (the most a guest may have at once is {MAX_STREAMS}); "
@@ -181,13 +182,13 @@ class GuestProviders:
             try:
                 self._inbox.open_call(stream_id, len(text))
             except ToolingError:
-                self.budget.charge(Usage(), max_tokens)
+                self.budget.charge(Usage(), ticket)
                 raise
             try:
-                future = self._bridge.start(self._stream, provider, request, model, max_tokens, stream_id)
+                future = self._bridge.start(self._stream, provider, request, model, ticket, stream_id)
             except ToolingError:
                 self._inbox.cancel(stream_id)
-                self.budget.charge(Usage(), max_tokens)
+                self.budget.charge(Usage(), ticket)
                 raise
             self._streams[stream_id] = _Stream(rep, future)
             span.defer()  # the stream writes its line when it ends
@@ -219,8 +220,8 @@ class GuestProviders:
         grant check: the provider is configured, never reached)."""
         self.grants.check_model(name, resolve_model(self._providers.config(name), request.model))
 
-    def _admit(self, provider: Provider, request: ChatRequest, text: str, span: Span) -> tuple[str, int | None]:
-        """The model to ask and the `max_tokens` to send; raises before anything is sent."""
+    def _admit(self, provider: Provider, request: ChatRequest, text: str, span: Span) -> tuple[str, Ticket]:
+        """The model to ask and the budget's ticket (the `max_tokens` to send); raises before anything is sent."""
         self._loop.check_open()
         self._limits.check_argument_size(len(text.encode("utf-8", "surrogatepass")), "the chat request")
         if not request.messages:
@@ -233,12 +234,12 @@ class GuestProviders:
         span.target = model
         span.details.update(provider=provider.name, model=model)
         self.grants.check_model(provider.name, model)
-        return model, self.budget.admit(request.max_tokens)
+        return model, self.budget.admit(request)
 
-    def _charged(self, span: Span, usage: Usage, max_tokens: int | None) -> None:
+    def _charged(self, span: Span, usage: Usage, ticket: Ticket) -> None:
         """Charge `usage` (reported, or estimated for a request that ended without it) and release
         the output tokens `admit` reserved for it."""
-        self.budget.charge(usage, max_tokens)
+        self.budget.charge(usage, ticket)
         span.details.update(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
 
     async def _stream(
@@ -246,7 +247,7 @@ class GuestProviders:
         provider: Provider,
         request: ChatRequest,
         model: str,
-        max_tokens: int | None,
+        ticket: Ticket,
         stream_id: str,
     ) -> None:
         """On the loop: the stream's pieces into the inbox, then exactly one final envelope. Its usage
@@ -257,7 +258,7 @@ class GuestProviders:
         with self._audit.span(Operation.CHAT_STREAM, provider.name, model) as span:
             span.details.update(provider=provider.name, model=model)
             try:
-                final = await self._pieces(provider, request, model, max_tokens, stream_id, sent)
+                final = await self._pieces(provider, request, model, ticket.max_tokens, stream_id, sent)
             except ToolingError as exc:
                 final = exc
             except Exception as exc:  # boundary: a host bug reaches the guest as an `internal` envelope
@@ -266,9 +267,9 @@ class GuestProviders:
             finally:  # cancelled too: what was asked and what came is charged
                 if isinstance(final, ChatResult):
                     span.details["model"] = final.model
-                    self._charged(span, final.usage, max_tokens)
+                    self._charged(span, final.usage, ticket)
                 else:
-                    self._charged(span, estimated(request, sent[0]), max_tokens)
+                    self._charged(span, estimated(request, sent[0]), ticket)
             if isinstance(final, ToolingError):
                 span.fail(final)
         if isinstance(final, ChatResult):

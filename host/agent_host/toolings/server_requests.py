@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from agent_host.errors import ErrorCode, ToolingError
 from agent_host.model import ChatRequest, ChatResult, JsonObject, Usage
@@ -57,13 +57,20 @@ ASKER: ContextVar[Asker | None] = ContextVar("agent_host_asker", default=None)
 class Spender(Protocol):
     """The model budget of the run a request came during (`session.llm_budget.LlmBudget`)."""
 
-    def admit(self, max_tokens: int | None) -> int | None:
-        """Count one request; the `max_tokens` to send; raises `limit-exceeded` when spent."""
+    def admit(self, request: ChatRequest) -> Admitted:
+        """Count `request` and hold its share; raises `limit-exceeded` (or `invalid-arguments`)."""
         ...
 
-    def charge(self, usage: Usage, reserved: int | None = None) -> None:
-        """Add what a request used and release what `admit` reserved for it."""
+    def charge(self, usage: Usage, ticket: Any = None) -> None:
+        """Add what a request used and release what its `admit` held (`ticket`)."""
         ...
+
+
+class Admitted(Protocol):
+    """What `Spender.admit` answers: the `max_tokens` to send."""
+
+    @property
+    def max_tokens(self) -> int | None: ...
 
 
 SPENDER: ContextVar[Spender | None] = ContextVar("agent_host_spender", default=None)

@@ -146,7 +146,7 @@ def test_through_the_openai_wire_a_guest_streams_tool_calls_whole(
     assert refused["err"]["code"] == "unauthorized" and KEY not in json.dumps(refused)
     assert KEY not in json.dumps(lines)
     # A server that writes the key into its answer: hidden in the text, the pieces and the calls.
-    assert leak["ok"]["content"] == "your key is [hidden] indeed"
+    assert leak["ok"]["content"] == "your key is [hidden] indeed" and leak["ok"]["model"] == "[hidden]"
     assert json.loads(leak["ok"]["tool_calls"][0]["arguments"]) == {"key": "[hidden]"}
     assert "[hidden]" in json.dumps(leak_stream) and KEY not in json.dumps([leak, leak_stream])
 
@@ -219,9 +219,10 @@ def test_a_cancelled_stream_is_charged_for_what_it_asked(tmp_path: Path, thinker
     """Found attacking it: cancelled or failed streams were charged nothing, so cancelling each
     stream early spent tokens past the budget. Now what was asked and what came is charged, an
     estimate where the provider reported nothing."""
-    hang = {"model": "hang", "messages": [{"role": "user", "content": "x" * 400}]}
-    ops = [{"op": "cancel", "request": hang}, {"op": "chat", "request": {"messages": USER}}]
-    with make_host(tmp_path, openai_table(openai_url, "llm_input_tokens = 50\n")) as host:
+    hang = {"model": "hang", "messages": [{"role": "user", "content": "x" * 400}]}  # ~100 tokens: admitted
+    more = {"messages": [{"role": "user", "content": "y" * 40}]}  # ~10 more: past 105 once the 100 are charged
+    ops = [{"op": "cancel", "request": hang}, {"op": "chat", "request": more}]
+    with make_host(tmp_path, openai_table(openai_url, "llm_input_tokens = 105\n")) as host:
         result = host.run(thinker, json.dumps({"provider": "llm", "ops": ops}), agent="think")
     cancelled, refused = json.loads(result.output)
     assert cancelled["ok"]["cancelled"] is True

@@ -1,8 +1,8 @@
 """A hostile model server cannot make the host read without bound: the real `openai` and `anthropic`
 clients behind our providers, against local servers of each wire (`tests/servers/*_wire.py`) that
-send a body past the host's bound, an SSE event of many lines or one line past the event bound, or
-a compressed body though identity was asked for; each ends `limit-exceeded` (or `protocol`),
-naming the bound, and the server sees the client go."""
+send a body past the host's bound, an SSE event of many lines or one line past the event bound; each
+ends `limit-exceeded` naming the bound, and the server sees the client go. A compressed body, a
+redirect, a body that does not parse or nests too deep are `protocol`."""
 
 from __future__ import annotations
 
@@ -67,7 +67,17 @@ async def test_an_sse_event_past_the_bound_ends_the_stream_and_closes_it(
     assert await disconnects(wire[1], before + 1) == before + 1  # the server saw its client go
 
 
-async def test_a_compressed_answer_is_refused_unread(wire: tuple[str, str, str]) -> None:
-    error = await failure(wire, "gzip", stream=False)
-    assert error.code is ErrorCode.PROTOCOL
-    assert "(UnwantedEncoding)" in error.message
+@pytest.mark.parametrize(
+    ("model", "kind"),
+    [
+        ("gzip", "UnwantedEncoding"),
+        ("redirect", "UnwantedRedirect"),  # never followed: it would carry the headers and the prompt
+        ("not-json", "JSONDecodeError"),
+        ("deep", "RecursionError"),
+    ],
+)
+async def test_an_answer_the_host_will_not_read_is_protocol(wire: tuple[str, str, str], model: str, kind: str) -> None:
+    """Refused unread (compressed, a redirect), or unreadable: the server's fault, never `internal`."""
+    error = await failure(wire, model, stream=False)
+    assert error.code is ErrorCode.PROTOCOL, error
+    assert f"({kind})" in error.message

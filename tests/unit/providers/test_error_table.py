@@ -169,10 +169,17 @@ def test_an_error_reported_inside_a_stream_is_judged_by_its_type(kind: str, code
     assert error.code is code and error.message.endswith("mid-stream")
 
 
+@pytest.mark.parametrize("raised", [ValueError("bad JSON"), RecursionError(), KeyError("choices"), TypeError("x")])
+def test_what_an_sdk_raises_reading_an_answer_it_cannot_read_is_protocol(raised: Exception) -> None:
+    with pytest.raises(ToolingError) as caught, error_map("openai").mapped("m"):
+        raise raised
+    assert caught.value.code is ErrorCode.PROTOCOL and f"({type(raised).__name__})" in caught.value.message
+
+
 def test_an_exception_outside_the_table_is_not_caught() -> None:
     errors = error_map("openai")
-    with pytest.raises(KeyError), errors.mapped("m"):
-        raise KeyError("a host bug")
+    with pytest.raises(RuntimeError), errors.mapped("m"):
+        raise RuntimeError("a host bug")
     with pytest.raises(ToolingError) as caught, errors.mapped("m"):
         raise openai.APIConnectionError(request=REQUEST)
     assert caught.value.__cause__ is None and caught.value.__suppress_context__

@@ -17,6 +17,7 @@ from agent_host.providers import KINDS, ProviderSet, providerset
 from agent_host.providers.anthropic_messages import AnthropicProvider
 from agent_host.providers.mock import MockProvider
 from agent_host.providers.openai_chat import OpenAIProvider
+from agent_host.providers.own_loop import OnOwnLoop
 from tests.support.provider_configs import config, providers
 
 pytestmark = pytest.mark.anyio
@@ -42,9 +43,15 @@ def test_kinds_are_a_table_of_factories() -> None:
 async def test_each_provider_is_made_by_its_kind_once_on_first_use_and_closed_with_the_set() -> None:
     made = ProviderSet(providers(TABLES))
     assert made.names == ["claude", "fake", "gpt"]
-    fake, gpt, claude = made.get("fake"), made.get("gpt"), made.get("claude")
+    fake, gpt_off, claude_off = made.get("fake"), made.get("gpt"), made.get("claude")
+    assert isinstance(gpt_off, OnOwnLoop) and isinstance(claude_off, OnOwnLoop)  # network kinds: off the caller's loop
+    gpt, claude = gpt_off.inner, claude_off.inner
     assert isinstance(gpt, OpenAIProvider) and isinstance(claude, AnthropicProvider) and isinstance(fake, MockProvider)
-    assert made.get("gpt") is gpt and (gpt.name, gpt.kind, gpt.config.kind) == ("gpt", "openai", "openai")
+    assert made.get("gpt") is gpt_off and (gpt_off.name, gpt_off.kind, gpt_off.config.kind) == (
+        "gpt",
+        "openai",
+        "openai",
+    )
     await made.aclose()
     assert gpt._client.is_closed() and claude._client.is_closed()
     await made.aclose()
@@ -78,7 +85,9 @@ def test_a_missing_sdk_at_first_use_is_one_line_naming_the_extra(monkeypatch: py
 def test_the_host_makes_its_providers_and_closes_them_when_it_closes() -> None:
     host = Host(config(TABLES))
     try:
-        gpt = host.bridge.call(_get, host, "gpt", timeout=10, on_timeout=lambda: ToolingError(ErrorCode.TIMEOUT, "x"))
+        made = host.bridge.call(_get, host, "gpt", timeout=10, on_timeout=lambda: ToolingError(ErrorCode.TIMEOUT, "x"))
+        assert isinstance(made, OnOwnLoop)
+        gpt = made.inner
         assert isinstance(gpt, OpenAIProvider) and not gpt._client.is_closed()
     finally:
         host.close()

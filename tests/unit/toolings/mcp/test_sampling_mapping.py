@@ -1,6 +1,7 @@
 """A server's sampling request as a chat and a chat's answer as its result: system prompt, text,
 tool use and tool results, offered tools and `tool_choice`, stop reasons, what cannot be carried;
-and the policy's refusals of a provider-answered request (no run to charge, an unfit request)."""
+and the policy's refusals of a provider-answered request (no run to charge, an unfit request, one
+past `max_argument_bytes`)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ from agent_host.config import parse_config
 from agent_host.errors import ErrorCode, ToolingError
 from agent_host.model import ChatMessage, ChatResult, ToolCall, Usage
 from agent_host.policy.approval import DenyAll
+from agent_host.policy.provider_grants import LlmLimits
 from agent_host.policy.validation import ArgumentValidator
 from agent_host.session.audit_log import AuditLog
+from agent_host.session.llm_budget import LlmBudget
 from agent_host.toolings.mcp.sampling import as_chat, as_result
 from agent_host.toolings.server_requests import Sampling
 
@@ -113,15 +116,19 @@ def answers(tmp_path: Path) -> PolicyAnswers:
     return PolicyAnswers(config, DenyAll(), ArgumentValidator(), audit)
 
 
-@pytest.mark.parametrize("case", ["outside-a-call", "unfit"])
+@pytest.mark.parametrize("case", ["outside-a-call", "unfit", "too-large"])
 def test_a_provider_answers_only_a_request_it_can_charge_and_carry(case: str, tmp_path: Path) -> None:
     request = params(messages=[{"role": "user", "content": {"type": "text", "text": "hi"}}])
     if case == "outside-a-call":
         sampling = Sampling("t", None, {}, as_chat(request), None, None)
-        code, words = ErrorCode.DENIED, "came outside any agent's call is refused"
-    else:
+        code, words = ErrorCode.DENIED, "cannot tie to one agent's call"
+    elif case == "unfit":
         sampling = Sampling("t", "a", {}, None, "a sampling request with image content cannot be answered", None)
         code, words = ErrorCode.INVALID_ARGUMENTS, "with image content"
+    else:  # past max_argument_bytes (1 MiB by default): refused before the budget is asked
+        big = params(messages=[{"role": "user", "content": {"type": "text", "text": "x" * (2 << 20)}}])
+        sampling = Sampling("t", "a", {}, as_chat(big), None, LlmBudget(LlmLimits()))
+        code, words = ErrorCode.LIMIT_EXCEEDED, "is more than max_argument_bytes (1048576)"
     with pytest.raises(ToolingError) as caught:
         asyncio.run(answers(tmp_path).sample(sampling))
     assert caught.value.code is code and words in caught.value.message
