@@ -33,6 +33,7 @@ SHARED_GUESTS = tuple(
         "tests/guests/blunders",
         "tests/guests/thinker",
         "tests/guests/jsthinker",
+        "tests/guests/jslib",
         "guests/watcher",
         "guests/finder",
         "guests/assistant",

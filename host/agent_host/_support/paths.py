@@ -4,8 +4,9 @@
   names it (`$XDG_CACHE_HOME/agent-host` or `~/.cache/agent-host` on Linux, `~/Library/Caches/
   agent-host` on macOS). It holds `builds/`, `compiled/` and, for the tests, `npm/`; `agent_host.cache`
   lists, bounds and cleans it. Deleting it is always safe: everything is rebuilt.
-- The WIT package and the guest library: inside the installed package (`agent_host/_data/`) when built
-  as a wheel, else the source tree's `wit/` and `guests/lib/` (editable installs, checkouts).
+- The WIT package and the guest libraries: inside the installed package (`agent_host/_data/`) when built
+  as a wheel, else the source tree's `wit/`, `guests/lib/` (Python) and `guests/jslib/` (JavaScript)
+  (editable installs, checkouts).
 - Templates (the guest written by `agent-host new`): `host/agent_host/components/templates/`, shipped in the wheel.
 """
 
@@ -44,6 +45,12 @@ def wit_dir() -> Path:
 def guest_lib_dir() -> Path:
     """The folder holding the guest library (`agentlib`), put on every guest's module path."""
     return _data("guestlib", "guests/lib")
+
+
+def js_lib_dir() -> Path:
+    """The folder holding the JavaScript guest library (`agentlib.js`, bundled into every JavaScript
+    guest build, and its declarations `agentlib.d.ts`)."""
+    return _data("guestlib-js", "guests/jslib")
 
 
 def template(name: str) -> str:

@@ -21,8 +21,9 @@ Write typed bindings of the guest API into DIR (default: ./typings): wit_world a
 componentize_py_types as componentize-py generates them from the WIT, and agentlib.
 Guests made by 'agent-host new' point pyright and mypy at ./typings (pyrightconfig.json,
 mypy.ini); pyright also finds ./typings by itself. Run it again after upgrading agent-host.
-Keep DIR out of guest folders. With --lang ts: TypeScript declarations of the world for
-JavaScript guests (default DIR ./typings-ts), which 'agent-host new --lang js' points at."""
+Keep DIR out of guest folders. With --lang ts: TypeScript declarations of the world and of
+agentlib for JavaScript guests (default DIR ./typings-ts), which 'agent-host new --lang js'
+points at."""
 
 
 @click.command(
@@ -34,8 +35,8 @@ JavaScript guests (default DIR ./typings-ts), which 'agent-host new --lang js' p
     type=click.Choice(["python", "ts"]),
     default="python",
     show_default=True,
-    help="python: stubs for pyright and mypy (default DIR ./typings); ts: TypeScript declarations of the world for "
-    "JavaScript guests, by jco (default DIR ./typings-ts; needs node and npm).",
+    help="python: stubs for pyright and mypy (default DIR ./typings); ts: TypeScript declarations of the world (by "
+    "jco) and of agentlib for JavaScript guests (default DIR ./typings-ts; needs node and npm).",
 )
 @common_options
 @click.pass_obj

@@ -1,14 +1,15 @@
 """Building JavaScript guest folders into components with componentize-js, cached by content.
 
 A JavaScript guest is a folder whose module (`app.js`, or `NAME.js`) is an ES module exporting
-`run(input)`. The build copies the folder (no `node_modules`, nothing hidden) beside a generated
-entry (`ENTRY_FILE`, `templates/js_entry.js.txt`) that turns what would trap into an `err`: a thrown
-`Error` as `Name: message (at FILE:LINE:COL)`, a host import's uncaught error as `code: message
-(raised at FILE:LINE:COL)`, a value that is not a string as such; a thrown string passes through.
-componentize-js runs with `DISABLED_FEATURES` (no `wasi:http`). Builds are cached as Python builds
-are, by `js_build_key`: keyed by the sources, since componentize-js's output differs byte for byte
-between two builds of the same source. A guest whose modules import `agent-host:guest/...@V` for a
-released V (`wit/released/V`) is built against that version's WIT, unchanged (`guest_wit`).
+`run(input)` (or as its default export). The build copies the folder (no `node_modules`, nothing
+hidden) beside a generated entry (`ENTRY_FILE`, `templates/js_entry.js.txt`) that turns what would
+trap into an `err`: a thrown `Error` as `Name: message (at FILE:LINE:COL)`, a host import's uncaught
+error as `code: message (raised at FILE:LINE:COL)`, a value that is not a string as such; a thrown
+string passes through. componentize-js runs with `DISABLED_FEATURES` (no `wasi:http`). Builds are
+cached by `js_build_key` (sources, not output: componentize-js's differs between two builds of the
+same source). A guest whose modules import `agent-host:guest/...@V` for a released V
+(`wit/released/V`) is built against that version's WIT, unchanged (`guest_wit`). Every build bundles
+the guest library, importable as `LIBRARY` from any module (`_add_library`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Final
 
 from agent_host._support import scratch
-from agent_host._support.paths import template, wit_dir
+from agent_host._support.paths import js_lib_dir, template, wit_dir
 from agent_host._support.progress import progress
 from agent_host._support.stopping import TIMED_OUT, StopToken, run_child
 from agent_host.components.build import WORLD, digest_files, publishing, source_files
@@ -45,6 +46,12 @@ RELEASED: Final = "released"
 SPECIFIER: Final = re.compile(rf"""["']{re.escape(PACKAGE)}/[a-z][a-z0-9-]*@([0-9]+\.[0-9]+\.[0-9]+)["']""")
 """An import specifier of the package in a guest's module (`"agent-host:guest/tooling@0.2.0"`)."""
 MODULE_SUFFIXES: Final = frozenset({".js", ".mjs"})
+LIBRARY: Final = "agentlib"
+"""The bare specifier of the guest library (`import { agent } from "agentlib"`), and its file name in a build."""
+LIBRARY_FILE: Final = "agentlib.js"
+"""The library's file in `paths.js_lib_dir()`."""
+LIBRARY_IMPORT: Final = re.compile(rf"""(?:\bfrom|\bimport)\s*\(?\s*["']{LIBRARY}["']""")
+"""An import of the library in a guest's module (`from "agentlib"`, `import "agentlib"`, `import("agentlib")`)."""
 _EVALUATION_FAILED: Final = "Exception while evaluating top-level script"
 """What componentize-js prints before the error that loading the guest's modules raised."""
 
@@ -63,7 +70,8 @@ def js_module(folder: Path, module: str | None = None) -> str:
 
 def entry_source(module: str) -> str:
     """The generated entry module for a guest whose `run` is exported by `module` (a file name)."""
-    return template(_TEMPLATE).replace("__MODULE__", module).replace("__ENTRY__", ENTRY_FILE)
+    text = template(_TEMPLATE).replace("__MODULE__", module).replace("__ENTRY__", ENTRY_FILE)
+    return text.replace("__LIBRARY__", LIBRARY)
 
 
 def _guest_files(folder: Path) -> list[Path]:
@@ -72,11 +80,15 @@ def _guest_files(folder: Path) -> list[Path]:
 
 def guest_wit(folder: Path) -> Path:
     """The WIT folder to build `folder` against: the current package, or the released version its
-    modules import (`wit/released/V`). Raises `BuildError` for two versions, or one not released."""
+    modules import (`wit/released/V`); a module importing the library imports the current one.
+    Raises `BuildError` for two versions, or one not released."""
     versions: set[str] = set()
     for path in _guest_files(folder):
         if path.suffix in MODULE_SUFFIXES:
-            versions.update(SPECIFIER.findall(path.read_text(encoding="utf-8", errors="replace")))
+            text = path.read_text(encoding="utf-8", errors="replace")
+            versions.update(SPECIFIER.findall(text))
+            if LIBRARY_IMPORT.search(text):
+                versions.add(VERSION)
     if versions <= {VERSION}:
         return wit_dir()
     released = wit_dir() / RELEASED
@@ -92,13 +104,15 @@ def guest_wit(folder: Path) -> Path:
 
 def js_build_key(folder: Path, module: str) -> str:
     """sha256 of the guest's files (path and bytes; `SKIPPED` and hidden entries left out), the WIT
-    package, the entry module, the build's features and the componentize-js and jco versions."""
+    package, the guest library, the entry module, the build's features and the componentize-js and
+    jco versions."""
     digest = hashlib.sha256()
     header = f"componentize-js {COMPONENTIZE_JS_VERSION}\0jco {JCO_VERSION}\0module {module}\0world {WORLD}\0"
     digest.update(f"{header}disable {' '.join(DISABLED_FEATURES)}\0".encode())
     digest.update(entry_source(module).encode())
     digest_files(digest, "guest", folder, _guest_files(folder))
     digest_files(digest, "wit", wit_dir(), sorted(wit_dir().rglob("*.wit")))
+    digest_files(digest, "lib", js_lib_dir(), [js_lib_dir() / LIBRARY_FILE])
     return digest.hexdigest()[:24]
 
 
@@ -111,6 +125,7 @@ def build_js_into(folder: Path, module: str, target: Path, stop: StopToken | Non
     try:
         source = work / folder.name
         _copy_guest(folder, source)
+        _add_library(folder, source)
         (source / ENTRY_FILE).write_text(entry_source(module), encoding="utf-8")
         with publishing(target, folder) as output_file:
             command = [str(tools.node), str(tools.componentize_js), ENTRY_FILE, "--wit", str(guest_wit(folder))]
@@ -146,6 +161,28 @@ def _copy_guest(folder: Path, source: Path) -> None:
         copy = source / path.relative_to(folder)
         copy.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, copy)
+
+
+def _add_library(folder: Path, source: Path) -> None:
+    """Make `LIBRARY` resolve from every module of the copy `source`: the library as the file
+    `source/agentlib`, and in each subfolder holding modules a file `agentlib` re-exporting it (one
+    module instance for all). StarlingMonkey resolves a specifier that is no builtin module as a path
+    relative to the importing module's folder, so a bare name needs a file of that name beside each
+    importer. Raises `BuildError` when the guest has an entry of that name where one is written."""
+    folders = {source} | {path.parent for path in source.rglob("*") if path.suffix in MODULE_SUFFIXES}
+    for place in sorted(folders):
+        target = place / LIBRARY
+        if target.exists() or target.is_symlink():
+            raise BuildError(
+                f"{folder / target.relative_to(source)}: {LIBRARY} is the name of the library agent-host bundles "
+                f'into every JavaScript guest (import {{ agent }} from "{LIBRARY}")',
+                hint="rename the file or folder",
+            )
+        if place == source:
+            shutil.copyfile(js_lib_dir() / LIBRARY_FILE, target)
+        else:
+            up = "../" * len(place.relative_to(source).parts)
+            target.write_text(f'export * from "{up}{LIBRARY}";\n', encoding="utf-8")
 
 
 def failure_cause(output: str, returncode: int) -> str:

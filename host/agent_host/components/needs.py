@@ -2,7 +2,8 @@
 
 Python: `get("NAME")` and `tooling("NAME")` imported from `agentlib` (`agentlib.get("NAME")`, aliases
 too), and the raw WIT `tooling.get("NAME")` (`wit_world.imports.tooling`). JavaScript: `get("NAME")`
-of a module importing `agent-host:guest/tooling` (named, renamed or as a namespace). Read with `ast`
+of a module importing `agent-host:guest/tooling`, and `tooling("NAME")` of one importing the library
+`agentlib` (each named, renamed or as a namespace). Read with `ast`
 from the guest folder's `.py` files and by regular expressions from its `.js` files (hidden folders,
 caches and `node_modules` left out), never run. Only a name written as a string literal is seen: the
 result is what the guest may ask for, not all it may. A file that does not parse is skipped (building
@@ -24,12 +25,13 @@ MAX_SOURCE_BYTES: Final = 1024 * 1024
 
 _SKIPPED: Final = frozenset({"__pycache__", "node_modules", "site-packages"})
 
-JS_TOOLING_IMPORT: Final = re.compile(r"""\bimport\s*\{([^}]*)\}\s*from\s*["']agent-host:guest/tooling@[^"']*["']""")
-"""A JavaScript module's named import of the tooling interface (`import { get } from ...`)."""
-JS_TOOLING_NAMESPACE: Final = re.compile(
-    r"""\bimport\s*\*\s*as\s+([A-Za-z_$][\w$]*)\s+from\s*["']agent-host:guest/tooling@[^"']*["']"""
-)
-"""A JavaScript module's namespace import of the tooling interface (`import * as tooling from ...`)."""
+JS_GETTERS: Final = {r"agent-host:guest/tooling@[^\"']*": "get", "agentlib": "tooling"}
+"""The modules whose function (by its exported name) gets a tooling: the WIT interface's `get`, the
+library's `tooling` (its specifier, as a regular expression)."""
+JS_NAMED_IMPORT: Final = r"""\bimport\s*\{{([^}}]*)\}}\s*from\s*["']{module}["']"""
+"""A JavaScript module's named import from `{module}` (`import { get } from ...`)."""
+JS_NAMESPACE_IMPORT: Final = r"""\bimport\s*\*\s*as\s+([A-Za-z_$][\w$]*)\s+from\s*["']{module}["']"""
+"""A JavaScript module's namespace import of `{module}` (`import * as tooling from ...`)."""
 JS_GET: Final = r"""\b{name}\(\s*(["'])([^"'\\]+)\1\s*\)"""
 """A call of the imported `get` (possibly renamed: `{name}`) with a string literal."""
 
@@ -58,12 +60,15 @@ def _sources(folder: Path) -> list[Path]:
 
 def _asked_in_js(path: Path, text: str) -> list[Asked]:
     names = []
-    for imported in JS_TOOLING_IMPORT.finditer(text):
-        for part in imported.group(1).split(","):
-            original, _, alias = part.strip().partition(" as ")
-            if original.strip() == "get":
-                names.append((alias or original).strip())
-    names += [f"{imported.group(1)}.get" for imported in JS_TOOLING_NAMESPACE.finditer(text)]
+    for module, getter in JS_GETTERS.items():
+        for imported in re.finditer(JS_NAMED_IMPORT.format(module=module), text):
+            for part in imported.group(1).split(","):
+                original, _, alias = part.strip().partition(" as ")
+                if original.strip() == getter:
+                    names.append((alias or original).strip())
+        names += [
+            f"{found.group(1)}.{getter}" for found in re.finditer(JS_NAMESPACE_IMPORT.format(module=module), text)
+        ]
     calls = [call for name in names for call in re.finditer(JS_GET.format(name=re.escape(name)), text)]
     return [Asked(call.group(2), path, text.count("\n", 0, call.start()) + 1) for call in calls]
 

@@ -6,7 +6,9 @@
 `components.bindings` does for Python: an older copy written by this command is replaced, any
 other folder is refused, nothing half-written is ever at `folder`. The declarations are ambient
 modules (`declare module 'agent-host:guest/tooling@0.3.0'`): a `jsconfig.json` or `tsconfig.json`
-that includes them checks a guest's imports, with `tsc` or an editor.
+that includes them checks a guest's imports, with `tsc` or an editor. Beside them, `LIBRARY_FILE`
+declares the module `agentlib` (the library every JavaScript build bundles, `js_build.LIBRARY`),
+copied from `paths.js_lib_dir()`.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Final
 
-from agent_host._support.paths import template, wit_dir
+from agent_host._support.paths import js_lib_dir, template, wit_dir
 from agent_host._support.progress import progress
 from agent_host._support.stopping import StopToken, run_child
 from agent_host._version import __version__
@@ -30,19 +32,24 @@ from agent_host.errors import BuildError
 DEFAULT_FOLDER: Final = Path("typings-ts")
 """Where `agent-host bindings --lang ts` writes without DIR (relative to the current folder)."""
 
-FORMAT: Final = 1
-"""Version of the folder's layout; a new one makes older folders stale."""
+FORMAT: Final = 2
+"""Version of the folder's layout; a new one makes older folders stale (2: with `LIBRARY_FILE`)."""
 
 WORLD_FILE: Final = "agent.d.ts"
 """The world's declaration file (it references one file per interface, under `interfaces/`)."""
+
+LIBRARY_FILE: Final = "agentlib.d.ts"
+"""The declarations of the guest library (`declare module "agentlib"`), in `paths.js_lib_dir()` and the folder."""
 
 _SCRIPT: Final = "ts_types.mjs.txt"
 
 
 def ts_bindings_key() -> str:
-    """sha256 of what the declarations are made from: the WIT package, jco's version and `FORMAT`."""
+    """sha256 of what the declarations are made from: the WIT package, the library's declarations,
+    jco's version and `FORMAT`."""
     digest = hashlib.sha256(f"jco {JCO_VERSION}\0world {WORLD}\0format {FORMAT}\0ts\0".encode())
     digest_files(digest, "wit", wit_dir(), sorted(wit_dir().rglob("*.wit")))
+    digest_files(digest, "lib", js_lib_dir(), [js_lib_dir() / LIBRARY_FILE])
     return digest.hexdigest()[:24]
 
 
@@ -68,6 +75,7 @@ def write_ts_bindings(folder: Path, *, stop: StopToken | None = None) -> Path:
             if returncode != 0 or not (fresh / WORLD_FILE).is_file():
                 tail = output.strip()[-3000:]
                 raise BuildError(f"writing TypeScript declarations failed (exit {returncode}):\n{tail}")
+        shutil.copyfile(js_lib_dir() / LIBRARY_FILE, fresh / LIBRARY_FILE)
         stamp = {"written_by": f"agent-host {__version__} bindings --lang ts", "jco": JCO_VERSION, "world": WORLD}
         (fresh / STAMP).write_text(json.dumps({**stamp, "key": ts_bindings_key()}, indent=2) + "\n", encoding="utf-8")
         swap_in(fresh, folder, work / "old")

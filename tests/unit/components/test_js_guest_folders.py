@@ -1,6 +1,7 @@
 """JavaScript guest folders without a build: which language a folder is, which module exports
-`run`, what a failed componentize-js run is reported as, and the toolchain's error when node or
-npm is missing.
+`run`, how the library `agentlib` is made to resolve in the build folder (and keyed, and refused
+where the guest has an entry of its name), what a failed componentize-js run is reported as, and
+the toolchain's error when node or npm is missing.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_host._support.paths import js_lib_dir, wit_dir
 from agent_host.components import js_build, js_toolchain
 from agent_host.components.build import JAVASCRIPT, PYTHON, component_problem, find_guests, guest_entry
 from agent_host.errors import BuildError
@@ -72,11 +74,61 @@ def test_javascript_folders_are_guests_for_config_init_and_check(tmp_path: Path)
     assert component_problem(tmp_path / "guests" / "js") is None
 
 
-def test_the_entry_wraps_the_guests_module_and_knows_its_own_name() -> None:
+def test_the_entry_wraps_the_guests_module_and_knows_its_own_name_and_the_librarys() -> None:
     source = js_build.entry_source("main.js")
     assert 'import * as guest from "./main.js";' in source
-    assert f'found[1] !== "{js_build.ENTRY_FILE}"' in source
-    assert "__MODULE__" not in source and "__ENTRY__" not in source
+    assert f'file !== "{js_build.ENTRY_FILE}"' in source and f'file !== "{js_build.LIBRARY}"' in source
+    assert "guest.default" in source  # `export default agent(...)`
+    assert "__MODULE__" not in source and "__ENTRY__" not in source and "__LIBRARY__" not in source
+
+
+def test_the_library_resolves_from_every_folder_of_modules_as_one_module(tmp_path: Path) -> None:
+    """StarlingMonkey resolves `agentlib` beside the importing module: the library at the top, a
+    re-export of it in each subfolder holding modules, nothing where there are none."""
+    folder = folder_with(tmp_path, "app.js")
+    (folder / "lib" / "deep").mkdir(parents=True)
+    (folder / "lib" / "helper.js").write_text('import { tooling } from "agentlib";\n')
+    (folder / "lib" / "deep" / "more.mjs").write_text("")
+    (folder / "data").mkdir()
+    (folder / "data" / "words.txt").write_text("")
+    source = tmp_path / "build" / "guest"
+    js_build._copy_guest(folder, source)
+    js_build._add_library(folder, source)
+    library = (js_lib_dir() / js_build.LIBRARY_FILE).read_text(encoding="utf-8")
+    assert (source / "agentlib").read_text(encoding="utf-8") == library
+    assert (source / "lib" / "agentlib").read_text() == 'export * from "../agentlib";\n'
+    assert (source / "lib" / "deep" / "agentlib").read_text() == 'export * from "../../agentlib";\n'
+    assert not (source / "data" / "agentlib").exists()
+
+
+def test_a_guest_entry_named_like_the_library_is_refused(tmp_path: Path) -> None:
+    folder = folder_with(tmp_path, "app.js")
+    (folder / "agentlib").mkdir()
+    (folder / "agentlib" / "index.js").write_text("")
+    source = tmp_path / "build" / "guest"
+    js_build._copy_guest(folder, source)
+    with pytest.raises(BuildError) as refused:
+        js_build._add_library(folder, source)
+    assert refused.value.message.startswith(f"{folder / 'agentlib'}: agentlib is the name of the library")
+    assert refused.value.hint == "rename the file or folder"
+
+
+def test_the_library_is_built_against_the_current_wit_and_keyed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = folder_with(tmp_path, "app.js")
+    (folder / "app.js").write_text('import { agent } from "agentlib";\nexport const run = agent((x) => x);\n')
+    assert js_build.guest_wit(folder) == wit_dir()
+    key = js_build.js_build_key(folder, "app.js")
+    (folder / "old.js").write_text('import { log } from "agent-host:guest/log@0.2.0";\n')
+    with pytest.raises(BuildError, match=r"imports agent-host:guest at 0\.2\.0, 0\.3\.0"):
+        js_build.guest_wit(folder)
+    (folder / "old.js").unlink()
+    changed = tmp_path / "jslib"
+    changed.mkdir()
+    (changed / js_build.LIBRARY_FILE).write_text("export const changed = true;\n")
+    monkeypatch.setattr(js_build, "js_lib_dir", lambda: changed)
+    assert js_build.js_build_key(folder, "app.js") != key
 
 
 def test_a_failed_build_is_told_by_the_error_loading_the_guest_raised_without_nodes_frames() -> None:
@@ -116,4 +168,21 @@ def test_the_toolings_a_js_guest_asks_for_are_read_from_its_imports_of_get(tmp_p
     assert [(a.tooling, a.file.name, a.line) for a in toolings_asked(folder)] == [
         ("files", "app.js", 4),
         ("search", "app.js", 5),
+    ]
+
+
+def test_the_toolings_a_js_guest_asks_the_library_for_are_read_from_its_imports_of_tooling(tmp_path: Path) -> None:
+    from agent_host.components.needs import toolings_asked
+
+    folder = folder_with(tmp_path)
+    (folder / "app.js").write_text(
+        'import { agent, tooling } from "agentlib";\n'
+        'const demo = tooling("demo");\n'
+        "export const run = agent(() => demo.echo({ text: 'x' }));\n"
+    )
+    (folder / "more.js").write_text('import * as lib from "agentlib";\nlib.tooling("files");\nlib.provider("llm");\n')
+    (folder / "own.js").write_text('function tooling(name) {}\ntooling("local");\n')  # no import of the library
+    assert [(a.tooling, a.file.name, a.line) for a in toolings_asked(folder)] == [
+        ("demo", "app.js", 2),
+        ("files", "more.js", 2),
     ]
