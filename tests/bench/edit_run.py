@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Final
 
 from agent_host._support.paths import template
-from agent_host.app.devmode import dev_policy, runner_component
+from agent_host.app.devmode import dev_policy
 from agent_host.app.host import Host
+from agent_host.components.dev_runner import runner_component
 from agent_host.config import default_config
 from tests.bench.record import Run, Table, record
 

@@ -2,28 +2,27 @@
 
 A JavaScript guest has no runner: a dev run builds it from its current source (`dev_component`).
 
-The runner (`host/agent_host/components/templates/dev_runner.py.txt`) is built and compiled once per WIT package, guest
-library and componentize-py version, and cached like any guest; a source change never rebuilds it.
-A dev run is the production sandbox plus two things, and only these: the guest's folder preopened
-read-only at `SOURCE` (the guest sees its own source, nothing else of the host) and the environment
-variable `MODULE_VARIABLE` naming the module that defines `WitWorld`. What differs from a build:
-the guest's modules are read and compiled at each run (a few ms for a small guest), and the whole
-pure-Python standard library is importable whatever the guest imports.
+The runner (`agent_host.components.dev_runner`) is built and compiled once, and cached like any
+guest; a source change never rebuilds it, and a syntax error is a `BuildError` before the run, as in
+a build (`components.syntax`). A dev run is the production sandbox plus two things, and only these:
+the guest's folder preopened read-only at `SOURCE` (the guest sees its own source, nothing else of
+the host) and the environment variable `MODULE_VARIABLE` naming the module that defines `WitWorld`.
+What differs from a build: the guest's modules are read and compiled at each run (a few ms for a
+small guest), and the whole pure-Python standard library is importable whatever the guest imports.
 """
 
 from __future__ import annotations
 
-import hashlib
-import string
 import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from agent_host import cache
-from agent_host._support.paths import cache_dir, template
+from agent_host._support.paths import cache_dir
 from agent_host._support.stopping import StopToken
 from agent_host.components.build import JAVASCRIPT, build_guest, guest_entry
+from agent_host.components.dev_runner import MODULE_VARIABLE, SOURCE, runner_component
+from agent_host.components.syntax import check_syntax
 from agent_host.config import DirGrant
 from agent_host.errors import BuildError, UsageError
 from agent_host.policy.grants import AgentPolicy
@@ -31,16 +30,6 @@ from agent_host.policy.grants import AgentPolicy
 if TYPE_CHECKING:
     from agent_host.app.host import Host
     from agent_host.model import RunResult
-RUNNER_MODULE: Final = "_agent_host_dev"
-"""The runner's module name (its frames are left out of "raised at FILE:LINE")."""
-
-SOURCE: Final = "/.agent-host/src"
-"""Where the guest's folder appears inside the sandbox, read-only."""
-
-MODULE_VARIABLE: Final = "AGENT_HOST_DEV_MODULE"
-"""The environment variable telling the runner which module defines `WitWorld`."""
-
-_TEMPLATE: Final = "dev_runner.py.txt"
 
 WATCH_DEBOUNCE_MS: Final = 50
 """Milliseconds of quiet after a change before it counts (an editor's save is several writes)."""
@@ -50,24 +39,6 @@ WATCH_STEP_MS: Final = 50
 
 SOURCE_CHANGED: Final = "the source changed"
 """The reason a running guest is stopped with when its source changes."""
-
-
-def runner_source() -> str:
-    """The runner module's text."""
-    return string.Template(template(_TEMPLATE)).substitute(source=SOURCE, module_variable=MODULE_VARIABLE)
-
-
-def runner_component(stop: StopToken | None = None) -> Path:
-    """The runner component, built on first use (a progress line; ~15 s once) and cached after.
-    Raises `BuildError` or `Interrupted` as `builder.build_guest` does."""
-    text = runner_source()
-    version = hashlib.sha256(text.encode()).hexdigest()[:16]
-    folder = cache.private_folder(cache_dir(), "dev-runner", version, "dev-runner")  # built as it is: no one else's
-    module = folder / f"{RUNNER_MODULE}.py"
-    if not module.is_file() or module.read_text(encoding="utf-8") != text:
-        folder.mkdir(parents=True, exist_ok=True)
-        module.write_text(text, encoding="utf-8")
-    return build_guest(folder, module=RUNNER_MODULE, stop=stop, label="the dev runner (once; cached for every guest)")
 
 
 def prepare_runner(stop: StopToken | None = None) -> Path:
@@ -104,11 +75,14 @@ def is_javascript(folder: Path, module: str | None = None) -> bool:
 
 def dev_component(folder: Path, module: str | None = None, stop: StopToken | None = None) -> Path:
     """What a dev run of guest folder `folder` runs: the runner for a Python guest (its source is
-    read at run time), the guest built from its current source for a JavaScript one. Raises
-    `BuildError` (not a guest folder; a JavaScript guest that does not build) or `Interrupted`."""
+    read at run time; its syntax checked first, `components.syntax`), the guest built
+    from its current source for a JavaScript one. Raises `BuildError` (not a guest folder; a syntax
+    error; a JavaScript guest that does not build) or `Interrupted`."""
     if is_javascript(folder, module):
         return build_guest(folder, module=module, stop=stop)
-    return runner_component(stop)
+    runner = runner_component(stop)
+    check_syntax(folder)
+    return runner
 
 
 def dev_policy(policy: AgentPolicy, folder: Path, module: str | None = None) -> AgentPolicy:
@@ -154,6 +128,14 @@ class SourceWatch:
                 return True
         return False
 
+    def require_folder(self) -> None:
+        """Raise `UsageError` when the watched folder is gone (renamed or removed): dev mode stops."""
+        if not self.folder.is_dir():
+            raise UsageError(
+                f"{self.folder}: the guest folder is gone (renamed or removed); dev mode stops",
+                hint="run `agent-host dev` again with the folder's new path",
+            )
+
     def close(self) -> None:
         self._stop.set()
         self._thread.join()
@@ -172,11 +154,7 @@ def run_until_changed(
     its waits end, its wasm traps at the next time slice) and return None: the caller starts it
     again with the new code. Raises `Interrupted` once the host is stopped, `UsageError` when the
     watched folder is gone (renamed or removed: its preopen would fail)."""
-    if not watch.folder.is_dir():
-        raise UsageError(
-            f"{watch.folder}: the guest folder is gone (renamed or removed); dev mode stops",
-            hint="run `agent-host dev` again with the folder's new path",
-        )
+    watch.require_folder()
     guest = host.start(wasm, input_text, agent=agent, policy=policy)
     stopped = False
     while True:

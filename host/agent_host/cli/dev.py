@@ -1,11 +1,11 @@
 """`agent-host dev GUEST`: run a guest folder from its source, and again on every save.
 
-Dev mode (`agent_host.app.devmode`): no build or compile per edit of a Python guest; a JavaScript
-guest is built again from each save (a broken one is reported and the next save waited for). Each
-run prints the answer on stdout (a newline after it), its duration or how it failed on stderr,
-then waits for a change; a run still going when the source changes is stopped and started again
-with the new code. The host, and so every tooling connection, stays up across runs. SIGINT/SIGTERM
-end the watch (exit 130/143).
+Dev mode (`agent_host.app.devmode`): no build or compile per edit of a Python guest (its syntax is
+checked first), a JavaScript guest built again from each save; a syntax error or a broken build is
+reported and the next save waited for. Each run prints the answer on stdout (a newline after it),
+its duration or how it failed on stderr, then waits for a change; a run still going when the source
+changes is stopped and started again with the new code. The host, and so every tooling
+connection, stays up across runs. SIGINT/SIGTERM end the watch (exit 130/143).
 """
 
 from __future__ import annotations
@@ -77,6 +77,7 @@ def command(
     from agent_host.app import devmode, runs
     from agent_host.app.host import Host
     from agent_host.cli.signals import signals
+    from agent_host.components import dev_runner
     from agent_host.errors import UsageError
 
     if prepare:
@@ -93,26 +94,26 @@ def command(
     else:
         raise UsageError("give a GUEST folder, or --agent NAME whose [agents.NAME] has a `component` folder")
     devmode.check_source(folder, module)
-    rebuilt = devmode.is_javascript(folder, module)  # no runner: each change is built (see app.devmode)
+    javascript = devmode.is_javascript(folder, module)  # no runner: each change is built (see app.devmode)
     input_text = read_input(input_spec, settings)
     name = settings.name if settings is not None else folder.resolve().name
     last = 0
     with signals() as stopper:
-        wasm = None if rebuilt else devmode.dev_component(folder, module, stopper.token)
+        if not javascript:  # the runner, built before the watch starts (once; cached after)
+            dev_runner.runner_component(stopper.token)
         with Host(config, keep_logs=state.debug, stop=stopper.token) as host, devmode.SourceWatch(folder) as watch:
             stopper.host = host
             policy = devmode.dev_policy(host.policy(name, settings, allow), folder, module)
             while not stopper.token.stopped:
-                if rebuilt:  # from the cache when the sources are unchanged
-                    try:
-                        wasm = devmode.dev_component(folder, module, stopper.token)
-                    except BuildError as exc:  # a broken save: say why and wait for the next one
-                        render.report(str(exc))
-                        last = exc.exit_code
-                        if once or not _watch_again(folder, watch, stopper.token):
-                            break
-                        continue
-                assert wasm is not None
+                watch.require_folder()  # gone: dev mode stops (a save that breaks the guest does not)
+                try:  # the runner, the guest's syntax checked first; a JavaScript guest built (cached when unchanged)
+                    wasm = devmode.dev_component(folder, module, stopper.token)
+                except BuildError as exc:  # a broken save: say why and wait for the next one
+                    render.report(str(exc))
+                    last = exc.exit_code
+                    if once or not _watch_again(folder, watch, stopper.token):
+                        break
+                    continue
                 outcome = devmode.run_until_changed(host, wasm, input_text, name, policy, watch)
                 if outcome is None:
                     render.note(f"{folder}: changed while running: starting again")

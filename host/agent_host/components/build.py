@@ -9,7 +9,7 @@ wrapping the guest's `WitWorld` with `agentlib.entry.wrap`, so that an uncaught 
 answer or running out of memory is reported with its reason instead of a panic. Builds are cached
 as `builds/<folder>-<key>.wasm`; `build_key` covers everything a build is made of, so an unchanged
 guest is never rebuilt and any change rebuilds it; writes are atomic. componentize-py runs as a
-stoppable child of the host's own Python (10-20 s, ~400 MB).
+stoppable child of the host's own Python (10-20 s, ~400 MB), after a syntax check (`syntax`).
 """
 
 from __future__ import annotations
@@ -36,6 +36,9 @@ from agent_host.errors import BuildError, hint_lines, missing_module_hints
 
 WORLD: Final = "agent"
 COMPONENTIZE_PY_VERSION: Final = importlib.metadata.version("componentize-py")
+GUEST_PYTHON: Final = {"0.25.1": (3, 14)}.get(COMPONENTIZE_PY_VERSION)
+"""(major, minor) of the CPython a componentize-py guest runs, by componentize-py version (measured:
+0.25.1 bundles 3.14.0, which the dev runner reports); None for a version not measured."""
 BUILD_OUTPUT_TAIL: Final = 3000
 """Characters of componentize-py's output quoted in a build error."""
 
@@ -186,9 +189,14 @@ def build_guest(
     force: bool = False,
     stop: StopToken | None = None,
     label: str | None = None,
+    check: bool = True,
 ) -> Path:
     """The component built from `folder`, from the cache when its sources are unchanged (`label`:
     what its progress line calls it, default `guest NAME`).
+
+    Before componentize-py starts, a Python guest's sources are compiled with the guest's Python
+    (`components.syntax`, unless `check` is False: the dev runner, which does that compiling): a
+    syntax error raises `BuildError` at once, naming the file, line and column.
 
     The build is pinned for this process (`agent_host.cache`: no prune removes it while it runs), its
     `.source` names the folder (the cache keeps the newest builds per guest), and the cache is
@@ -212,9 +220,13 @@ def build_guest(
         key = build_key(folder, name)
         tool = f"componentize-py {COMPONENTIZE_PY_VERSION}"
     root = cache.private_cache(cache_dir())  # refused when another user may write in it: builds are trusted
-    target = root / "builds" / f"{folder.name}-{key}.wasm"
+    target = _target(root, folder, key)
     if not force and _cached(target):
         return target
+    if language == PYTHON and check:
+        from agent_host.components.syntax import check_syntax
+
+        check_syntax(folder)
     what = f"building {label or f'guest {folder.name}'} with {tool}"
     lock = root / "locks" / f"build-{key}.lock"
     waiting = f"waiting for another agent-host process {what[0].lower()}{what[1:]}"
@@ -229,6 +241,20 @@ def build_guest(
             _build_into(folder, name, target, stop, what)
     cache.auto_prune(root)
     return target
+
+
+def _target(root: Path, folder: Path, key: str) -> Path:
+    """Where the cache `root` keeps the build of `folder` whose key is `key`."""
+    return root / "builds" / f"{folder.name}-{key}.wasm"
+
+
+def cached_build(folder: Path, module: str) -> Path | None:
+    """The build of Python guest folder `folder` (entry module `module`) when the cache holds it for
+    its current sources (then it is pinned for this process, as `build_guest` pins it), else None:
+    nothing is built."""
+    folder = folder.resolve()
+    target = _target(cache.private_cache(cache_dir()), folder, build_key(folder, module))
+    return target if _cached(target) else None
 
 
 def _cached(target: Path) -> bool:

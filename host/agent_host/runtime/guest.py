@@ -410,6 +410,23 @@ def run_guest(
     )
 
 
+def run_alone(
+    runtime: Runtime, component: Component, input_text: str, policy: AgentPolicy, agent: str
+) -> tuple[RunStatus, str]:
+    """`run(input_text)` of `component` on the current thread with no session, under `policy`'s
+    limits and WASI: for a component that calls no host function (the dev runner checking a guest's
+    syntax, `components.syntax`); one it calls fails, and the run traps. Its output is dropped.
+    Returns how the run ended (as `run_guest` decides it) and its text."""
+    prepared = prepare(runtime, component, policy, agent)
+    try:
+        prepared.guard.begin()
+        with memory_limit.active(prepared.budget):
+            status, text, _ = _call_run(runtime, prepared, input_text, None, policy)
+    finally:
+        prepared.discard()
+    return status, text
+
+
 def _stop_for_files(guard: RunGuard, session: GuestSession, reason: str) -> None:
     """From the descriptor watcher's thread: the run traps with `reason` (`open_files`); its waits end."""
     guard.stop(reason, "open_files")
@@ -429,7 +446,7 @@ def _wasi(policy: AgentPolicy, stdout: CappedFile, stderr: CappedFile) -> WasiCo
 
 
 def _call_run(
-    runtime: Runtime, prepared: Prepared, input_text: str, session: GuestSession, policy: AgentPolicy
+    runtime: Runtime, prepared: Prepared, input_text: str, session: GuestSession | None, policy: AgentPolicy
 ) -> tuple[RunStatus, str, Tripped | None]:
     """How `run` ended, decided from host state only, in this order: a stop or a limit of the
     `RunGuard`, a host function's failure, a memory growth the host refused (then a trap or an `err`
@@ -466,7 +483,8 @@ def _call_run(
             return RunStatus.TRAP, f"host error: {type(relayed).__name__}: {relayed}", None
         if budget.refused is not None:
             return RunStatus.TRAP, memory_limit_reason(policy, err_path, str(exc)), "memory"
-        return RunStatus.TRAP, trap_reason(str(exc), err_path, session.last_error), None
+        last_error = session.last_error if session is not None else None
+        return RunStatus.TRAP, trap_reason(str(exc), err_path, last_error), None
     relayed = thread_state.take_exception()
     if isinstance(relayed, KeyboardInterrupt | SystemExit):
         raise relayed

@@ -215,11 +215,11 @@ def test_a_fleet_goes_on_past_an_agent_whose_guest_does_not_build(blunders_wasm:
     rows = {row["agent"]: row for row in json.loads(done.stdout)}
     assert rows["good"]["status"] == "ok" and rows["good"]["output"] == "fine: x"
     assert rows["broken"]["status"] == "build-error" and rows["broken"]["exit_code"] == 2
-    assert rows["broken"]["output"].startswith(f"agent broken: building {broken} failed")
-    assert "SyntaxError" in rows["broken"]["output"]
+    assert rows["broken"]["output"].startswith("agent broken: ")
+    assert "SyntaxError: '(' was never closed" in rows["broken"]["output"]  # before componentize-py, or by it
     assert rows["bogus"]["status"] == "component-error"
     assert f"agent bogus: {tmp_path / 'bogus.wasm'} is not a WebAssembly component" in rows["bogus"]["output"]
-    assert "agent-host: error: agent broken: building" in done.stderr
+    assert "agent-host: error: agent broken: " in done.stderr
     # The table too (without building the broken guest a second time: a failed build is not cached,
     # and the rows of every outcome are drawn alike).
     table = agent_host("run", "--config", str(config), "--agent", "good", "--agent", "bogus")
