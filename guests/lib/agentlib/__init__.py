@@ -1,36 +1,35 @@
-"""agentlib: small helpers for agent-host guests, bundled into every guest build.
+"""agentlib: the library of agent-host guests, bundled into every guest build.
 
 It is pure Python and imports only the bindings componentize-py generates from the WIT
-(`wit_world`, `componentize_py_types`), so it runs inside the component. Every helper is optional:
-the WIT imports are the contract, this only saves typing.
+(`wit_world`, `componentize_py_types`), so it runs inside the component. The WIT imports are the
+contract; this makes a guest as short as a tool:
 
-    from agentlib import ToolingError, call, events, get, read_resource, start, subscribe_resource
-    try:
-        with get("demo") as demo:                        # the WIT handle, dropped at the end
-            total = call(demo, "add", a=2, b=3).structured["sum"]   # a ToolResult
-            readme = read_resource(demo, "demo://readme").text       # a Resource
-            with subscribe_resource(demo, "demo://note") as note:
-                slow = start(demo, "sleep", seconds=2)   # a `Call`; its envelopes carry `slow.id`
-                for envelope in events(10, until=slow):
-                    ...                                  # `match envelope:` on the generated classes
-    except ToolingError as error:                        # error.code == "not-found", ...
-        raise Err(f"the demo tooling failed: {error}")   # "code: message"
+    from agentlib import agent, tooling
 
-The family: a function named after a WIT function (snake case) does what it does, takes the handle
-first and raises `ToolingError`: `get`, `list_tools`, `list_resources`, `read_resource`,
-`subscribe_resource`, `subscribe_resource_list`, `subscribe_tool_list`; the two calls are `call`
-(`call-tool-blocking`, keyword arguments, a `ToolResult`) and `start` (`call-tool`, a `Call`).
-Values: `ToolResult`, `Resource` (each `.of(wit_record)` for what an event carries), `ToolingError`
-(`ToolingError(error)` for an `error` event's payload). The inbox: `events`, `is_final`, `Call`,
-`Subscription`, `Events`. Models (`agentlib.models`): `provider`, `chat` (a `Reply`), `stream`
-(text and `ToolCall`s), `run_agent` (the tool loop). The names of `agentlib.deprecated` still work
-and warn.
+    demo = tooling("demo")                  # taken at its first use, inside the run
+
+    @agent
+    def run(input: str) -> str:             # or a TypedDict / dataclass: the input parsed as JSON
+        return str(demo.add(a=2, b=3))      # a tool is a method: its structured content, else text
+
+`agent` (the guest's `run`), `tooling` (a `Toolbox`: `call`, `start`, `read`, `subscribe`, ...),
+`listen` (the inbox as typed events: `Progress`, `Result`, `Failed`, `ResourceUpdated`,
+`ResourceListUpdated`, `ToolListUpdated`, `Question`, `ChatDelta`, `ChatEnd`), `provider` (a
+`Model`: `chat`, `stream`; `run_agent` the tool loop), and the standard `logging` module, which
+reaches the host's log. Failures raise `ToolingError` (`code`, `message`).
+
+The functions of the first version take a WIT handle first and still work: `get`, `call`,
+`start`, `list_tools`, `list_resources`, `read_resource`, `subscribe_resource`,
+`subscribe_resource_list`, `subscribe_tool_list`, `events`, `is_final`, with `ToolResult`,
+`Resource`, `Call`, `Subscription`, `Events`; a `WitWorld` class is a guest as before. The names of
+`agentlib.deprecated` still work and warn.
 """
 
 from __future__ import annotations
 
 from componentize_py_types import Err as Err
 
+from agentlib.agent import agent as agent
 from agentlib.calls import call as call
 from agentlib.calls import get as get
 from agentlib.calls import list_resources as list_resources
@@ -54,6 +53,18 @@ from agentlib.inbox import start as start
 from agentlib.inbox import subscribe_resource as subscribe_resource
 from agentlib.inbox import subscribe_resource_list as subscribe_resource_list
 from agentlib.inbox import subscribe_tool_list as subscribe_tool_list
+from agentlib.listen import ChatDelta as ChatDelta
+from agentlib.listen import ChatEnd as ChatEnd
+from agentlib.listen import Failed as Failed
+from agentlib.listen import Progress as Progress
+from agentlib.listen import Question as Question
+from agentlib.listen import ResourceListUpdated as ResourceListUpdated
+from agentlib.listen import ResourceUpdated as ResourceUpdated
+from agentlib.listen import Result as Result
+from agentlib.listen import ToolListUpdated as ToolListUpdated
+from agentlib.listen import listen as listen
+from agentlib.logs import install as _install_logging
+from agentlib.models import Model as Model
 from agentlib.models import Reply as Reply
 from agentlib.models import Stream as Stream
 from agentlib.models import ToolCall as ToolCall
@@ -61,20 +72,36 @@ from agentlib.models import chat as chat
 from agentlib.models import provider as provider
 from agentlib.models import run_agent as run_agent
 from agentlib.models import stream as stream
+from agentlib.toolbox import Toolbox as Toolbox
+from agentlib.toolbox import tooling as tooling
 from agentlib.values import Resource as Resource
 from agentlib.values import ToolResult as ToolResult
 
+_install_logging()
+
 __all__ = (
     "Call",
+    "ChatDelta",
+    "ChatEnd",
     "Err",
     "Events",
+    "Failed",
+    "Model",
+    "Progress",
+    "Question",
     "Reply",
     "Resource",
+    "ResourceListUpdated",
+    "ResourceUpdated",
+    "Result",
     "Stream",
     "Subscription",
     "ToolCall",
+    "ToolListUpdated",
     "ToolResult",
+    "Toolbox",
     "ToolingError",
+    "agent",
     "call",
     "chat",
     "events",
@@ -82,6 +109,7 @@ __all__ = (
     "is_final",
     "list_resources",
     "list_tools",
+    "listen",
     "provider",
     "read_resource",
     "run_agent",
@@ -90,6 +118,7 @@ __all__ = (
     "subscribe_resource",
     "subscribe_resource_list",
     "subscribe_tool_list",
+    "tooling",
 )
 """The API. The deprecated names (`agentlib.deprecated.__all__`) are importable from here but not
 listed, so `from agentlib import *` does not bring them."""

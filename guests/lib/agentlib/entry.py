@@ -1,8 +1,9 @@
 """The edge of every guest `agent-host build` makes: the guest's own `WitWorld`, with failures kept.
 
-`agent-host build` compiles a generated module, `WitWorld = agentlib.entry.wrap(app.WitWorld)`, in
-place of the guest's module (the dev runner wraps the same way). `run` behaves as written, except
-at the boundary, where componentize-py would panic and lose the reason:
+`agent-host build` compiles a generated module, `WitWorld = agentlib.entry.world(app)`, in place of
+the guest's module (the dev runner does the same): the module's `WitWorld` wrapped, or, without
+one, its `@agent` function as one (`agentlib.agent`). `run` behaves as written, except at the
+boundary, where componentize-py would panic and lose the reason:
 
 - an `Err` whose value is not a str (an uncaught error of a host import, or agentlib's
   `ToolingError`) leaves `run` as `Err("code: message (raised at FILE:LINE)")`, FILE:LINE being
@@ -18,21 +19,24 @@ at the boundary, where componentize-py would panic and lose the reason:
 
 from __future__ import annotations
 
+import json
 import linecache
 import os
 import re
 import sys
 import traceback
 from pathlib import Path
-from types import TracebackType
+from types import ModuleType, TracebackType
 from typing import Any
 
+import wit_world
 from componentize_py_types import Err
 from wit_world.imports import types
 
+from agentlib.agent import registered
 from agentlib.errors import code_name
 
-__all__ = ("failure", "keep_sources", "wrap")
+__all__ = ("failure", "keep_sources", "world", "wrap")
 
 UNCAUGHT_EXIT = 70
 """The guest's exit status after an uncaught exception was reported (EX_SOFTWARE)."""
@@ -59,6 +63,31 @@ _PLACE = re.compile(r"^/(\d+|\.agent-host/src)/")
 runner reads the guest's source from /.agent-host/src."""
 
 
+def world(module: ModuleType) -> type:
+    """The `WitWorld` of the guest's `module`: its own class, else its `@agent` function as one,
+    wrapped (`wrap`). Raises `ImportError` when it has neither."""
+    guest = getattr(module, "WitWorld", None)
+    if isinstance(guest, type):
+        return wrap(guest)
+    found = registered()
+    if found is None:
+        raise ImportError(
+            f"module {module.__name__} has no @agent function (from agentlib import agent; @agent def run(input): ...) "
+            "and no class WitWorld"
+        )
+
+    class WitWorld(wit_world.WitWorld):  # type: ignore[misc]
+        def run(self, input: str) -> str:
+            return found(input)
+
+        def describe(self) -> str | None:
+            schema = found.input_schema()
+            return json.dumps(schema) if schema is not None else None
+
+    WitWorld.__module__ = module.__name__
+    return wrap(WitWorld)
+
+
 def wrap(guest: type) -> type:
     """A subclass of the guest's `WitWorld` whose `run` keeps every failure readable."""
 
@@ -82,6 +111,14 @@ def wrap(guest: type) -> type:
                 got = "None" if value is None else type(value).__name__
                 raise Err(f"run() must return str, got {got} ({_where_defined(guest)})")
             return value
+
+        def describe(self) -> str | None:
+            """The JSON Schema of the input (world `described-agent`); None for a guest that says none."""
+            own = getattr(super(), "describe", None)
+            try:
+                return own() if callable(own) else None
+            except Exception:  # a schema it cannot say is no schema: the input is then free text
+                return None
 
     WitWorld.__name__ = WitWorld.__qualname__ = "WitWorld"
     WitWorld.__module__ = guest.__module__

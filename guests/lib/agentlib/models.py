@@ -1,7 +1,8 @@
 """Asking a model from a guest: `provider`, `chat`, `stream`, and `run_agent` (the tool loop).
 
-Messages are dicts (`{"role": "user", "content": "..."}`; an assistant's `tool_calls` and a tool
-message's `tool_call_id` as in the OpenAI wire) or the WIT records. `chat` returns a `Reply`;
+`provider(name)` is a `Model`, taken at its first use, whose `chat` and `stream` are the functions
+below. Messages are dicts (`{"role": "user", "content": "..."}`; an assistant's `tool_calls` and a
+tool message's `tool_call_id` as in the OpenAI wire) or the WIT records. `chat` returns a `Reply`;
 `stream` yields text pieces (`str`) and whole tool calls (`ToolCall`), then returns the `Reply`
 (`reply = yield from stream(...)`, or read `Stream.reply` after the loop). `run_agent` offers a
 tooling's tools to the model, runs the calls it asks for through the tooling, feeds the results
@@ -21,8 +22,9 @@ from wit_world.imports.provider import Provider
 from wit_world.imports.tooling import Tooling
 
 from agentlib.errors import ToolingError, raising
+from agentlib.toolbox import Toolbox
 
-__all__ = ("Reply", "Stream", "ToolCall", "provider", "chat", "stream", "run_agent")
+__all__ = ("Model", "Reply", "Stream", "ToolCall", "provider", "chat", "stream", "run_agent")
 
 Message = Mapping[str, Any] | types.ChatMessage
 
@@ -74,13 +76,67 @@ class Reply:
         return {"role": "assistant", "content": self.content, "tool_calls": calls}
 
 
-@raising
-def provider(name: str) -> Provider:
-    """The handle of provider `name` (`provider.get`); use it in a `with` block to drop it at the end.
+class Model:
+    """A provider, by name, taken at its first use (`provider.get`, inside `run`: a module's top
+    level runs while the guest is built, when no host import can be called). Its methods are the
+    functions of this module; `with` drops the handle at the end (its open streams are cancelled)."""
 
-    Raises `ToolingError`: `not-found` (no such provider), `denied` (not granted).
-    """
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._handle: Provider | None = None
+
+    @property
+    def handle(self) -> Provider:
+        """The WIT handle, taken now if not yet. Raises `ToolingError` (`not-found`, `denied`)."""
+        if self._handle is None or getattr(self._handle, "handle", 0) is None:
+            self._handle = _get(self.name)
+        return self._handle
+
+    @property
+    def kind(self) -> str:
+        return self.handle.kind()
+
+    @raising
+    def models(self) -> list[str]:
+        """The models this agent may ask for here (`models`)."""
+        return self.handle.models()
+
+    def chat(self, messages: Iterable[Message], **options: Any) -> Reply:
+        """`chat(self, messages, ...)`."""
+        return chat(self, messages, **options)
+
+    def stream(self, messages: Iterable[Message], **options: Any) -> Stream:
+        """`stream(self, messages, ...)`."""
+        return stream(self, messages, **options)
+
+    def close(self) -> None:
+        """Drop the handle (its open streams are cancelled); the next use takes a new one."""
+        handle, self._handle = self._handle, None
+        if handle is not None and getattr(handle, "handle", 0) is not None:
+            handle.__exit__(None, None, None)
+
+    def __enter__(self) -> Model:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"provider({self.name!r})"
+
+
+@raising
+def _get(name: str) -> Provider:
     return _provider.get(name)
+
+
+def provider(name: str) -> Model:
+    """Provider `name` as a `Model` (nothing is asked of the host before its first use)."""
+    return Model(name)
+
+
+def _handle(model: Provider | Model) -> Provider:
+    return model.handle if isinstance(model, Model) else model
 
 
 def _message(message: Message) -> types.ChatMessage:
@@ -112,7 +168,7 @@ def _request(
 
 @raising
 def chat(
-    handle: Provider,
+    handle: Provider | Model,
     messages: Iterable[Message],
     *,
     model: str | None = None,
@@ -123,7 +179,8 @@ def chat(
 ) -> Reply:
     """Ask the model and wait for its whole answer (`chat`). `schema`: a JSON Schema the answer
     must match (structured output). Raises `ToolingError` (`denied`, `limit-exceeded`, ...)."""
-    return Reply.of(handle.chat(_request(messages, model, tools, max_tokens, temperature, schema)))
+    request = _request(messages, model, tools, max_tokens, temperature, schema)
+    return Reply.of(_handle(handle).chat(request))
 
 
 class Stream:
@@ -169,7 +226,7 @@ class Stream:
 
 @raising
 def stream(
-    handle: Provider,
+    handle: Provider | Model,
     messages: Iterable[Message],
     *,
     model: str | None = None,
@@ -181,12 +238,13 @@ def stream(
     """Ask the model for a streamed answer (`chat-stream`): a `Stream` of its pieces. Raises
     `ToolingError` at once for a refused request, and while iterating for a failed stream."""
     request = _request(messages, model, tools, max_tokens, temperature, None)
-    return Stream(handle, handle.chat_stream(request), timeout_ms)
+    wit = _handle(handle)
+    return Stream(wit, wit.chat_stream(request), timeout_ms)
 
 
 def run_agent(
-    handle: Provider,
-    tooling: Tooling | None,
+    handle: Provider | Model,
+    tooling: Tooling | Toolbox | None,
     prompt: str,
     *,
     system: str | None = None,
@@ -198,6 +256,8 @@ def run_agent(
     chat's tool calls run through the tooling (`call-tool-blocking`; a failure goes back to the
     model as the tool's answer), until an answer without calls, or `max_steps` chats (then
     `ToolingError` `limit-exceeded`). Returns the answer's text."""
+    if isinstance(tooling, Toolbox):
+        tooling = tooling.handle
     tools = tooling.list_tools() if tooling is not None else []
     messages: list[Message] = [{"role": "system", "content": system}] if system else []
     messages.append({"role": "user", "content": prompt})

@@ -9,6 +9,7 @@ their host; each runs on its own thread under its own `AgentPolicy`. Once a stop
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 import tempfile
@@ -16,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TextIO, TypeVar
+from typing import Any, TextIO, TypeVar
 
 import anyio
 
@@ -35,7 +36,7 @@ from agent_host.policy.pins import Pins
 from agent_host.policy.validation import ArgumentValidator
 from agent_host.providers import ProviderSet
 from agent_host.runtime.engine import Runtime, Shipped
-from agent_host.runtime.guest import GuestThread, start_guest
+from agent_host.runtime.guest import GuestThread, describe_alone, start_guest
 from agent_host.runtime.pool import InstancePool
 from agent_host.session import GuestSession, LogSink, SessionCore
 from agent_host.session.audit_budget import AuditBudget, run_budget
@@ -258,6 +259,21 @@ class Host:
         if self.stop.stopped:  # the request came while it was starting: it makes no call
             guest.stop(self.stop.reason or "stopped")
         return guest
+
+    def input_schema(self, wasm: Path, agent: str, policy: AgentPolicy) -> dict[str, Any] | None:
+        """The JSON Schema of the input the component in `wasm` says its `run` takes (`describe`,
+        world `described-agent`: a Python guest with a typed `@agent` function), when it is an
+        object schema (what a tool's arguments are); None otherwise. Runs `describe` once, on an
+        instance of its own under `policy`'s limits. Raises as `start` does when `wasm` cannot be loaded."""
+        text = describe_alone(self.runtime, self.runtime.load(wasm, self.stop), policy, agent)
+        if text is None:
+            return None
+        try:
+            schema = json.loads(text)
+        except (ValueError, RecursionError):
+            logger.warning("agent %s: its describe() answered text that is not JSON; its input is taken as text", agent)
+            return None
+        return schema if isinstance(schema, dict) and schema.get("type") == "object" else None
 
     def pool(self, wasm: Path, agent: str, policy: AgentPolicy, size: int) -> InstancePool:
         """A pool of `size` instances of the component in `wasm` made ahead for `agent` under `policy`

@@ -427,6 +427,38 @@ def run_alone(
     return status, text
 
 
+MAX_DESCRIPTION: Final = 256 * 1024
+"""Characters of a component's `describe` answer the host keeps (a longer one is taken as none)."""
+
+
+def describe_alone(runtime: Runtime, component: Component, policy: AgentPolicy, agent: str) -> str | None:
+    """What `describe` answers (world `described-agent`: the JSON Schema, as text, of the input
+    `run` takes), called on an instance of its own under `policy`'s limits and no session; None when
+    the component exports no `describe`, answers none, answers more than `MAX_DESCRIPTION`
+    characters, or traps (the trap is logged)."""
+    prepared = prepare(runtime, component, policy, agent)
+    try:
+        instance = prepared.instance
+        describe = instance.get_func(prepared.store, "describe") if instance is not None else None
+        if describe is None:
+            return None
+        prepared.guard.begin()
+        with memory_limit.active(prepared.budget):
+            try:
+                with runtime.clock.started(prepared.store, prepared.guard):
+                    value = describe(prepared.store)
+                    describe.post_return(prepared.store)
+            except WasmtimeError as exc:
+                relayed = thread_state.take_exception()
+                if isinstance(relayed, KeyboardInterrupt | SystemExit):
+                    raise relayed from None
+                logger.warning("agent %s: its describe() trapped; its input is taken as text: %s", agent, exc)
+                return None
+    finally:
+        prepared.discard()
+    return value if isinstance(value, str) and len(value) <= MAX_DESCRIPTION else None
+
+
 def _stop_for_files(guard: RunGuard, session: GuestSession, reason: str) -> None:
     """From the descriptor watcher's thread: the run traps with `reason` (`open_files`); its waits end."""
     guard.stop(reason, "open_files")

@@ -57,11 +57,20 @@ class Offer:
     wasm: Path
     settings: AgentConfig
     policy: AgentPolicy
+    derived_schema: Mapping[str, Any] | None = None
+    """The schema the component says its input has (`Host.input_schema`: a typed `@agent`)."""
+
+    @property
+    def arguments_schema(self) -> Mapping[str, Any] | None:
+        """The schema the tool's arguments are checked against and passed as the input's JSON: the
+        agent's `input_schema`, else the one its component says; None: `{"input": string}`."""
+        return self.settings.input_schema if self.settings.input_schema is not None else self.derived_schema
 
     @property
     def input_schema(self) -> Mapping[str, Any]:
-        """The JSON Schema of the tool's arguments: the agent's `input_schema`, else `INPUT_SCHEMA`."""
-        return self.settings.input_schema if self.settings.input_schema is not None else INPUT_SCHEMA
+        """The JSON Schema of the tool's arguments: `arguments_schema`, else `INPUT_SCHEMA`."""
+        schema = self.arguments_schema
+        return schema if schema is not None else INPUT_SCHEMA
 
 
 def offered(config: Config, names: Sequence[str] = ()) -> list[AgentConfig]:
@@ -85,15 +94,18 @@ def offered(config: Config, names: Sequence[str] = ()) -> list[AgentConfig]:
 
 
 def prepare(host: Host, agents: Sequence[AgentConfig], stop: StopToken | None = None) -> list[Offer]:
-    """Each agent's component built and compiled (once; cached), and its policy. Raises `HostError`
+    """Each agent's component built and compiled (once; cached), its policy, and the schema of its
+    input when the component says one (a typed `@agent`, unless the table gives `input_schema`). Raises `HostError`
     (`BuildError`, `ComponentError`, `Interrupted`) naming the agent that cannot be served."""
     offers = []
     for agent in agents:
         assert agent.component is not None, "offered() keeps agents with a component"
         wasm = resolve_component(agent.component, stop=stop)
-        host.runtime.load(wasm, stop)
-        description = agent.description or f"Run agent {agent.name}: the input is the string its `run` receives."
-        offers.append(Offer(agent.name, description, wasm, agent, host.policy(agent.name, agent)))
+        policy = host.policy(agent.name, agent)
+        derived = host.input_schema(wasm, agent.name, policy) if agent.input_schema is None else None
+        default = "the input is the string its `run` receives" if derived is None else "its arguments are its input"
+        description = agent.description or f"Run agent {agent.name}: {default}."
+        offers.append(Offer(agent.name, description, wasm, agent, policy, derived))
     return offers
 
 
@@ -262,7 +274,7 @@ class AgentCalls:
         it) as JSON text; else `arguments["input"]` (absent: the agent's configured `input`). A
         refusal is an `invalid-arguments` answer naming what is wrong. Linear in the size of
         `arguments` (`off_loop`)."""
-        schema = offer.settings.input_schema
+        schema = offer.arguments_schema
         if schema is not None:
             try:
                 self._validator.check(

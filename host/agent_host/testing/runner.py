@@ -129,6 +129,19 @@ class AgentHost:
             cassettes.save(tapes.cassette, tape_file)  # other guests' tapes in the file are kept
         return _result(outcome, sink.getvalue(), self._audit_since(start))
 
+    def input_schema(self, guest: str | Path, *, module: str | None = None) -> dict[str, Any] | None:
+        """The JSON Schema `agent-host serve` offers as the arguments of `guest`'s tool when its
+        table gives no `input_schema`: the one its component says (a typed `@agent` function, built
+        as production builds it), or None (the tool then takes `{"input": string}`)."""
+        if self._closed:
+            raise RuntimeError("agent_host used after the test ended")
+        path = self._path(guest)
+        if not path.exists():
+            raise UsageError(f"{guest}: no such guest folder or .wasm (relative paths start in {self.base})")
+        host = self._host_for({}, "deny", {})
+        name = path.stem if path.suffix == ".wasm" else path.name
+        return host.input_schema(resolve_component(path, module=module), name, host.policy(name))
+
     def _path(self, given: str | Path) -> Path:
         path = given if isinstance(given, Path) else Path(given)
         return path if path.is_absolute() else self.base / path

@@ -181,7 +181,7 @@ def test_a_changed_guest_replayed_from_its_source_diverges_at_its_first_new_call
     assert (same.returncode, same.stdout) == (0, live.stdout), same.stderr
     app = guest / "app.py"
     app.write_text(
-        app.read_text().replace('call(demo, "echo", text=input or "hello")', 'call(demo, "echo", text="dogs")')
+        app.read_text().replace('demo.call("echo", text=input or "hello")', 'demo.call("echo", text="dogs")')
     )
     changed = in_process.run("run", "--dev", str(guest), "--replay", str(cassette), cwd=tmp_path)
     assert changed.returncode == 4, changed.stderr

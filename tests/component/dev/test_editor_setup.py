@@ -24,15 +24,15 @@ PYRIGHT_VERSION: Final = "1.1.414"
 CHECK_TIMEOUT: Final = 180.0
 """Seconds a type checker may take on one small guest (mypy's first run reads typeshed)."""
 
-WRONG_CALL: Final = "        tooling.get(42)  # a WIT function called with a wrong type\n"
+WRONG_CALL: Final = "    wit_tooling.get(42)  # a WIT function called with a wrong type\n"
 
 USES_AGENTLIB: Final = """
 
 from agentlib import Resource, ToolingError, ToolResult, call, read_resource
-from wit_world.imports import tooling
+from wit_world.imports import tooling as wit_tooling
 
 
-def summary(demo: tooling.Tooling) -> str:
+def summary(demo: wit_tooling.Tooling) -> str:
     try:
         result: ToolResult = call(demo, "add", a=2, b=3)
         readme: Resource = read_resource(demo, "demo://readme")
@@ -58,7 +58,7 @@ def break_the_guest(project: Path) -> int:
     """Insert `WRONG_CALL` as the first line of `run`'s body; its line number."""
     app = project / "guests" / "scout" / "app.py"
     lines = app.read_text().splitlines(keepends=True)
-    at = next(i for i, line in enumerate(lines) if "def run(self, input: str) -> str:" in line) + 1
+    at = next(i for i, line in enumerate(lines) if line.startswith("def run(input: str)")) + 1
     lines.insert(at, WRONG_CALL)
     app.write_text("".join(lines))
     return at + 1

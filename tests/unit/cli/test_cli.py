@@ -167,7 +167,7 @@ def test_every_command_has_help(command: str, capsys: pytest.CaptureFixture[str]
 def test_new_creates_a_guest_from_the_template(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["new", "scout", "--dir", str(tmp_path)]) == 0
     app = (tmp_path / "scout" / "app.py").read_text()
-    assert "class WitWorld(wit_world.WitWorld):" in app
+    assert "@agent\ndef run(input: str)" in app and 'demo = tooling("demo")' in app  # the plain-function style
     compile(app, "app.py", "exec")
     assert main(["new", "scout", "--dir", str(tmp_path)]) == 2
 

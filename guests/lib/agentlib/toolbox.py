@@ -1,0 +1,146 @@
+"""Toolings as objects: `tooling(name)`, whose tools are methods.
+
+    demo = tooling("demo")                    # at import: nothing is asked of the host yet
+    total = demo.add(a=2, b=3)                # the structured content, else the text
+    result = demo.call("add", {"a": 2})       # the whole ToolResult
+    with demo.start("sleep", seconds=1) as slow:   # call-tool: a Call; its events in `listen()`
+        ...
+
+The handle (`tooling.get`) is taken at the first use, inside `run` (a module's top level runs
+while the guest is built, when no host import can be called), and kept for the run; `close()`
+drops it. `demo.NAME(**arguments)` is `call-tool-blocking` of tool NAME (`demo.tool("NAME")` for a
+name that is not an identifier or is one of the methods below): it answers the tool's structured
+content when it gives one, else its text, and raises `ToolingError` (`code`, `message`) on failure.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any
+
+from wit_world.imports import tooling as _tooling
+from wit_world.imports import types
+from wit_world.imports.tooling import Tooling
+
+from agentlib.errors import raising
+from agentlib.inbox import Call, Subscription
+from agentlib.values import Resource, ToolResult
+
+__all__ = ("Toolbox", "tooling")
+
+
+def answer_of(result: ToolResult) -> Any:
+    """What a tool's method answers: the structured content when the tool gave one, else its text."""
+    structured = result.structured
+    return structured if structured is not None else result.text
+
+
+class Toolbox:
+    """A tooling, by name, taken at its first use (see the module docstring)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._handle: Tooling | None = None
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def handle(self) -> Tooling:
+        """The WIT handle (`tooling.get`), taken now if not yet. Raises `ToolingError`."""
+        if self._handle is None or getattr(self._handle, "handle", 0) is None:
+            self._handle = _get(self._name)
+        return self._handle
+
+    @property
+    def kind(self) -> str:
+        """ "mcp", "python" or "mock"."""
+        return self.handle.kind()
+
+    @raising
+    def call(self, tool: str, arguments: dict[str, Any] | None = None, /, **more: Any) -> ToolResult:
+        """Call `tool` and wait (`call-tool-blocking`): its whole `ToolResult`. Raises `ToolingError`."""
+        sent = {**(arguments or {}), **more}
+        return ToolResult.of(self.handle.call_tool_blocking(tool, json.dumps(sent)))
+
+    def tool(self, name: str) -> Callable[..., Any]:
+        """Tool `name` as a function of keyword arguments answering as `demo.NAME(...)` does."""
+        return functools.partial(self._answer, name)
+
+    def _answer(self, tool: str, /, **arguments: Any) -> Any:
+        return answer_of(self.call(tool, arguments))
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self.tool(name)
+
+    @raising
+    def start(self, tool: str, arguments: dict[str, Any] | None = None, /, **more: Any) -> Call:
+        """Start a call of `tool` (`call-tool`): a `Call`, whose events `listen()` yields."""
+        handle = self.handle
+        return Call(handle, tool, handle.call_tool(tool, json.dumps({**(arguments or {}), **more})))
+
+    @raising
+    def tools(self) -> list[types.Tool]:
+        """Every tool the agent may use (`list-tools`)."""
+        return self.handle.list_tools()
+
+    @raising
+    def resources(self) -> list[types.ResourceInfo]:
+        """Every resource the agent may read (`list-resources`)."""
+        return self.handle.list_resources()
+
+    @raising
+    def read(self, uri: str) -> Resource:
+        """The resource at `uri` (`read-resource`)."""
+        return Resource.of(self.handle.read_resource(uri))
+
+    @raising
+    def subscribe(self, uri: str) -> Subscription:
+        """Subscribe to the resource at `uri`: its changes arrive as `ResourceUpdated` events."""
+        handle = self.handle
+        return Subscription(handle, handle.subscribe_resource(uri), uri, handle.unsubscribe_resource)
+
+    @raising
+    def watch_resources(self) -> Subscription:
+        """Subscribe to the resource list: `ResourceListUpdated` events."""
+        handle = self.handle
+        return Subscription(handle, handle.subscribe_resource_list(), "resource list", handle.unsubscribe_resource_list)
+
+    @raising
+    def watch_tools(self) -> Subscription:
+        """Subscribe to the tool list: `ToolListUpdated` events."""
+        handle = self.handle
+        return Subscription(handle, handle.subscribe_tool_list(), "tool list", handle.unsubscribe_tool_list)
+
+    def close(self) -> None:
+        """Drop the handle (its open calls and subscriptions end); the next use takes a new one."""
+        handle, self._handle = self._handle, None
+        if handle is not None and getattr(handle, "handle", 0) is not None:
+            handle.__exit__(None, None, None)
+
+    def __enter__(self) -> Toolbox:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"tooling({self._name!r})"
+
+
+@raising
+def _get(name: str) -> Tooling:
+    return _tooling.get(name)
+
+
+def tooling(name: str) -> Toolbox:
+    """The tooling `name` as an object (see the module docstring); nothing is asked of the host yet."""
+    return Toolbox(name)
