@@ -5,11 +5,12 @@ makes runs through the tooling, its answer goes back, until the model answers wi
 (agentlib's `run_agent`, at most 8 chats).
 """
 
-import wit_world
-from agentlib import get, provider, run_agent
+from agentlib import agent, provider, run_agent, tooling
+
+llm = provider("llm")
+demo = tooling("demo")
 
 
-class WitWorld(wit_world.WitWorld):
-    def run(self, input: str) -> str:
-        with provider("llm") as llm, get("demo") as demo:
-            return run_agent(llm, demo, input, system="Use the tools to answer.")
+@agent
+def run(input: str) -> str:
+    return run_agent(llm, demo, input, system="Use the tools to answer.")

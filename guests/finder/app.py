@@ -4,21 +4,18 @@ Input: the query. It calls the `search` tool (any MCP server, Python tool or moc
 taking {"query": ...} and returning {"hits": [...]}) and returns {"query", "count", "best"}.
 """
 
-import json
+from agentlib import Err, ToolingError, agent, tooling
 
-import wit_world
-from agentlib import ToolingError, call, get
-from componentize_py_types import Err
+search = tooling("search")
 
 
-class WitWorld(wit_world.WitWorld):
-    def run(self, input: str) -> str:
-        query = input.strip()
-        if not query:
-            raise Err("give a query as input")
-        try:
-            with get("search") as search:
-                hits = call(search, "search", query=query).structured["hits"]
-        except ToolingError as error:
-            raise Err(f"search failed: {error}") from None
-        return json.dumps({"query": query, "count": len(hits), "best": hits[:3]})
+@agent
+def run(input: str) -> dict[str, object]:
+    query = input.strip()
+    if not query:
+        raise Err("give a query as input")  # the failure's text, as it is
+    try:
+        hits = search.search(query=query)["hits"]
+    except ToolingError as error:
+        raise Err(f"search failed: {error}") from None
+    return {"query": query, "count": len(hits), "best": hits[:3]}

@@ -68,10 +68,10 @@ def test_new_lang_js_writes_a_guest_that_type_checks_runs_and_answers(
     checked = subprocess.run(check, cwd=tmp_path, capture_output=True, text=True, check=False)
     assert checked.returncode == 0, checked.stdout
     app = tmp_path / "guests" / "scout" / "app.js"
-    app.write_text(app.read_text().replace("demo.listTools()", "demo.listTool()"))
+    app.write_text(app.read_text().replace("tool.name)", "tool.nam)"))
     broken = subprocess.run(check, cwd=tmp_path, capture_output=True, text=True, check=False)
-    assert "Property 'listTool' does not exist on type 'Tooling'" in broken.stdout
-    app.write_text(app.read_text().replace("demo.listTool()", "demo.listTools()"))
+    assert "Property 'nam' does not exist on type" in broken.stdout, broken.stdout
+    app.write_text(app.read_text().replace("tool.nam)", "tool.name)"))
     answered = in_process.run("run", "guests/scout", "--input", "hi", cwd=tmp_path)
     assert answered.returncode == 0, answered.stderr
     tools = ["echo", "add", "word_count", "fail", "sleep", "set_note"]
