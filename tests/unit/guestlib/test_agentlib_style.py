@@ -201,3 +201,17 @@ def test_stdlib_logging_reaches_the_hosts_log_with_its_level(
     for handler in [h for h in root.handlers if isinstance(h, logs.HostHandler)]:
         root.removeHandler(handler)
     root.setLevel(logging.WARNING)
+
+
+def test_a_class_guest_keeps_working_and_says_no_schema(world: World, agentlib: ModuleType) -> None:
+    """The style before `@agent`: a module's `WitWorld` class is its guest, wrapped as before."""
+    wit_world = importlib.import_module("wit_world")
+
+    class WitWorld(wit_world.WitWorld):  # type: ignore[misc, name-defined]
+        def run(self, input: str) -> str:
+            return f"class: {input}"
+
+    module = ModuleType("app")
+    module.WitWorld = WitWorld  # type: ignore[attr-defined]
+    guest = importlib.import_module("agentlib.entry").world(module)()
+    assert guest.run("hi") == "class: hi" and guest.describe() is None
