@@ -22,6 +22,7 @@ from wit_world.imports.provider import Provider
 from wit_world.imports.tooling import Tooling
 
 from agentlib.errors import ToolingError, raising
+from agentlib.lazy import Taken
 from agentlib.toolbox import Toolbox
 
 __all__ = ("Model", "Reply", "Stream", "ToolCall", "provider", "chat", "stream", "run_agent")
@@ -76,21 +77,12 @@ class Reply:
         return {"role": "assistant", "content": self.content, "tool_calls": calls}
 
 
-class Model:
-    """A provider, by name, taken at its first use (`provider.get`, inside `run`: a module's top
-    level runs while the guest is built, when no host import can be called). Its methods are the
-    functions of this module; `with` drops the handle at the end (its open streams are cancelled)."""
+class Model(Taken[Provider]):
+    """A provider, by name, taken at its first use (`agentlib.lazy`). Its methods are the functions
+    of this module; `with` drops the handle at the end (its open streams are cancelled)."""
 
     def __init__(self, name: str) -> None:
-        self.name = name
-        self._handle: Provider | None = None
-
-    @property
-    def handle(self) -> Provider:
-        """The WIT handle, taken now if not yet. Raises `ToolingError` (`not-found`, `denied`)."""
-        if self._handle is None or getattr(self._handle, "handle", 0) is None:
-            self._handle = _get(self.name)
-        return self._handle
+        super().__init__(name, _get)
 
     @property
     def kind(self) -> str:
@@ -109,20 +101,8 @@ class Model:
         """`stream(self, messages, ...)`."""
         return stream(self, messages, **options)
 
-    def close(self) -> None:
-        """Drop the handle (its open streams are cancelled); the next use takes a new one."""
-        handle, self._handle = self._handle, None
-        if handle is not None and getattr(handle, "handle", 0) is not None:
-            handle.__exit__(None, None, None)
-
-    def __enter__(self) -> Model:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def __repr__(self) -> str:
-        return f"provider({self.name!r})"
+        return f"provider({self._name!r})"
 
 
 @raising

@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
-from types import TracebackType
 from typing import Any
 
 from wit_world.imports import tooling as _tooling
@@ -27,6 +26,7 @@ from wit_world.imports.tooling import Tooling
 
 from agentlib.errors import raising
 from agentlib.inbox import Call, Subscription
+from agentlib.lazy import Taken
 from agentlib.values import Resource, ToolResult
 
 __all__ = ("Toolbox", "tooling")
@@ -38,23 +38,11 @@ def answer_of(result: ToolResult) -> Any:
     return structured if structured is not None else result.text
 
 
-class Toolbox:
+class Toolbox(Taken[Tooling]):
     """A tooling, by name, taken at its first use (see the module docstring)."""
 
     def __init__(self, name: str) -> None:
-        self._name = name
-        self._handle: Tooling | None = None
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def handle(self) -> Tooling:
-        """The WIT handle (`tooling.get`), taken now if not yet. Raises `ToolingError`."""
-        if self._handle is None or getattr(self._handle, "handle", 0) is None:
-            self._handle = _get(self._name)
-        return self._handle
+        super().__init__(name, _get)
 
     @property
     def kind(self) -> str:
@@ -117,20 +105,6 @@ class Toolbox:
         """Subscribe to the tool list: `ToolListUpdated` events."""
         handle = self.handle
         return Subscription(handle, handle.subscribe_tool_list(), "tool list", handle.unsubscribe_tool_list)
-
-    def close(self) -> None:
-        """Drop the handle (its open calls and subscriptions end); the next use takes a new one."""
-        handle, self._handle = self._handle, None
-        if handle is not None and getattr(handle, "handle", 0) is not None:
-            handle.__exit__(None, None, None)
-
-    def __enter__(self) -> Toolbox:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"tooling({self._name!r})"
