@@ -37,6 +37,7 @@ SHARED_GUESTS = tuple(
         "guests/watcher",
         "guests/finder",
         "guests/assistant",
+        "tests/guests/typed",
     )
 )
 """The guests test modules share, most shared first: built and compiled while a parallel run starts."""
