@@ -232,7 +232,7 @@ export function agent(fn, options = {}) {
   if (options.input !== undefined && options.input !== "json" && options.input !== "text") {
     throw new TypeError(`agent(fn, { input }): input is "text" or "json", not ${JSON.stringify(options.input)}`);
   }
-  return function run(input) {
+  const run = function run(input) {
     let value = input;
     if (json) {
       try {
@@ -245,6 +245,8 @@ export function agent(fn, options = {}) {
     }
     return answer(fn(value));
   };
+  if (schema !== undefined) run.inputSchema = schema; // said to the host by the entry's `describe`
+  return run;
 }
 
 // -- toolings -------------------------------------------------------------------------------------

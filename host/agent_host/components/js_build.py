@@ -25,7 +25,7 @@ from agent_host._support import scratch
 from agent_host._support.paths import js_lib_dir, template, wit_dir
 from agent_host._support.progress import progress
 from agent_host._support.stopping import TIMED_OUT, StopToken, run_child
-from agent_host.components.build import WORLD, digest_files, publishing, source_files
+from agent_host.components.build import BUILD_WORLD, WORLD, digest_files, publishing, source_files
 from agent_host.components.build_limits import build_timeout, timed_out
 from agent_host.components.js_toolchain import COMPONENTIZE_JS_VERSION, JCO_VERSION, toolchain
 from agent_host.errors import BuildError
@@ -68,10 +68,31 @@ def js_module(folder: Path, module: str | None = None) -> str:
     return name
 
 
-def entry_source(module: str) -> str:
-    """The generated entry module for a guest whose `run` is exported by `module` (a file name)."""
+DESCRIBE: Final = """
+// The world `described-agent`: the JSON Schema of the input, when `agent(fn, { inputSchema })` gave one.
+export function describe() {
+  try {
+    return guestRun.inputSchema === undefined ? undefined : JSON.stringify(guestRun.inputSchema);
+  } catch {
+    return undefined;
+  }
+}
+"""
+"""The entry's `describe` export, for a guest built against the current WIT (world `described-agent`)."""
+
+
+def entry_source(module: str, *, described: bool = True) -> str:
+    """The generated entry module for a guest whose `run` is exported by `module` (a file name);
+    `described`: it also exports `describe` (built against the world `described-agent`)."""
     text = template(_TEMPLATE).replace("__MODULE__", module).replace("__ENTRY__", ENTRY_FILE)
-    return text.replace("__LIBRARY__", LIBRARY)
+    return text.replace("__LIBRARY__", LIBRARY).replace("__DESCRIBE__", DESCRIBE if described else "")
+
+
+def build_world(folder: Path) -> tuple[Path, str]:
+    """The WIT folder and world to build `folder` against: the current package's `described-agent`,
+    or a released version's `agent` (`guest_wit`)."""
+    wit = guest_wit(folder)
+    return wit, BUILD_WORLD if wit == wit_dir() else WORLD
 
 
 def _guest_files(folder: Path) -> list[Path]:
@@ -107,9 +128,10 @@ def js_build_key(folder: Path, module: str) -> str:
     package, the guest library, the entry module, the build's features and the componentize-js and
     jco versions."""
     digest = hashlib.sha256()
-    header = f"componentize-js {COMPONENTIZE_JS_VERSION}\0jco {JCO_VERSION}\0module {module}\0world {WORLD}\0"
+    _, world = build_world(folder)
+    header = f"componentize-js {COMPONENTIZE_JS_VERSION}\0jco {JCO_VERSION}\0module {module}\0world {world}\0"
     digest.update(f"{header}disable {' '.join(DISABLED_FEATURES)}\0".encode())
-    digest.update(entry_source(module).encode())
+    digest.update(entry_source(module, described=world == BUILD_WORLD).encode())
     digest_files(digest, "guest", folder, _guest_files(folder))
     digest_files(digest, "wit", wit_dir(), sorted(wit_dir().rglob("*.wit")))
     digest_files(digest, "lib", js_lib_dir(), [js_lib_dir() / LIBRARY_FILE])
@@ -126,10 +148,11 @@ def build_js_into(folder: Path, module: str, target: Path, stop: StopToken | Non
         source = work / folder.name
         _copy_guest(folder, source)
         _add_library(folder, source)
-        (source / ENTRY_FILE).write_text(entry_source(module), encoding="utf-8")
+        wit, world = build_world(folder)
+        (source / ENTRY_FILE).write_text(entry_source(module, described=world == BUILD_WORLD), encoding="utf-8")
         with publishing(target, folder) as output_file:
-            command = [str(tools.node), str(tools.componentize_js), ENTRY_FILE, "--wit", str(guest_wit(folder))]
-            command += ["--world-name", WORLD, "--disable", *DISABLED_FEATURES, "--out", str(output_file)]
+            command = [str(tools.node), str(tools.componentize_js), ENTRY_FILE, "--wit", str(wit)]
+            command += ["--world-name", world, "--disable", *DISABLED_FEATURES, "--out", str(output_file)]
             # componentize-js makes its own temp folder: inside `work`, so a stopped build leaves none.
             env = {**os.environ, "TMPDIR": str(work)}
             with progress(what):

@@ -142,8 +142,15 @@ def test_a_guest_written_with_the_library_calls_tools_reads_typed_events_and_ask
 
 
 def test_an_escaped_tooling_error_keeps_its_code_and_names_the_guests_line(tmp_path: Path, jslib: Path) -> None:
+    """And the component says its `inputSchema` (`describe`, world `described-agent`): what `serve` offers."""
     with make_host(tmp_path) as host:
         result = host.run(jslib, json.dumps({"text": "x", "mode": "escape"}), agent="jslib")
+        schema = host.input_schema(jslib, "jslib", host.policy("jslib"))
+    assert (
+        schema is not None
+        and schema["required"] == ["text"]
+        and set(schema["properties"]) == {"text", "a", "b", "mode"}
+    )
     assert (result.status, result.error_code) == (RunStatus.ERROR, "tool-failed"), result
     place = f"app.js:{line_of('escaped on purpose')}:"
     assert result.text.startswith(f"tool-failed: Error executing tool fail: escaped on purpose (raised at {place}")
