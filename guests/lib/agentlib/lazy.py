@@ -10,11 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, Generic, Self, TypeVar
+from typing import Any, Generic, Protocol, Self, TypeVar
 
 __all__ = ("Taken",)
 
-_H = TypeVar("_H")
+
+class _Handle(Protocol):
+    def kind(self) -> str: ...
+
+
+_H = TypeVar("_H", bound=_Handle)
 
 
 class Taken(Generic[_H]):
@@ -35,6 +40,11 @@ class Taken(Generic[_H]):
         if self._handle is None or getattr(self._handle, "handle", 0) is None:
             self._handle = self._get(self._name)
         return self._handle
+
+    @property
+    def kind(self) -> str:
+        """What it is, as the host says (`kind()`: "mcp", "python", "mock"; "openai", "anthropic", "mock")."""
+        return self.handle.kind()
 
     def close(self) -> None:
         """Drop the handle (what was opened through it ends); the next use takes a new one."""

@@ -84,10 +84,6 @@ class Model(Taken[Provider]):
     def __init__(self, name: str) -> None:
         super().__init__(name, _get)
 
-    @property
-    def kind(self) -> str:
-        return self.handle.kind()
-
     @raising
     def models(self) -> list[str]:
         """The models this agent may ask for here (`models`)."""

@@ -44,11 +44,6 @@ class Toolbox(Taken[Tooling]):
     def __init__(self, name: str) -> None:
         super().__init__(name, _get)
 
-    @property
-    def kind(self) -> str:
-        """ "mcp", "python" or "mock"."""
-        return self.handle.kind()
-
     @raising
     def call(self, tool: str, arguments: dict[str, Any] | None = None, /, **more: Any) -> ToolResult:
         """Call `tool` and wait (`call-tool-blocking`): its whole `ToolResult`. Raises `ToolingError`."""
