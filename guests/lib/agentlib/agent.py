@@ -18,6 +18,7 @@ error with its code, any other exception as `TYPE: message (at FILE:LINE)`. A gu
 from __future__ import annotations
 
 import dataclasses
+import enum
 import inspect
 import json
 import typing
@@ -42,8 +43,11 @@ class Agent:
         self.fn = fn
         parameters = list(inspect.signature(fn).parameters.values())
         if len(parameters) > 1:
-            count = len(parameters)
-            raise TypeError(f"@agent {fn.__name__}() takes {count} parameters: it takes the input, or nothing")
+            names = ", ".join(parameter.name for parameter in parameters)
+            raise TypeError(
+                f"@agent {fn.__name__}({names}): an agent takes one parameter, its input, or none; put "
+                f"{names} in a TypedDict or a dataclass and take that"
+            )
         self.takes_input = bool(parameters)
         hints = typing.get_type_hints(fn) if parameters else {}
         self.input_type: Any = hints.get(parameters[0].name, str) if parameters else str
@@ -76,23 +80,33 @@ class Agent:
 
 
 def answer_text(value: object) -> str:
-    """What `run` answers for the function's return `value` (see the module docstring)."""
+    """What `run` answers for the function's return `value` (see the module docstring; an `Enum` is
+    its value, a dataclass its fields, at any depth)."""
     if isinstance(value, str):
         return value
     if value is None:
         return ""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        value = dataclasses.asdict(value)
     try:
-        return json.dumps(value)
+        return json.dumps(value, default=_encoded)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"run() returned {type(value).__name__}, which is not text nor JSON: {exc}") from None
+
+
+def _encoded(value: object) -> object:
+    if isinstance(value, enum.Enum):
+        return value.value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {field.name: getattr(value, field.name) for field in dataclasses.fields(value)}
+    raise TypeError(f"{type(value).__name__} is not JSON (return str, dict, list, numbers, a dataclass or an Enum)")
 
 
 def agent(fn: _F) -> _F:
     """Make `fn` the guest's `run` (see the module docstring); `fn` is returned unchanged."""
     if _AGENTS and _AGENTS[0].fn is not fn:
-        raise TypeError(f"a guest has one @agent function: {_AGENTS[0].fn.__name__} is already, not {fn.__name__}")
+        first = _AGENTS[0].fn.__name__
+        raise TypeError(
+            f"@agent {fn.__name__}: this guest's agent is already {first}(); a guest has one @agent function"
+        )
     if not _AGENTS:
         _AGENTS.append(Agent(fn))
     return fn

@@ -54,7 +54,9 @@ class Toolbox(Taken[Tooling]):
         """Tool `name` as a function of keyword arguments answering as `demo.NAME(...)` does."""
         return functools.partial(self._answer, name)
 
-    def _answer(self, tool: str, /, **arguments: Any) -> Any:
+    def _answer(self, tool: str, /, *positional: Any, **arguments: Any) -> Any:
+        if positional:
+            raise TypeError(f"tool arguments are keywords: {self._name}.{tool}(name=value, ...), not positional")
         return answer_of(self.call(tool, arguments))
 
     def __getattr__(self, name: str) -> Callable[..., Any]:

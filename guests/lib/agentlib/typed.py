@@ -37,8 +37,13 @@ class InputError(ValueError):
         self.problem = problem
 
 
+_KINDS: Final = {dict: "an object", list: "an array"}
+
+
 def _shown(value: object) -> str:
-    text = json.dumps(value) if isinstance(value, (str, int, float, bool, type(None))) else type(value).__name__
+    if not isinstance(value, (str, int, float, bool, type(None))):
+        return _KINDS.get(type(value), type(value).__name__)
+    text = json.dumps(value)
     return text if len(text) <= SHOWN else text[: SHOWN - 3] + "..."
 
 
@@ -92,11 +97,15 @@ def parse(tp: Any, value: Any, path: str = "$") -> Any:
             raise InputError(path, f"expected one of {', '.join(_shown(a) for a in args)}, got {_shown(value)}")
         return value
     if origin in (typing.Union, types.UnionType):
+        failures: list[InputError] = []
         for member in args:
             try:
                 return parse(member, value, path)
-            except InputError:
-                continue
+            except InputError as failed:
+                failures.append(failed)
+        deeper = [failed for failed in failures if failed.path != path]  # a member of the value's kind
+        if len(deeper) == 1:
+            raise deeper[0]
         raise InputError(path, f"expected {_described(tp)}, got {_shown(value)}")
     if origin in (list, tuple, typing.Sequence, typing.Iterable) or tp in (list, tuple):
         item = args[0] if args else Any
@@ -139,9 +148,16 @@ def _described(tp: Any) -> str:
     return " or ".join(str(kind) for kind in found)
 
 
-def schema_of(tp: Any) -> dict[str, Any]:
-    """The JSON Schema of the values `parse(tp, ...)` accepts."""
+def schema_of(tp: Any, _open: tuple[Any, ...] = ()) -> dict[str, Any]:
+    """The JSON Schema of the values `parse(tp, ...)` accepts. Raises `TypeError` for a type it
+    does not know, and for a recursive one (a TypedDict naming itself)."""
     tp = _unwrapped(tp)
+    if isinstance(tp, type) and tp in _open:
+        raise TypeError(
+            f"agentlib cannot read input as the recursive type {tp.__name__} (it contains itself): "
+            "take the input as text (input: str) and parse it yourself"
+        )
+    inner = (*_open, tp) if isinstance(tp, type) else _open
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if tp in (Any, object):
         return {}
@@ -152,18 +168,18 @@ def schema_of(tp: Any) -> dict[str, Any]:
     if origin is typing.Literal:
         return {"enum": list(args)}
     if origin in (typing.Union, types.UnionType):
-        return {"anyOf": [schema_of(member) for member in args]}
+        return {"anyOf": [schema_of(member, inner) for member in args]}
     if origin in (list, tuple, typing.Sequence, typing.Iterable) or tp in (list, tuple):
-        return {"type": "array", "items": schema_of(args[0] if args else Any)}
+        return {"type": "array", "items": schema_of(args[0] if args else Any, inner)}
     if origin in (dict, typing.Mapping) or tp is dict:
-        return {"type": "object", "additionalProperties": schema_of(args[1] if len(args) == 2 else Any)}
+        return {"type": "object", "additionalProperties": schema_of(args[1] if len(args) == 2 else Any, inner)}
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return {"enum": [member.value for member in tp]}
     if isinstance(tp, type) and (typing.is_typeddict(tp) or dataclasses.is_dataclass(tp)):
         hints, required = _fields(tp)
         schema: dict[str, Any] = {
             "type": "object",
-            "properties": {name: schema_of(hint) for name, hint in hints.items()},
+            "properties": {name: schema_of(hint, inner) for name, hint in hints.items()},
             "required": [name for name in hints if name in required],
             "additionalProperties": False,
         }

@@ -8,6 +8,7 @@ and the JSON Schema a typed input has.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import importlib
 import json
 import logging
@@ -54,9 +55,20 @@ def test_a_plain_function_is_the_guests_run_and_its_answer_is_text_or_json(agent
     assert run(agentlib, lambda input: input.upper(), "hello") == "HELLO"
 
 
+class Color(enum.Enum):
+    RED = "red"
+
+
 @pytest.mark.parametrize(
     ("returned", "text"),
-    [({"a": [1, 2]}, '{"a": [1, 2]}'), ([1, "x"], '[1, "x"]'), (None, ""), (3, "3"), (Point(1, 2), None)],
+    [
+        ({"a": [1, 2]}, '{"a": [1, 2]}'),
+        ([1, "x"], '[1, "x"]'),
+        (None, ""),
+        (3, "3"),
+        (Point(1, 2), None),
+        ({"color": Color.RED}, '{"color": "red"}'),
+    ],
 )
 def test_what_it_returns_is_the_answer(agentlib: ModuleType, returned: Any, text: str | None) -> None:
     expected = text if text is not None else json.dumps(dataclasses.asdict(returned))
@@ -118,7 +130,7 @@ def test_a_guest_has_one_agent_and_a_module_without_one_says_how(world: World, a
         return "2"
 
     agentlib.agent(first)
-    with pytest.raises(TypeError, match="a guest has one @agent function: first is already, not second"):
+    with pytest.raises(TypeError, match=r"@agent second: this guest's agent is already first\(\)"):
         agentlib.agent(second)
     sys.modules["agentlib.agent"]._AGENTS.clear()
     entry = importlib.import_module("agentlib.entry")
@@ -215,3 +227,27 @@ def test_a_class_guest_keeps_working_and_says_no_schema(world: World, agentlib: 
     module.WitWorld = WitWorld  # type: ignore[attr-defined]
     guest = importlib.import_module("agentlib.entry").world(module)()
     assert guest.run("hi") == "class: hi" and guest.describe() is None
+
+
+class Tree(TypedDict):
+    name: str
+    children: NotRequired[list[Tree]]
+
+
+class Inner(TypedDict):
+    a: int
+
+
+def test_unusable_types_and_shapes_say_what_to_do(world: World, agentlib: ModuleType) -> None:
+    typed = importlib.import_module("agentlib.typed")
+    with pytest.raises(TypeError, match="recursive type Tree"):
+        typed.schema_of(Tree)
+    with pytest.raises(TypeError, match=r"put a, b in a TypedDict or a dataclass"):
+        agentlib.agent(lambda a, b: None)
+    with pytest.raises(typed.InputError, match=r"^\$\.a: is required$"):  # the member of the value's kind
+        typed.parse(Inner | None, {})
+    with pytest.raises(typed.InputError, match=r"expected an object, got an array"):
+        typed.parse(Inner, [])
+    demo = agentlib.tooling("demo")
+    with pytest.raises(TypeError, match=r"tool arguments are keywords: demo.add\(name=value"):
+        demo.add(2, 3)
