@@ -9,7 +9,8 @@ boundary, where componentize-py would panic and lose the reason:
   `ToolingError`) leaves `run` as `Err("code: message (raised at FILE:LINE)")`, FILE:LINE being
   the guest's own line that called;
 - a value that is not a str leaves as `Err("run() must return str, got TYPE (FILE:LINE)")`;
-- any other exception is printed on stderr in Python's own format, with only the guest's frames,
+- any other exception (`SystemExit` from `sys.exit()` and `KeyboardInterrupt` too) is printed on
+  stderr in Python's own format, with only the guest's frames,
   paths relative to its folder and the source lines (`keep_sources`), and leaves `run` as
   `Err("TYPE: message (at FILE:LINE)")`: the agent failed, as a JavaScript guest's uncaught error
   does (exit 1; traps stay for the host's limits). A `MemoryError` first releases what the failed
@@ -105,7 +106,7 @@ def wrap(guest: type) -> type:
                 sys.stderr.write(f"Traceback (most recent call last):\nMemoryError: raised at {where}\n")
                 sys.stderr.flush()
                 raise Err(f"MemoryError (at {where})") from None
-            except Exception as uncaught:
+            except (Exception, SystemExit, KeyboardInterrupt) as uncaught:  # sys.exit() too: the run failed
                 raise failure(uncaught) from None
             if not isinstance(value, str):
                 got = "None" if value is None else type(value).__name__

@@ -251,3 +251,17 @@ def test_unusable_types_and_shapes_say_what_to_do(world: World, agentlib: Module
     demo = agentlib.tooling("demo")
     with pytest.raises(TypeError, match=r"tool arguments are keywords: demo.add\(name=value"):
         demo.add(2, 3)
+
+
+@pytest.mark.parametrize("raised", [SystemExit(3), KeyboardInterrupt()])
+def test_sys_exit_and_keyboard_interrupt_in_run_are_its_failure(
+    world: World, agentlib: ModuleType, raised: BaseException
+) -> None:
+    """Not a trap with wasmtime's own text: the failure's type and the guest's line, as any exception."""
+
+    def run_it(input: str) -> str:
+        raise raised
+
+    with pytest.raises(world.Err) as failed:
+        run(agentlib, run_it, "")
+    assert str(failed.value.value).startswith(type(raised).__name__)
