@@ -16,7 +16,6 @@ content when it gives one, else its text, and raises `ToolingError` (`code`, `me
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +23,7 @@ from wit_world.imports import tooling as _tooling
 from wit_world.imports import types
 from wit_world.imports.tooling import Tooling
 
+from agentlib import calls, inbox
 from agentlib.errors import raising
 from agentlib.inbox import Call, Subscription
 from agentlib.lazy import Taken
@@ -44,11 +44,9 @@ class Toolbox(Taken[Tooling]):
     def __init__(self, name: str) -> None:
         super().__init__(name, _get)
 
-    @raising
     def call(self, tool: str, arguments: dict[str, Any] | None = None, /, **more: Any) -> ToolResult:
         """Call `tool` and wait (`call-tool-blocking`): its whole `ToolResult`. Raises `ToolingError`."""
-        sent = {**(arguments or {}), **more}
-        return ToolResult.of(self.handle.call_tool_blocking(tool, json.dumps(sent)))
+        return calls.call(self.handle, tool, **{**(arguments or {}), **more})
 
     def tool(self, name: str) -> Callable[..., Any]:
         """Tool `name` as a function of keyword arguments answering as `demo.NAME(...)` does."""
@@ -64,44 +62,33 @@ class Toolbox(Taken[Tooling]):
             raise AttributeError(name)
         return self.tool(name)
 
-    @raising
     def start(self, tool: str, arguments: dict[str, Any] | None = None, /, **more: Any) -> Call:
         """Start a call of `tool` (`call-tool`): a `Call`, whose events `listen()` yields."""
-        handle = self.handle
-        return Call(handle, tool, handle.call_tool(tool, json.dumps({**(arguments or {}), **more})))
+        return inbox.start(self.handle, tool, **{**(arguments or {}), **more})
 
-    @raising
     def tools(self) -> list[types.Tool]:
         """Every tool the agent may use (`list-tools`)."""
-        return self.handle.list_tools()
+        return calls.list_tools(self.handle)
 
-    @raising
     def resources(self) -> list[types.ResourceInfo]:
         """Every resource the agent may read (`list-resources`)."""
-        return self.handle.list_resources()
+        return calls.list_resources(self.handle)
 
-    @raising
     def read(self, uri: str) -> Resource:
         """The resource at `uri` (`read-resource`)."""
-        return Resource.of(self.handle.read_resource(uri))
+        return calls.read_resource(self.handle, uri)
 
-    @raising
     def subscribe(self, uri: str) -> Subscription:
         """Subscribe to the resource at `uri`: its changes arrive as `ResourceUpdated` events."""
-        handle = self.handle
-        return Subscription(handle, handle.subscribe_resource(uri), uri, handle.unsubscribe_resource)
+        return inbox.subscribe_resource(self.handle, uri)
 
-    @raising
     def watch_resources(self) -> Subscription:
         """Subscribe to the resource list: `ResourceListUpdated` events."""
-        handle = self.handle
-        return Subscription(handle, handle.subscribe_resource_list(), "resource list", handle.unsubscribe_resource_list)
+        return inbox.subscribe_resource_list(self.handle)
 
-    @raising
     def watch_tools(self) -> Subscription:
         """Subscribe to the tool list: `ToolListUpdated` events."""
-        handle = self.handle
-        return Subscription(handle, handle.subscribe_tool_list(), "tool list", handle.unsubscribe_tool_list)
+        return inbox.subscribe_tool_list(self.handle)
 
     def __repr__(self) -> str:
         return f"tooling({self._name!r})"
