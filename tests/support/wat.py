@@ -156,3 +156,15 @@ START_SPIN: Final = r"""
 )
 """
 """A component whose start code (a core module's start function) never ends."""
+
+
+def scribbler() -> str:
+    """A component whose `run` answers `fresh` when its memory holds what its data segments wrote (a
+    byte on the first page and one on a later host page), `dirty` otherwise; it overwrites the later one."""
+    body = (
+        "block (result i32)"
+        " (i32.and (i32.eq (i32.load8_u (i32.const 64)) (i32.const 102))"
+        " (i32.eq (i32.load8_u (i32.const 40000)) (i32.const 122)))"
+        " (i32.store8 (i32.const 40000) (i32.const 121))"
+    )
+    return _answering(body, memories='(data (i32.const 40000) "z")', answers=("fresh", "dirty"))

@@ -1,12 +1,13 @@
 """What the cache folder holds, as entries: the unit the pruner keeps or removes.
 
 Layout: `builds/<guest>-<key>.wasm` (+ `.source`: the guest folder it was built from),
-`compiled/<key>.cwasm` (+ `.sha256`; + `.source`: the wasm it was compiled from), `npm/`, `stamps/`
-(see `stamps`; not entries: pruned when their file is gone), `locks/`, `dev-runner/`, and temp
-files `.tmp-*` of builds and compiles in progress. A build and the artifacts compiled from it are one
-`Entry`, grouped by guest folder; an artifact compiled from a file outside the cache is an entry of its
-own, grouped by that file (without a `.source`, by itself). `used` is the newest mtime of its files.
-Scanning never fails on files that another process removes meanwhile.
+`compiled/<key>.cwasm` (+ `.sha256`; + `.image`: its memory image; + `.source`: the wasm it was
+compiled from), `npm/`, `stamps/` (see `stamps`; not entries: pruned when their file is gone),
+`locks/`, `dev-runner/`, and temp files `.tmp-*` of builds and compiles in progress. A build and the
+artifacts compiled from it are one `Entry`, grouped by guest folder; an artifact compiled from a
+file outside the cache is an entry of its own, grouped by that file (without a `.source`, by
+itself). `used` is the newest mtime of its files. Scanning never fails on files that another process
+removes meanwhile.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ NPM: Final = "npm"
 FOLDER_MODE: Final = 0o700
 """Permissions of a folder the host makes in the cache: its user's alone (`private`; the umask may narrow them)."""
 SOURCE: Final = ".source"
+IMAGE: Final = ".image"
+"""A compiled artifact's memory image (`runtime.compiler.IMAGE`)."""
 UNKNOWN: Final = "(source unknown)"
 """The name of an artifact compiled before sources were recorded (each is a group of its own)."""
 TOUCH_EVERY: Final = 3600.0
@@ -80,7 +83,7 @@ def scan(root: Path) -> Listing:
     for cwasm in sorted((root / COMPILED).glob("*.cwasm")):
         if cwasm.name.startswith(".tmp-"):
             continue
-        files = [cwasm, *_existing(cwasm.with_suffix(".sha256"), cwasm.with_suffix(SOURCE))]
+        files = [cwasm, *_existing(cwasm.with_suffix(".sha256"), cwasm.with_suffix(SOURCE), cwasm.with_suffix(IMAGE))]
         source = _read_source(cwasm)
         owner = builds.get(source) if source else None
         if owner is not None:

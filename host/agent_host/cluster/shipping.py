@@ -1,7 +1,8 @@
 """Compiling each component once on the driver and shipping it to the workers.
 
 `ship` compiles the component where the driver runs (cached as locally) and puts both forms in
-Ray's object store: the compiled artifact, under the cache key it is valid for, and the wasm. A
+Ray's object store: the compiled artifact with its memory image, under the cache key it is valid
+for, and the wasm. A
 worker (`Runtime.load_shipped`) uses its own machine's cache first and fetches a form only when it
 needs it: the artifact when its machine's key matches, else the wasm, compiled there once. On one
 machine (a local cluster) the workers share the driver's cache and fetch nothing.
@@ -26,14 +27,18 @@ class Shipment:
 
     digest: str
     key: str
-    refs: tuple[Any, Any]
-    """(artifact, wasm) object references; in a tuple, so that Ray does not fetch them eagerly."""
+    refs: tuple[Any, Any, Any]
+    """(artifact, wasm, memory image) object references; in a tuple, so that Ray does not fetch
+    them eagerly."""
 
     def compiled(self) -> bytes:
         return self._fetch(0)
 
     def wasm(self) -> bytes:
         return self._fetch(1)
+
+    def image(self) -> bytes:
+        return self._fetch(2)
 
     def _fetch(self, form: int) -> bytes:
         import ray
@@ -54,5 +59,5 @@ def ship(runtime: Runtime, wasm: Path, stop: StopToken) -> Shipment:
     except OSError as exc:
         raise ComponentError(f"cannot read component {wasm}: {exc.strerror or exc}") from None
     digest = hashlib.sha256(data).hexdigest()
-    refs = (ray.put(bytes(component.serialize())), ray.put(data))
+    refs = (ray.put(bytes(component.serialize())), ray.put(data), ray.put(runtime.memory_image(component)))
     return Shipment(digest, key_of(digest), refs)

@@ -41,9 +41,11 @@ class Need:
 
 
 class Table(BaseModel):
-    """A table of the config file: frozen, unknown keys refused, field docstrings as descriptions."""
+    """A table of the config file: frozen, unknown keys refused; field docstrings are the schema's
+    descriptions (`config.schema`); validators are built at first use (`defer_build`: ~100 ms less
+    for every process)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     needs: ClassVar[Mapping[str, Need]] = {}
     """What to say when a required key is missing or empty, by key."""

@@ -8,7 +8,10 @@ a defined tooling) are checked only by `agent-host config check`.
 
 from __future__ import annotations
 
+import ast
+import inspect
 import json
+import textwrap
 from typing import Any, Final
 
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
@@ -41,11 +44,45 @@ class _TomlSchema(GenerateJsonSchema):
             generated.setdefault("additionalProperties", False)
         return generated
 
+    def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
+        generated = super().model_schema(schema)
+        model = schema["cls"]
+        documented = attribute_docstrings(model)
+        for name, field in getattr(model, "model_fields", {}).items():
+            key = field.alias or name
+            prop = generated.get("properties", {}).get(key)
+            if isinstance(prop, dict) and "description" not in prop and name in documented:
+                prop["description"] = documented[name]
+        return generated
+
     def default_schema(self, schema: core_schema.WithDefaultSchema) -> JsonSchemaValue:
         generated = super().default_schema(schema)
         if generated.get("default", 0) is None:
             del generated["default"]
         return generated
+
+
+def attribute_docstrings(model: type) -> dict[str, str]:
+    """The docstrings written under the fields of `model` and its bases (the string right after an
+    annotated assignment), read from the source only when a schema is made: reading them when the
+    classes are defined (pydantic's `use_attribute_docstrings`) cost every process ~50 ms."""
+    found: dict[str, str] = {}
+    for klass in reversed(model.__mro__):
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
+        except (OSError, TypeError, SyntaxError):
+            continue
+        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+        for statement, following in zip(body, body[1:], strict=False):
+            if (
+                isinstance(statement, ast.AnnAssign)
+                and isinstance(statement.target, ast.Name)
+                and isinstance(following, ast.Expr)
+                and isinstance(following.value, ast.Constant)
+                and isinstance(following.value.value, str)
+            ):
+                found[statement.target.id] = inspect.cleandoc(following.value.value)
+    return found
 
 
 def json_schema() -> dict[str, Any]:

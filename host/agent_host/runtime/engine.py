@@ -34,9 +34,16 @@ from agent_host._support.progress import progress
 from agent_host._support.stopping import StopToken, run_child
 from agent_host.cache import stamps
 from agent_host.errors import ComponentError
-from agent_host.runtime import linkable
+from agent_host.runtime import linkable, memory_limit
 from agent_host.runtime.clock import ClockShim
-from agent_host.runtime.compiler import ENGINE_SETTINGS, INVALID_COMPONENT, engine_config, first_line, store_artifact
+from agent_host.runtime.compiler import (
+    ENGINE_SETTINGS,
+    IMAGE,
+    INVALID_COMPONENT,
+    engine_config,
+    first_line,
+    store_artifact,
+)
 from agent_host.runtime.imports import define_imports
 from agent_host.runtime.run_guard import EPOCH_TICK
 
@@ -91,6 +98,11 @@ class Shipped(Protocol):
         """The component's wasm."""
         ...
 
+    def image(self) -> bytes:
+        """The memory image the artifact was compiled with (`Runtime.memory_image`; empty: none):
+        fetched with `compiled`."""
+        ...
+
 
 class Runtime:
     """Engine, linker, ticker and component cache of one host process. Loaded components are kept
@@ -109,6 +121,9 @@ class Runtime:
         self._pins: list[Path] = []
         """Files pinned in the cache while this runtime lives."""
         self._loaded: dict[str, Component] = {}
+        self._images: dict[int, memory_limit.MappedImage] = {}
+        """id(component) -> its memory image (`memory_image`), for components that have one (the
+        component is in `_loaded`, so the id stays its own)."""
         self._keys: dict[tuple[str, int, int], str] = {}
         """(path, size, mtime) of files already loaded -> their cache key."""
         self._load_lock = threading.Lock()
@@ -178,7 +193,7 @@ class Runtime:
             if component is None:
                 component = self._load_pinned(self._compiled_dir / f"{key}.cwasm", None)
             if component is None and key == shipped.key:
-                component = self._store_shipped(key, shipped.compiled())
+                component = self._store_shipped(key, shipped)
             if component is not None:
                 self._require_linkable(component, shipped.digest[:16])
                 self._loaded[key] = component
@@ -191,18 +206,29 @@ class Runtime:
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
-    def _store_shipped(self, key: str, data: bytes) -> Component | None:
-        """`data` (an artifact compiled elsewhere under `key`) stored in the cache and loaded, or
-        loaded from memory when the cache is not writable; None when it does not load here."""
+    def _store_shipped(self, key: str, shipped: Shipped) -> Component | None:
+        """`shipped`'s artifact (compiled elsewhere under `key`) stored in the cache with its memory
+        image and loaded,
+        or loaded from memory when the cache is not writable; None when it does not load here."""
+        data, image = shipped.compiled(), shipped.image()
         if _writable(self._compiled_dir):
             artifact = self._compiled_dir / f"{key}.cwasm"
-            store_artifact(artifact, data)
+            store_artifact(artifact, data, image)
             return self._load_pinned(artifact, None)
         try:
-            return Component.deserialize(self.engine, data)
+            component = Component.deserialize(self.engine, data)
         except WasmtimeError as exc:
             logger.warning("the shipped component %s does not load here (%s)", key, first_line(str(exc)))
             return None
+        if image:
+            self._images[id(component)] = memory_limit.MappedImage.of(image)
+        return component
+
+    def memory_image(self, component: Component) -> bytes:
+        """The memory image `component` (from `load`) was compiled with, to ship beside its artifact
+        (`runtime.memory_image`); empty when it has none."""
+        image = self._images.get(id(component))
+        return os.pread(image.fd, image.size, 0) if image is not None else b""
 
     def instantiate(self, store: Store, component: Component) -> Instance:
         """Instantiate `component` (from `load`) in `store` with the linker serving it.
@@ -215,7 +241,8 @@ class Runtime:
                 linked = self._linkers[id(component)] = _Linked(component, self.engine, self.clock)
         # Instantiations of one component run at once (measured: 8 threads x 60 runs, Python and
         # JavaScript guests): one whose start code runs long holds up no other.
-        return linked.linker.instantiate(store, component)
+        with memory_limit.imaged(self._images.get(id(component))):
+            return linked.linker.instantiate(store, component)
 
     def _load_or_compile(self, wasm: Path, wasm_size: int, key: str, stop: StopToken | None) -> Component:
         """The artifact for `key` if the cache holds a sound one, else compiled now (with a progress
@@ -236,7 +263,7 @@ class Runtime:
             if scratch is not None:
                 with progress(what):
                     _compile_in_child(wasm, artifact, stop, what)
-                component = _load_artifact(self.engine, artifact, None)
+                component = self._load_artifact(artifact, None)
             else:
                 component = self._compile_in_turn(wasm, artifact, key, stop, what)
         finally:
@@ -270,7 +297,7 @@ class Runtime:
         (`wasm`, when known) recorded; None (and nothing pinned) when it is missing or unusable."""
         if not cache.pin(artifact):
             return None
-        component = _load_artifact(self.engine, artifact, self._cache_dir)
+        component = self._load_artifact(artifact, self._cache_dir)
         if component is None:
             cache.unpin(artifact)
             return None
@@ -282,12 +309,48 @@ class Runtime:
                 logger.debug("cannot record the source of %s: %s", artifact.name, exc)
         return component
 
+    def _load_artifact(self, artifact: Path, cache_dir: Path | None) -> Component | None:
+        """The artifact, deserialized once its bytes match its `.sha256` sidecar (checked by reading
+        the 35 MB file only when it changed since the last check: `stamps`, in `cache_dir`), its
+        memory image (`IMAGE`) kept for its instances; None when either is missing, corrupt or
+        unusable."""
+        sidecar = artifact.with_suffix(".sha256")
+        try:
+            expected = sidecar.read_text().strip()
+            checked = stamps.recall(cache_dir, artifact, "sha256") if cache_dir is not None else None
+            actual = checked if checked == expected else hashlib.sha256(artifact.read_bytes()).hexdigest()
+            image = memory_limit.MappedImage.open(str(artifact.with_suffix(IMAGE)))
+        except OSError:
+            return None
+        if expected != actual:
+            logger.warning("compiled component %s is corrupt (hash mismatch); recompiling", artifact.name)
+            if image is not None:
+                image.close()
+            return None
+        if cache_dir is not None and checked != expected:
+            stamps.record(cache_dir, artifact, "sha256", actual)
+        try:
+            component = Component.deserialize_file(self.engine, str(artifact))
+        except WasmtimeError as exc:
+            logger.warning(
+                "compiled component %s cannot be loaded (%s); recompiling", artifact.name, first_line(str(exc))
+            )
+            if image is not None:
+                image.close()
+            return None
+        if image is not None:
+            self._images[id(component)] = image
+        return component
+
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
         self._ticker.close()
         self._loaded.clear()
+        for image in self._images.values():
+            image.close()
+        self._images.clear()
         self._keys.clear()
         self._linkers.clear()
         for path in self._pins:
@@ -329,29 +392,6 @@ def key_of(digest: str) -> str:
         ]
     )
     return hashlib.sha256(material.encode()).hexdigest()[:40]
-
-
-def _load_artifact(engine: Engine, artifact: Path, cache_dir: Path | None) -> Component | None:
-    """The artifact, deserialized once its bytes match its `.sha256` sidecar (checked by reading the
-    35 MB file only when it changed since the last check: `stamps`, in `cache_dir`); None when it is
-    missing, corrupt or unusable."""
-    sidecar = artifact.with_suffix(".sha256")
-    try:
-        expected = sidecar.read_text().strip()
-        checked = stamps.recall(cache_dir, artifact, "sha256") if cache_dir is not None else None
-        actual = checked if checked == expected else hashlib.sha256(artifact.read_bytes()).hexdigest()
-    except OSError:
-        return None
-    if expected != actual:
-        logger.warning("compiled component %s is corrupt (hash mismatch); recompiling", artifact.name)
-        return None
-    if cache_dir is not None and checked != expected:
-        stamps.record(cache_dir, artifact, "sha256", actual)
-    try:
-        return Component.deserialize_file(engine, str(artifact))
-    except WasmtimeError as exc:
-        logger.warning("compiled component %s cannot be loaded (%s); recompiling", artifact.name, first_line(str(exc)))
-        return None
 
 
 def _writable(folder: Path) -> bool:

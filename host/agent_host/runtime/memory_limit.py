@@ -8,7 +8,9 @@ and the limit is enforced here, by the `MemoryBudget` active on the thread that 
 (`active`, entered by the guest runner around instantiation and `run`). A creation or growth over
 the limit fails (the guest sees a failed `memory.grow`, as with the store limiter) and is recorded in
 the budget: host state, which the runner reports as the memory limit whatever the guest says.
-A memory made with no budget active (the host's own adapter components) has no limit here.
+A memory made with no budget active (the host's own adapter components) has no limit here. A
+component whose memory image was taken out of it (`memory_image`) has the image mapped
+copy-on-write into each memory made while `imaged` names it (`Runtime.instantiate`).
 
 wasmtime maps memory images copy-on-write only into memories it allocates itself, so this needs
 `memory_init_cow` off (`compiler.engine_config`; part of `ENGINE_SETTINGS`). wasmtime-py has no
@@ -24,6 +26,8 @@ import contextlib
 import ctypes
 import logging
 import mmap
+import os
+import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -43,6 +47,7 @@ _PROT_NONE: Final = 0
 _PROT_READ_WRITE: Final = mmap.PROT_READ | mmap.PROT_WRITE
 _MAP_FLAGS: Final = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_NORESERVE", 0)
 _MAP_FAILED: Final = ctypes.c_void_p(-1).value
+_MAP_FIXED: Final = getattr(mmap, "MAP_FIXED", 0x10)  # Python 3.11's mmap has no MAP_FIXED; 0x10 on Linux and macOS
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mmap.restype = ctypes.c_void_p
@@ -97,6 +102,50 @@ class MemoryBudget:
             self.total -= size
 
 
+class MappedImage:
+    """A memory image (`memory_image.Image.data`) in a file the creator maps copy-on-write: the cache's
+    `.image` file, or a memfd for an image with no file. Held open for the life of the runtime."""
+
+    def __init__(self, fd: int, size: int) -> None:
+        self.fd = fd
+        self.size = size
+
+    @classmethod
+    def open(cls, path: str) -> MappedImage | None:
+        """The image in the file at `path`; None for an empty file (a component with no image).
+        Raises `OSError` when it cannot be read."""
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        size = os.fstat(fd).st_size
+        if size == 0 or size % mmap.PAGESIZE:
+            os.close(fd)
+            if size:
+                raise OSError(f"memory image {path} is {size} bytes, not a whole number of pages")
+            return None
+        return cls(fd, size)
+
+    @classmethod
+    def of(cls, data: bytes) -> MappedImage:
+        """`data` (whole pages) in an anonymous file."""
+        if hasattr(os, "memfd_create"):
+            fd = os.memfd_create("agent-host-image", os.MFD_CLOEXEC)
+        else:  # pragma: no cover - macOS: an unlinked temporary file
+            fd, name = tempfile.mkstemp(prefix="agent-host-image-")
+            os.unlink(name)
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(fd, view) :]
+        except OSError:
+            os.close(fd)
+            raise
+        return cls(fd, len(data))
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
 _active = threading.local()
 
 
@@ -109,6 +158,18 @@ def active(budget: MemoryBudget) -> Iterator[MemoryBudget]:
         yield budget
     finally:
         _active.budget = previous
+
+
+@contextlib.contextmanager
+def imaged(image: MappedImage | None) -> Iterator[None]:
+    """Map `image` into every memory created on this thread while the block runs (the instantiation
+    of a component whose image it is: such a component defines one memory, `memory_image`)."""
+    previous = getattr(_active, "image", None)
+    _active.image = image
+    try:
+        yield
+    finally:
+        _active.image = previous
 
 
 @dataclass
@@ -142,6 +203,12 @@ class _Creator:
         if minimum and _libc.mprotect(base, minimum, _PROT_READ_WRITE) != 0:
             _libc.munmap(base, mapped)
             return f"mprotect failed: errno {ctypes.get_errno()}"
+        image: MappedImage | None = getattr(_active, "image", None)
+        if image is not None:
+            failed = _map_image(base, minimum, image)
+            if failed is not None:
+                _libc.munmap(base, mapped)
+                return failed
         with _memories_lock:
             key = _next_key
             _next_key += 1
@@ -175,6 +242,16 @@ class _Creator:
             _libc.munmap(memory.base, memory.mapped)
             if memory.budget is not None:
                 memory.budget._released(memory.size)
+
+
+def _map_image(base: int, minimum: int, image: MappedImage) -> str | None:
+    """Map `image` copy-on-write at the start of the memory at `base` (of `minimum` bytes)."""
+    if image.size > minimum:
+        return f"the memory image ({image.size} bytes) is larger than the memory ({minimum} bytes)"
+    flags = mmap.MAP_PRIVATE | _MAP_FIXED
+    if _libc.mmap(base, image.size, _PROT_READ_WRITE, flags, image.fd, 0) in (None, _MAP_FAILED):
+        return f"cannot map the memory image: errno {ctypes.get_errno()}"
+    return None
 
 
 _CREATOR: Final = _Creator()

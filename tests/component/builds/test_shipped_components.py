@@ -29,6 +29,7 @@ class Shipment:
     key: str
     artifact: bytes
     code: bytes
+    memory_image: bytes
     fetched: list[str] = field(default_factory=list)
 
     def compiled(self) -> bytes:
@@ -39,14 +40,21 @@ class Shipment:
         self.fetched.append("wasm")
         return self.code
 
+    def image(self) -> bytes:
+        self.fetched.append("image")
+        return self.memory_image
 
-def shipment(probe_wasm: Path, *, artifact: bytes | None = None, key: str | None = None) -> Shipment:
+
+def shipment(
+    probe_wasm: Path, *, artifact: bytes | None = None, image: bytes = b"", key: str | None = None
+) -> Shipment:
     code = probe_wasm.read_bytes()
     digest = hashlib.sha256(code).hexdigest()
     if artifact is None:
         with Runtime(cache_dir()) as driver:  # the driver compiles (cached by the test run)
-            artifact = bytes(driver.load(probe_wasm).serialize())
-    return Shipment(digest, key if key is not None else key_of(digest), artifact, code)
+            component = driver.load(probe_wasm)
+            artifact, image = bytes(component.serialize()), driver.memory_image(component)
+    return Shipment(digest, key if key is not None else key_of(digest), artifact, code, image)
 
 
 def loads(runtime: Runtime, sent: Shipment) -> None:
@@ -65,9 +73,10 @@ def test_a_worker_takes_the_drivers_artifact_once_then_its_own_cache(probe_wasm:
     with Runtime(tmp_path) as worker:
         loads(worker, first)
         loads(worker, first)  # a second agent on the same worker: already loaded
-    assert first.fetched == ["compiled"]
+    assert first.fetched == ["compiled", "image"]
     assert (tmp_path / "compiled" / f"{first.key}.cwasm").is_file()
-    again = shipment(probe_wasm, artifact=first.artifact)
+    assert (tmp_path / "compiled" / f"{first.key}.image").read_bytes() == first.memory_image != b""
+    again = shipment(probe_wasm, artifact=first.artifact, image=first.memory_image)
     with Runtime(tmp_path) as next_worker:  # another worker of the same machine
         loads(next_worker, again)
     assert again.fetched == []
@@ -79,7 +88,7 @@ def test_a_worker_compiles_the_wasm_when_the_drivers_artifact_does_not_load_ther
     sent = shipment(probe_wasm, artifact=b"compiled for another kind of machine")
     with Runtime(tmp_path) as worker:
         loads(worker, sent)
-    assert sent.fetched == ["compiled", "wasm"]
+    assert sent.fetched == ["compiled", "image", "wasm"]
     other = shipment(probe_wasm, artifact=b"never fetched", key="compiled-on-another-platform")
     with Runtime(tmp_path) as next_worker:  # compiled once: now in this machine's cache
         loads(next_worker, other)

@@ -63,3 +63,19 @@ def test_start_code_past_the_time_limit_is_that_limit_and_a_pool_stops_making_in
     second = host.wait(host.start(wasm, "", agent="spin", policy=policy, pool=pool))
     assert (second.status, second.tripped) == ("trap", "wall_time"), second
     assert pool.made == 1  # no instance made ahead after the failed one: each call pays for its own
+
+
+def test_every_instance_starts_from_the_components_data_whatever_an_earlier_one_wrote(
+    make_host: Callable[[str], Host], tmp_path: Path
+) -> None:
+    """The memory image is mapped copy-on-write: a run's writes stay in its own instance, whether
+    instances are made per run or ahead in a pool, and one after another or at once."""
+    host = make_host("[agents.scribble]\n")
+    policy = host.policy("scribble", host.config.agents["scribble"])
+    wasm = component(tmp_path, "scribbler", wat.scribbler())
+    alone = [host.run(wasm, "", agent="scribble", policy=policy) for _ in range(3)]
+    assert [(o.status, o.text) for o in alone] == [("ok", "fresh")] * 3, alone
+    pool = host.pool(wasm, "scribble", policy, 3)
+    assert pool.filled(BOUND)
+    together = [host.start(wasm, "", agent="scribble", policy=policy, pool=pool) for _ in range(6)]
+    assert [(o.status, o.text) for o in map(host.wait, together)] == [("ok", "fresh")] * 6

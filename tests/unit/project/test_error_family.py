@@ -34,6 +34,7 @@ INTERNAL: dict[str, str] = {
     "agent_host.providers.capped_http.AnswerTooLarge": "becomes a limit-exceeded ToolingError (providers.errors)",
     "agent_host.providers.capped_http.UnwantedEncoding": "becomes a protocol ToolingError (providers.errors)",
     "agent_host.providers.capped_http.UnwantedRedirect": "becomes a protocol ToolingError (providers.errors)",
+    "agent_host.runtime.memory_image._Unsure": "caught by split: the component is left whole",
     "agent_host.serve.turns.Evicted": "becomes a limit-exceeded answer of the server",
     "agent_host.session.bridge._Expired": "becomes a timeout ToolingError",
     "agent_host.session.cassette.Diverged": "ends the replayed run: its outcome is `diverged` (runtime.guest)",

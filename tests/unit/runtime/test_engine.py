@@ -12,9 +12,11 @@ import os
 from pathlib import Path
 
 import pytest
+import wasmtime
 
 from agent_host.errors import ComponentError
 from agent_host.runtime.engine import Runtime, cache_key
+from tests.support import wat
 
 WAT = "(component)"
 
@@ -36,7 +38,8 @@ def test_the_first_load_compiles_with_progress_and_stores_an_artifact(
     with Runtime(tmp_path / "cache") as runtime:
         runtime.load(wasm)
     assert "compiling empty.wasm" in capsys.readouterr().err
-    assert artifacts(tmp_path / "cache") == [".cwasm", ".sha256", ".source"]  # .source: the wasm it came from
+    # .image: its memory image (empty: this one has none); .source: the wasm it came from
+    assert artifacts(tmp_path / "cache") == [".cwasm", ".image", ".sha256", ".source"]
     source = next((tmp_path / "cache" / "compiled").glob("*.source"))
     assert source.read_text() == str(wasm.resolve())
 
@@ -100,7 +103,25 @@ def test_a_damaged_artifact_is_recompiled_not_fatal(
     assert "compiling" in capsys.readouterr().err
     if damage != "drop-sidecar":
         assert "corrupt" in caplog.text
-    assert artifacts(cache) == [".cwasm", ".sha256", ".source"]
+    assert artifacts(cache) == [".cwasm", ".image", ".sha256", ".source"]
+
+
+def test_a_components_memory_image_is_kept_beside_its_artifact_and_needed_to_load_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scribbler = tmp_path / "scribbler.wasm"
+    scribbler.write_bytes(bytes(wasmtime.wat2wasm(wat.scribbler())))
+    cache = tmp_path / "cache"
+    with Runtime(cache) as runtime:
+        runtime.load(scribbler)
+    image = next((cache / "compiled").glob("*.image"))
+    assert image.read_bytes()[64:69] == b"fresh"
+    image.unlink()  # an artifact without its image is not loaded: its memory would start empty
+    capsys.readouterr()
+    with Runtime(cache) as runtime:
+        runtime.load(scribbler)
+    assert "compiling" in capsys.readouterr().err
+    assert image.read_bytes()[64:69] == b"fresh"
 
 
 def test_the_cache_key_depends_on_the_bytes() -> None:

@@ -7,6 +7,7 @@ can tell that a guest ran out of memory. Core modules from WAT on an engine with
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from wasmtime import Engine, Instance, Module, Store, Trap, WasmtimeError
@@ -79,3 +80,40 @@ def test_a_memory_made_with_no_budget_active_has_no_limit_here(engine: Engine) -
     store, exports = instance(engine, None)
     assert call(store, exports, "grow", 64) == 2
     store.close()
+
+
+def test_an_image_is_mapped_copy_on_write_into_each_memory_made_while_it_is_named(engine: Engine) -> None:
+    data = bytearray(PAGE)
+    data[8:12] = (1234).to_bytes(4, "little")
+    image = memory_limit.MappedImage.of(bytes(data))
+    try:
+        with memory_limit.imaged(image):
+            first, first_exports = instance(engine, memory_limit.MemoryBudget(4 * PAGE))
+            second, second_exports = instance(engine, memory_limit.MemoryBudget(4 * PAGE))
+        call(first, first_exports, "store", 8, 99)  # written in the first memory only
+        assert call(first, first_exports, "load", 8) == 99
+        assert call(second, second_exports, "load", 8) == 1234
+        assert call(second, second_exports, "load", PAGE + 8) == 0  # past the image: zero, as wasm says
+        third, third_exports = instance(engine, memory_limit.MemoryBudget(4 * PAGE))  # no image named: an empty memory
+        assert call(third, third_exports, "load", 8) == 0
+        for store in (first, second, third):
+            store.close()
+    finally:
+        image.close()
+
+
+def test_an_image_larger_than_the_memory_fails_the_instantiation(engine: Engine) -> None:
+    image = memory_limit.MappedImage.of(bytes(3 * PAGE))  # the module's memory has 2 pages
+    try:
+        with memory_limit.imaged(image), pytest.raises(WasmtimeError, match="larger than the memory"):
+            instance(engine, memory_limit.MemoryBudget(4 * PAGE))
+    finally:
+        image.close()
+
+
+def test_an_image_file_that_is_not_whole_pages_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "none.image").write_bytes(b"")
+    assert memory_limit.MappedImage.open(str(tmp_path / "none.image")) is None
+    (tmp_path / "odd.image").write_bytes(b"x" * 100)
+    with pytest.raises(OSError, match="not a whole number of pages"):
+        memory_limit.MappedImage.open(str(tmp_path / "odd.image"))
