@@ -57,14 +57,14 @@ def split(wasm: bytes) -> memory_image.Split:
 
 
 def store_artifact(artifact: Path, serialized: bytes, image: bytes) -> None:
-    """Write `artifact`'s memory image (`IMAGE`; empty: none), then `artifact` and its `.sha256`
-    sidecar, each atomically."""
+    """Write `artifact`'s memory image (`IMAGE`; empty: none), then `artifact`, then its `.sha256`
+    sidecar (the artifact's digest, then the image's, a line each), each atomically."""
     artifact.parent.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.sha256(serialized).hexdigest().encode()
+    digests = f"{hashlib.sha256(serialized).hexdigest()}\n{hashlib.sha256(image).hexdigest()}\n"
     writes = (
         (artifact.with_suffix(IMAGE), image),
         (artifact, serialized),
-        (artifact.with_suffix(".sha256"), digest),
+        (artifact.with_suffix(".sha256"), digests.encode()),
     )
     for path, body in writes:
         fd, tmp = tempfile.mkstemp(dir=artifact.parent, prefix=".tmp-")

@@ -4,10 +4,10 @@ One `Engine` per host process, configured once (`ENGINE_SETTINGS`), and one `Lin
 component with every import defined (made at its first instantiation, then shared by its guests,
 instantiation serialized by a lock): one type per import, so `wasmtime_hooks` reads each type once.
 Components are compiled once per machine, in a child process (`runtime.compiler`) that a stop
-request ends, and cached on disk as `compiled/<cache_key>.cwasm` with a `.sha256` sidecar: a
-corrupt, truncated or stale artifact is recompiled, never fatal; writes are atomic, so concurrent
-hosts never read half an artifact; a file unchanged since its last check is not read again
-(`cache.stamps`). Files a runtime loaded stay pinned in the cache (`agent_host.cache`) until `close()`.
+request ends, and cached on disk as `compiled/<cache_key>.cwasm`, its memory image `.image` and a
+`.sha256` sidecar of both: a corrupt, truncated or stale one is recompiled, never fatal; writes
+are atomic; a file unchanged since its last check is not read again (`cache.stamps`). Files a
+runtime loaded stay pinned in the cache (`agent_host.cache`) until `close()`.
 A component shipped from elsewhere (`Shipped`: a Ray driver's) is loaded from this machine's
 cache, else from the shipped artifact when compiled under this machine's key, else compiled here.
 """
@@ -121,9 +121,9 @@ class Runtime:
         self._pins: list[Path] = []
         """Files pinned in the cache while this runtime lives."""
         self._loaded: dict[str, Component] = {}
-        self._images: dict[int, memory_limit.MappedImage] = {}
-        """id(component) -> its memory image (`memory_image`), for components that have one (the
-        component is in `_loaded`, so the id stays its own)."""
+        self._images: dict[int, tuple[Component, memory_limit.MappedImage]] = {}
+        """id(component) -> (the component, its memory image: `memory_image`), for components that
+        have one (the entry holds the component, so the id stays its own)."""
         self._keys: dict[tuple[str, int, int], str] = {}
         """(path, size, mtime) of files already loaded -> their cache key."""
         self._load_lock = threading.Lock()
@@ -172,9 +172,17 @@ class Runtime:
             component = self._loaded.get(key)
             if component is None:
                 component = self._load_or_compile(wasm, stat.st_size, key, stop)
-                self._require_linkable(component, str(wasm))
+                self._accept(component, str(wasm))
                 self._loaded[key] = component
             return component
+
+    def _accept(self, component: Component, what: str) -> None:
+        """`_require_linkable`, with the memory image of a refused component closed."""
+        try:
+            self._require_linkable(component, what)
+        except ComponentError:
+            self._forget(component)
+            raise
 
     def _require_linkable(self, component: Component, what: str) -> None:
         """Raise `ComponentError` naming the imports of `component` the host does not link (`linkable`)."""
@@ -195,7 +203,7 @@ class Runtime:
             if component is None and key == shipped.key:
                 component = self._store_shipped(key, shipped)
             if component is not None:
-                self._require_linkable(component, shipped.digest[:16])
+                self._accept(component, shipped.digest[:16])
                 self._loaded[key] = component
                 return component
         scratch = temporary.make("shipped-")
@@ -221,14 +229,14 @@ class Runtime:
             logger.warning("the shipped component %s does not load here (%s)", key, first_line(str(exc)))
             return None
         if image:
-            self._images[id(component)] = memory_limit.MappedImage.of(image)
+            self._images[id(component)] = (component, memory_limit.MappedImage.of(image))
         return component
 
     def memory_image(self, component: Component) -> bytes:
         """The memory image `component` (from `load`) was compiled with, to ship beside its artifact
         (`runtime.memory_image`); empty when it has none."""
-        image = self._images.get(id(component))
-        return os.pread(image.fd, image.size, 0) if image is not None else b""
+        entry = self._images.get(id(component))
+        return os.pread(entry[1].fd, entry[1].size, 0) if entry is not None else b""
 
     def instantiate(self, store: Store, component: Component) -> Instance:
         """Instantiate `component` (from `load`) in `store` with the linker serving it.
@@ -241,7 +249,8 @@ class Runtime:
                 linked = self._linkers[id(component)] = _Linked(component, self.engine, self.clock)
         # Instantiations of one component run at once (measured: 8 threads x 60 runs, Python and
         # JavaScript guests): one whose start code runs long holds up no other.
-        with memory_limit.imaged(self._images.get(id(component))):
+        entry = self._images.get(id(component))
+        with memory_limit.imaged(entry[1] if entry is not None else None):
             return linked.linker.instantiate(store, component)
 
     def _load_or_compile(self, wasm: Path, wasm_size: int, key: str, stop: StopToken | None) -> Component:
@@ -310,25 +319,28 @@ class Runtime:
         return component
 
     def _load_artifact(self, artifact: Path, cache_dir: Path | None) -> Component | None:
-        """The artifact, deserialized once its bytes match its `.sha256` sidecar (checked by reading
-        the 35 MB file only when it changed since the last check: `stamps`, in `cache_dir`), its
-        memory image (`IMAGE`) kept for its instances; None when either is missing, corrupt or
-        unusable."""
-        sidecar = artifact.with_suffix(".sha256")
+        """The artifact, deserialized once it and its memory image (`IMAGE`) match the digests of its
+        `.sha256` sidecar (each read and hashed only when it changed since the last check: `stamps`,
+        in `cache_dir`), the image kept for its instances (`_images`); None when either is missing,
+        corrupt or unusable."""
+        image_path = artifact.with_suffix(IMAGE)
         try:
-            expected = sidecar.read_text().strip()
-            checked = stamps.recall(cache_dir, artifact, "sha256") if cache_dir is not None else None
-            actual = checked if checked == expected else hashlib.sha256(artifact.read_bytes()).hexdigest()
-            image = memory_limit.MappedImage.open(str(artifact.with_suffix(IMAGE)))
+            expected = artifact.with_suffix(".sha256").read_text().split()
+            checks = [(artifact, "sha256"), (image_path, "image-sha256")]
+            actual = [(path, kind, *_digest(path, cache_dir, kind)) for path, kind in checks]
         except OSError:
             return None
-        if expected != actual:
+        if expected != [digest for *_, digest, _ in actual]:
             logger.warning("compiled component %s is corrupt (hash mismatch); recompiling", artifact.name)
-            if image is not None:
-                image.close()
             return None
-        if cache_dir is not None and checked != expected:
-            stamps.record(cache_dir, artifact, "sha256", actual)
+        for path, kind, digest, recalled in actual:
+            if cache_dir is not None and not recalled:
+                stamps.record(cache_dir, path, kind, digest)
+        try:
+            image = memory_limit.MappedImage.open(str(image_path))
+        except OSError as exc:
+            logger.warning("the memory image of %s cannot be read (%s); recompiling", artifact.name, exc)
+            return None
         try:
             component = Component.deserialize_file(self.engine, str(artifact))
         except WasmtimeError as exc:
@@ -339,8 +351,14 @@ class Runtime:
                 image.close()
             return None
         if image is not None:
-            self._images[id(component)] = image
+            self._images[id(component)] = (component, image)
         return component
+
+    def _forget(self, component: Component) -> None:
+        """Close the memory image of `component`, which `load` refused: nothing may map it again."""
+        entry = self._images.pop(id(component), None)
+        if entry is not None:
+            entry[1].close()
 
     def close(self) -> None:
         if self._closed:
@@ -348,7 +366,7 @@ class Runtime:
         self._closed = True
         self._ticker.close()
         self._loaded.clear()
-        for image in self._images.values():
+        for _, image in self._images.values():
             image.close()
         self._images.clear()
         self._keys.clear()
@@ -392,6 +410,15 @@ def key_of(digest: str) -> str:
         ]
     )
     return hashlib.sha256(material.encode()).hexdigest()[:40]
+
+
+def _digest(path: Path, cache_dir: Path | None, kind: str) -> tuple[str, bool]:
+    """sha256 of `path` (hex), and whether it was the one recorded in `cache_dir` (`stamps`) for the
+    file as it is now (else it was read and hashed). Raises `OSError`."""
+    recalled = stamps.recall(cache_dir, path, kind) if cache_dir is not None else None
+    if recalled is not None:
+        return recalled, True
+    return hashlib.sha256(path.read_bytes()).hexdigest(), False
 
 
 def _writable(folder: Path) -> bool:

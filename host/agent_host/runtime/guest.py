@@ -290,7 +290,10 @@ def _free(store: Store, files: descriptors.Watch | None, outputs: list[CappedFil
         files.close()
     for capped in outputs:
         capped.close()
-    shutil.rmtree(workdir, ignore_errors=True)
+    try:
+        workdir.rmdir()  # empty unless the guest wrote output (its files are made at the first write)
+    except OSError:
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def prepare(
@@ -388,7 +391,7 @@ def run_guest(
             files.on_over(functools.partial(_stop_for_files, guard, session))
         if control is not None:
             control.attach(guard)
-        forwarder = Forwarder(agent, [capped.path for capped in prepared.outputs], output or sys.stderr)
+        forwarder = Forwarder(agent, prepared.outputs, output or sys.stderr)
         forwarder.start()
         with thread_state.running(session, guard), memory_limit.active(prepared.budget):
             status, text, tripped = _call_run(runtime, prepared, input_text, session, policy)

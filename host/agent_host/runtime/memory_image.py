@@ -1,14 +1,14 @@
 """A component's linear-memory image, taken out of its data segments so the host can map it copy-on-write.
 
-wasmtime maps images copy-on-write only into memories it allocates itself; the host allocates them
-(`memory_limit`, so that a refused growth is host state), and wasmtime would copy every data
-segment into each new memory (11.7 MiB for a componentize-py guest). `split` moves the data of the
+The host allocates linear memories itself (`memory_limit`: a refused growth is host state), where
+wasmtime copies every data segment into each new memory (11.7 MiB for a Python guest). `split` moves the data of the
 component's one linear memory into an `Image` (page-aligned bytes) and leaves the active segments
 empty (same count, flags and offsets: indices, `memory.init` and `data.drop` behave as before); the
 memory creator maps the image into each memory of that component. Anything this module does not
 read with certainty (several memory-defining modules, 64-bit memories, custom page sizes, an offset
-that is not a constant, a segment past the memory's initial size) leaves the component whole: then
-wasmtime copies the segments as before. Pure bytes in, bytes out; no engine involved.
+that is not a constant, a segment past the memory's initial size), or whose image would be mostly
+zeros (`MAX_ZEROS`), leaves the component whole: wasmtime copies its segments as before. Pure bytes
+in and out (no engine), in time and memory linear in the component's size.
 """
 
 from __future__ import annotations
@@ -18,6 +18,11 @@ from typing import Final
 
 PAGE: Final = 65536
 """A wasm page, in bytes."""
+
+MAX_ZEROS: Final = 16 * 1024 * 1024
+"""Bytes of zeros (between and before the segments) an image may hold beyond `ZEROS_PER_BYTE` per byte
+of data: an image is bounded by the data the component holds, whatever offsets it declares."""
+ZEROS_PER_BYTE: Final = 4
 
 _MODULE_HEADER: Final = b"\0asm\x01\x00\x00\x00"
 _COMPONENT_HEADER: Final = b"\0asm\x0d\x00\x01\x00"
@@ -77,22 +82,26 @@ def _split(component: bytes, host_page: int) -> Split:
 
 def _modules(component: bytes, position: int, end: int, top: bool) -> list[tuple[bool, tuple[int, int, int]]]:
     """(at the top level, (size position, start, end)) of every core module in `component[position:end]`,
-    nested components included. (A core module the component imports would come from the host's
-    linker, which defines none: such a component does not instantiate.)"""
+    nested components included (walked with a stack of their own: nesting costs no recursion). A
+    core module the component imports would come from the host's linker, which defines none: such
+    a component does not instantiate."""
     found: list[tuple[bool, tuple[int, int, int]]] = []
-    while position < end:
-        section = component[position]
-        size, start = _u32(component, position + 1)
-        stop = start + size
-        if stop > end:
-            raise _Unsure("truncated section")
-        if section == _CORE_MODULE_SECTION:
-            found.append((top, (position + 1, start, stop)))
-        elif section == _NESTED_COMPONENT_SECTION:
-            if not component.startswith(_COMPONENT_HEADER, start):
-                raise _Unsure("nested component header")
-            found += _modules(component, start + len(_COMPONENT_HEADER), stop, top=False)
-        position = stop
+    pending = [(position, end, top)]
+    while pending:
+        position, end, top = pending.pop()
+        while position < end:
+            section = component[position]
+            size, start = _u32(component, position + 1)
+            stop = start + size
+            if stop > end:
+                raise _Unsure("truncated section")
+            if section == _CORE_MODULE_SECTION:
+                found.append((top, (position + 1, start, stop)))
+            elif section == _NESTED_COMPONENT_SECTION:
+                if not component.startswith(_COMPONENT_HEADER, start):
+                    raise _Unsure("nested component header")
+                pending.append((start + len(_COMPONENT_HEADER), stop, False))
+            position = stop
     return found
 
 
@@ -183,6 +192,9 @@ def _take_data(module: bytes, host_page: int) -> tuple[bytes, Image | None]:
     body, extent, pieces = _empty_segments(module, start, end, imported, minimum)
     if not pieces:
         return module, None
+    data = sum(len(piece) for _, piece in pieces)
+    if extent - data > MAX_ZEROS + ZEROS_PER_BYTE * data:
+        raise _Unsure("an image mostly of zeros")  # wasmtime writes the segments where they go
     image = bytearray(-(-extent // host_page) * host_page)
     for offset, piece in pieces:
         image[offset : offset + len(piece)] = piece

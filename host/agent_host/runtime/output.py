@@ -13,8 +13,9 @@ and one cut line per file, however long a line (or output without any newline) i
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Final, TextIO
+from typing import Final, Protocol, TextIO
 
 from agent_host._support.printable import printable
 from agent_host.session import MAX_LOG_MESSAGE
@@ -54,11 +55,21 @@ class _Line:
         return bool(self.kept) or self.cut > 0
 
 
+class Counted(Protocol):
+    """An output file that says how many bytes it holds (`output_files.CappedFile`): it is opened
+    only when it holds more than was forwarded."""
+
+    path: Path
+    written: int
+
+
 class Forwarder:
     """Copies complete lines from the guest's output files to the host's stderr, prefixed."""
 
-    def __init__(self, agent: str, paths: list[Path], sink: TextIO) -> None:
+    def __init__(self, agent: str, outputs: Sequence[Path | Counted], sink: TextIO) -> None:
         self._prefix = f"[{agent}] "
+        self._counted = {output.path: output for output in outputs if not isinstance(output, Path)}
+        paths = [output if isinstance(output, Path) else output.path for output in outputs]
         self._paths = paths
         self._offsets = dict.fromkeys(paths, 0)
         self._lines = {path: _Line() for path in paths}
@@ -83,6 +94,11 @@ class Forwarder:
     def _pump(self, *, final: bool) -> None:
         for path in self._paths:
             line = self._lines[path]
+            counted = self._counted.get(path)
+            if counted is not None and counted.written == self._offsets[path]:
+                if final and line:
+                    self._write(line.take())
+                continue  # nothing new: the file is not opened (nor made, for a guest that printed nothing)
             try:
                 with path.open("rb") as handle:
                     handle.seek(self._offsets[path])

@@ -4,7 +4,8 @@ wasmtime hands each write of the guest to `CappedFile` (WASI's custom output), w
 the file that `output.Forwarder` copies from. Once `limit` bytes were written in the run, the rest
 is dropped: the file ends with one notice line naming the bound and the key that sets it, the
 host's log says so once per run and stream, and the guest is not told (its writes succeed, as to a
-full log). A write the disk refuses is dropped the same way. The file is created with mode 0600.
+full log). A write the disk refuses is dropped the same way. The file is created with mode 0600, at
+the guest's first write (a guest that prints nothing costs no file).
 """
 
 from __future__ import annotations
@@ -35,13 +36,16 @@ class CappedFile:
         self._stream = stream
         self.dropped = 0
         """Bytes dropped beyond the limit (or refused by the disk)."""
+        self.written = 0
+        """Bytes in the file: what the guest wrote within the limit, and the notice of the cut."""
         self._broken = False
         """The disk refused a write: nothing more is written."""
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC, FILE_MODE)
+        self._fd = -1
+        self._closed = False
 
     def __call__(self, data: bytes) -> int:
         """Write `data` (what fits of it); always report it all written."""
-        if self._fd < 0 or self._broken:
+        if self._closed or self._broken or (self._fd < 0 and not self._open()):
             self.dropped += len(data)
             return len(data)
         kept = data[: self._room]
@@ -67,19 +71,33 @@ class CappedFile:
             self._limit.key,
         )
 
+    def _open(self) -> bool:
+        try:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC, FILE_MODE)
+        except OSError as exc:
+            self._refused(exc)
+            return False
+        return True
+
     def _write(self, data: bytes) -> None:
         view = memoryview(data)
         try:
             while view:
-                view = view[os.write(self._fd, view) :]
+                done = os.write(self._fd, view)
+                self.written += done
+                view = view[done:]
         except OSError as exc:
             self.dropped += len(view)
-            if not self._broken:
-                self._broken = True
-                logger.warning("cannot write the %s of agent %r to %s: %s", self._stream, self._agent, self.path, exc)
+            self._refused(exc)
+
+    def _refused(self, exc: OSError) -> None:
+        if not self._broken:
+            self._broken = True
+            logger.warning("cannot write the %s of agent %r to %s: %s", self._stream, self._agent, self.path, exc)
 
     def close(self) -> None:
-        """Close the file; idempotent."""
+        """Close the file (later writes are dropped); idempotent."""
+        self._closed = True
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1

@@ -60,8 +60,9 @@ def test_passive_segments_stay_in_the_module() -> None:
         one_memory('(global $g i32 (i32.const 8)) (data (global.get $g) "x")'),  # not a constant offset
         one_memory(""),  # no data at all
         wat.sleeper(),  # the data goes into a memory imported from another module
+        one_memory('(data (i32.const 60000000) "x")', pages=1000),  # an image of 60 MB for one byte
     ],
-    ids=["two-memories", "past-minimum", "global-offset", "no-data", "imported-memory"],
+    ids=["two-memories", "past-minimum", "global-offset", "no-data", "imported-memory", "mostly-zeros"],
 )
 def test_a_component_it_cannot_read_with_certainty_is_left_whole(text: str) -> None:
     original = encoded(text)

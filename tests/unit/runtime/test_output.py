@@ -10,7 +10,9 @@ import io
 import tracemalloc
 from pathlib import Path
 
+from agent_host.policy.grants import Limit
 from agent_host.runtime.output import MAX_OUTPUT_LINE, Forwarder
+from agent_host.runtime.output_files import CappedFile
 
 
 def forwarded(tmp_path: Path, data: bytes) -> list[str]:
@@ -63,3 +65,25 @@ def test_control_characters_a_guest_prints_are_escaped_so_it_cannot_forge_host_l
     raw (where they could rewrite a line, set the title or forge a host line)."""
     lines = forwarded(tmp_path, b"\x1b[1A\x1b[2K\ragent-host: FORGED\x1b]0;t\x07 \xe2\x80\xae!\n")
     assert lines == ["[g] \\x1b[1A\\x1b[2K\\x0dagent-host: FORGED\\x1b]0;t\\x07 \\u202e!"]
+
+
+def test_a_guest_that_prints_nothing_costs_no_file_and_its_output_is_forwarded_once_it_prints(
+    tmp_path: Path,
+) -> None:
+    limit = Limit(100, "guest_output in test.toml [agents.g]")
+    out = CappedFile(tmp_path / "stdout", limit, agent="g", stream="stdout")
+    sink = io.StringIO()
+    forwarder = Forwarder("g", [out], sink)
+    forwarder._pump(final=False)
+    assert not out.path.exists() and sink.getvalue() == ""
+    out(b"hello\npartial")
+    forwarder._pump(final=False)
+    assert sink.getvalue().splitlines() == ["[g] hello"]
+    out(b"x" * 200)  # past the limit: cut, with a notice in the file
+    forwarder.stop()
+    out.close()
+    assert out(b"after close") == len(b"after close")  # dropped, as a full log would
+    lines = sink.getvalue().splitlines()
+    assert lines[1] == "[g] partial" + "x" * (100 - len("hello\npartial"))
+    assert lines[-1].startswith("[g] [agent-host: stdout cut at 100 bytes (guest_output in test.toml")
+    assert out.written == out.path.stat().st_size
