@@ -2,13 +2,14 @@
 
 Every wasmtime call for a store happens on its guest's thread. WASI denies what the policy does not
 opt in to (preopened folders, named environment variables; never sockets); stdout and stderr go to
-files in a private temp folder, forwarded by `output.Forwarder`. Memory is bounded by a
-`memory_limit.MemoryBudget` (the guest sees a failed growth); CPU and wall-clock time, stop requests
-and the descriptors it holds through its folders (`descriptors.Watch`) by a `RunGuard`. Every ending
-is an `RunResult` decided from host state only (`_call_run`): the guest's own text (stderr, `Err`) is
-quoted as its words, never used to pick the status, the exit code or a limit. Only
-`KeyboardInterrupt`/`SystemExit` from a host function is re-raised (by `GuestThread.join`); however
-the guest ends, `session.close()` runs and the temp folder is removed.
+files of the run in the process's private temp folder (made at the first write), forwarded by
+`output.Forwarder`. Memory is bounded by a `memory_limit.MemoryBudget` (the guest sees a failed
+growth); CPU and wall-clock time, stop requests and the descriptors it holds through its folders
+(`descriptors.Watch`) by a `RunGuard`. Every ending is a `RunResult` decided from host state only
+(`_call_run`): the guest's own text (stderr, `Err`) is quoted as its words, never used to pick the
+status, the exit code or a limit. Only `KeyboardInterrupt`/`SystemExit` from a host function is
+re-raised (by `GuestThread.join`); however the guest ends, `session.close()` runs and its output
+files are removed.
 """
 
 from __future__ import annotations
@@ -16,13 +17,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-import shutil
+import secrets
 import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Final, TextIO
 
 from wasmtime import Store, WasiConfig, WasmtimeError
@@ -263,13 +263,12 @@ def start_guest(
 @dataclass
 class Prepared:
     """A component instantiated for one agent's policy and never run: everything `run_guest` needs
-    before calling `run` (its temp folder and output files, store, memory budget, guard and instance,
+    before calling `run` (its output files, store, memory budget, guard and instance,
     or why it could not be instantiated). Made by `prepare` on any thread (`pool.InstancePool` makes
     them ahead); run once by `run_guest`, which discards it, or `discard`ed unused."""
 
     agent: str
     policy: AgentPolicy
-    workdir: Path
     outputs: list[CappedFile]
     store: Store
     files: descriptors.Watch | None
@@ -280,20 +279,16 @@ class Prepared:
     """How a run of it ends at once: it could not be instantiated (None: `instance` is set)."""
 
     def discard(self) -> None:
-        """Free what it holds: its store (and linear memory), descriptor watch, files, temp folder."""
-        _free(self.store, self.files, self.outputs, self.workdir)
+        """Free what it holds: its store (and linear memory), descriptor watch, output files."""
+        _free(self.store, self.files, self.outputs)
 
 
-def _free(store: Store, files: descriptors.Watch | None, outputs: list[CappedFile], workdir: Path) -> None:
+def _free(store: Store, files: descriptors.Watch | None, outputs: list[CappedFile]) -> None:
     store.close()
     if files is not None:
         files.close()
     for capped in outputs:
         capped.close()
-    try:
-        workdir.rmdir()  # empty unless the guest wrote output (its files are made at the first write)
-    except OSError:
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def prepare(
@@ -308,14 +303,14 @@ def prepare(
     its start code timed by its own `RunGuard` (on this thread; the run restarts the guard's clocks).
     `session`: the guest's, when it is known already (its host functions then serve the start code);
     `on_guard` is given the guard before the start code runs (a stop request ends it)."""
-    workdir = scratch.make(f"guest-{agent}-")
+    named = scratch.folder() / f"guest-{secrets.token_hex(8)}"  # the process's own folder (0700): names all ours
     files = descriptors.watch(policy.dirs, policy.limits.open_files)  # before WASI opens the folders
     budget = memory_limit.MemoryBudget(int(policy.limits.memory.value))
     store = Store(runtime.engine)
     outputs: list[CappedFile] = []
     try:
         outputs += [
-            CappedFile(workdir / stream, policy.limits.guest_output, agent=agent, stream=stream)
+            CappedFile(named.with_suffix(f".{stream}"), policy.limits.guest_output, agent=agent, stream=stream)
             for stream in ("stdout", "stderr")
         ]
         store.set_wasi(_wasi(policy, *outputs))
@@ -334,9 +329,9 @@ def prepare(
         with bound, memory_limit.active(budget):
             instance, failure = _instantiate(runtime, component, store, budget, policy, guard)
     except BaseException:
-        _free(store, files, outputs, workdir)
+        _free(store, files, outputs)
         raise
-    return Prepared(agent, policy, workdir, outputs, store, files, budget, guard, instance, failure)
+    return Prepared(agent, policy, outputs, store, files, budget, guard, instance, failure)
 
 
 def _instantiate(

@@ -4,8 +4,9 @@ wasmtime hands each write of the guest to `CappedFile` (WASI's custom output), w
 the file that `output.Forwarder` copies from. Once `limit` bytes were written in the run, the rest
 is dropped: the file ends with one notice line naming the bound and the key that sets it, the
 host's log says so once per run and stream, and the guest is not told (its writes succeed, as to a
-full log). A write the disk refuses is dropped the same way. The file is created with mode 0600, at
-the guest's first write (a guest that prints nothing costs no file).
+full log). A write the disk refuses is dropped the same way. The file is created with mode 0600
+(never an existing one), at the guest's first write (a guest that prints nothing costs no file),
+and removed by `close`.
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ class CappedFile:
 
     def _open(self) -> bool:
         try:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC, FILE_MODE)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
+            self._fd = os.open(self.path, flags, FILE_MODE)
         except OSError as exc:
             self._refused(exc)
             return False
@@ -96,8 +98,9 @@ class CappedFile:
             logger.warning("cannot write the %s of agent %r to %s: %s", self._stream, self._agent, self.path, exc)
 
     def close(self) -> None:
-        """Close the file (later writes are dropped); idempotent."""
+        """Close the file and remove it (later writes are dropped); idempotent."""
         self._closed = True
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+            self.path.unlink(missing_ok=True)

@@ -91,7 +91,8 @@ def test_a_server_that_never_answers_the_handshake_times_out_and_is_stopped(
 
 def test_a_failed_connection_is_retried_by_the_next_get(make_host: Callable[[str], Host]) -> None:
     port = _free_port()
-    host = make_host(f'[tooling.remote]\nurl = "http://127.0.0.1:{port}/mcp"\n')
+    # the backoff after one failure is shorter than starting the server: the next get tries again
+    host = make_host(f'[tooling.remote]\nurl = "http://127.0.0.1:{port}/mcp"\nmax_backoff = 0.001\n')
     session = host.session("retry", allow=["*"])
     with pytest.raises(ToolingError) as refused:
         session.get("remote")

@@ -7,6 +7,7 @@ memory.
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 from agent_host import Host
 from agent_host._support import scratch
 from tests.support.component import granted
-from tests.support.probe_steps import call_blocking, get, script
+from tests.support.probe_steps import call_blocking, eprint, get, print_, script
 
 pytestmark = pytest.mark.component
 
@@ -28,8 +29,8 @@ STEPS = script(GET, call_blocking("t", "echo", "{}"))
 FILLED = 60.0
 
 
-def _waiting_folders(agent: str) -> list[Path]:
-    return sorted(scratch.folder().glob(f"guest-{agent}-*"))
+def _output_files() -> list[Path]:
+    return sorted(scratch.folder().glob("guest-*"))
 
 
 def test_each_call_runs_its_own_instance_made_ahead_and_close_frees_those_waiting(
@@ -39,15 +40,27 @@ def test_each_call_runs_its_own_instance_made_ahead_and_close_frees_those_waitin
     policy = granted(host, "pooled")
     pool = host.pool(probe_wasm, "pooled", policy, 2)
     assert pool.filled(FILLED)
-    assert len(_waiting_folders("pooled")) == 2  # each instance has its own temp folder and files
+    assert pool.waiting == 2
     outcomes = [host.wait(host.start(probe_wasm, STEPS, agent="pooled", policy=policy, pool=pool)) for _ in range(3)]
     assert [o.status for o in outcomes] == ["ok"] * 3, outcomes
     assert all("hi" in json.dumps(json.loads(o.text)[1]["ok"]) for o in outcomes)
     assert pool.filled(FILLED)
     assert pool.made >= 4  # the two made first, and one more for each call that took one
-    assert len(_waiting_folders("pooled")) == 2  # a run's instance is freed with its folder
+    assert pool.waiting == 2 and not _output_files()  # a run's instance is freed with its output files
     pool.close()
-    assert pool.waiting == 0 and not _waiting_folders("pooled")
+    assert pool.waiting == 0
+
+
+def test_a_run_that_prints_has_its_output_forwarded_and_its_files_removed(
+    make_host: Callable[[str], Host], probe_wasm: Path
+) -> None:
+    host = make_host(MOCK)
+    sink = io.StringIO()
+    steps = script(print_("to stdout"), eprint("to stderr"))
+    outcome = host.wait(host.start(probe_wasm, steps, agent="p", output=sink))
+    assert outcome.status == "ok", outcome
+    assert sink.getvalue().splitlines() == ["[p] to stdout", "[p] to stderr"]
+    assert not _output_files()
 
 
 def test_a_pool_serves_only_its_own_agent_and_policy(make_host: Callable[[str], Host], probe_wasm: Path) -> None:

@@ -70,6 +70,7 @@ def test_control_characters_a_guest_prints_are_escaped_so_it_cannot_forge_host_l
 def test_a_guest_that_prints_nothing_costs_no_file_and_its_output_is_forwarded_once_it_prints(
     tmp_path: Path,
 ) -> None:
+    """The file is made at the first write (never over one that exists), and removed when closed."""
     limit = Limit(100, "guest_output in test.toml [agents.g]")
     out = CappedFile(tmp_path / "stdout", limit, agent="g", stream="stdout")
     sink = io.StringIO()
@@ -81,9 +82,21 @@ def test_a_guest_that_prints_nothing_costs_no_file_and_its_output_is_forwarded_o
     assert sink.getvalue().splitlines() == ["[g] hello"]
     out(b"x" * 200)  # past the limit: cut, with a notice in the file
     forwarder.stop()
+    assert out.written == out.path.stat().st_size
     out.close()
+    assert not out.path.exists()
     assert out(b"after close") == len(b"after close")  # dropped, as a full log would
     lines = sink.getvalue().splitlines()
     assert lines[1] == "[g] partial" + "x" * (100 - len("hello\npartial"))
     assert lines[-1].startswith("[g] [agent-host: stdout cut at 100 bytes (guest_output in test.toml")
-    assert out.written == out.path.stat().st_size
+
+
+def test_an_output_file_is_never_written_through_a_name_someone_made_first(tmp_path: Path) -> None:
+    """A file or symlink already at the output's name is left alone: the output is dropped and logged."""
+    target = tmp_path / "elsewhere"
+    target.write_bytes(b"kept")
+    (tmp_path / "stdout").symlink_to(target)
+    out = CappedFile(tmp_path / "stdout", Limit(100, "guest_output"), agent="g", stream="stdout")
+    assert out(b"hello\n") == len(b"hello\n")
+    out.close()
+    assert target.read_bytes() == b"kept" and out.dropped == len(b"hello\n")
