@@ -260,6 +260,19 @@ class Host:
             guest.stop(self.stop.reason or "stopped")
         return guest
 
+    def agent_component(self, agent: str) -> Path:
+        """The component `[agents.NAME]` runs, built on first use (cached): its `component`, or the
+        runner for a code agent (`code = "python"`: its input is a snippet). Raises `UsageError` for
+        an agent the config does not define or that has neither, `BuildError` or `Interrupted`."""
+        settings = self.config.agents.get(agent)
+        if settings is None or not settings.runs:
+            defined = ", ".join(sorted(name for name, a in self.config.agents.items() if a.runs)) or "(none)"
+            what = "is not defined" if settings is None else "has no `component` and no `code`"
+            raise UsageError(f"agent {agent!r} {what}", hint=f"agents with a component or code: {defined}")
+        from agent_host.components.dev_runner import agent_component  # builds: not on every host's import path
+
+        return agent_component(settings, self.stop)
+
     def input_schema(self, wasm: Path, agent: str, policy: AgentPolicy) -> dict[str, Any] | None:
         """The JSON Schema of the input the component in `wasm` says its `run` takes (`describe`,
         world `described-agent`: a Python guest with a typed `@agent` function), when it is an

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from agent_host._support.stopping import StopToken
 from agent_host.app import devmode
 from agent_host.components.build import resolve_component
+from agent_host.components.dev_runner import agent_component
 from agent_host.errors import HostError, UsageError
 from agent_host.model import RunResult
 
@@ -84,9 +85,13 @@ def prepare(
     for agent in agents:
         input_text = given_input if given_input is not None else agent.input or ""
         try:
-            if agent.component is None:
-                raise UsageError(f"has no `component` ({agent.origin})")
-            if dev:
+            if not agent.runs:
+                raise UsageError(f"has no `component` and no `code` ({agent.origin})")
+            if agent.component is None:  # a code agent: the runner runs its input
+                if dev:
+                    raise UsageError(f"is a code agent: it has no guest folder for --dev to run ({agent.origin})")
+                runs.append(AgentRun(agent.name, agent, input_text, agent_component(agent, stop)))
+            elif dev:
                 component = devmode.dev_component(agent.component, stop=stop)
                 runs.append(AgentRun(agent.name, agent, input_text, component, source=agent.component))
             else:

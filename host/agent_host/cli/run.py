@@ -157,17 +157,37 @@ def command(
     agent = runs.agent_settings(config, names[0]) if names else None
     if guest is not None and agent is None:
         agent = _agent_of(config, Path(guest))
+    spec: Path | None
     if guest is not None:
         spec = Path(guest)
     elif agent is not None and agent.component is not None:
         spec = agent.component
+    elif agent is not None and agent.code is not None:
+        spec = None  # a code agent: the runner runs its input
+        if dev:
+            raise UsageError(f"[agents.{agent.name}] is a code agent: it has no guest folder for --dev to run")
     else:
-        raise UsageError(f"[agents.{names[0]}] has no `component`; give a GUEST (folder or .wasm)")
+        raise UsageError(
+            f'[agents.{names[0]}] has no `component` and no `code`; give a GUEST (folder or .wasm) or `code = "python"`'
+        )
     input_text = read_input(input_spec, agent)
-    name = agent.name if agent is not None else spec.stem if spec.suffix == ".wasm" else spec.resolve().name
+    if agent is not None:
+        name = agent.name
+    else:
+        assert spec is not None, "without an agent, a GUEST is given"
+        name = spec.stem if spec.suffix == ".wasm" else spec.resolve().name
     input_text = cassette.input(name, input_text, given=input_spec is not None)
     guest_run = _Guest(spec, name, agent, input_text, module, dev)
     return _run_one(state, config, guest_run, allow, as_json, approve, where, cassette)
+
+
+def _lines(text: str) -> str:
+    """` TEXT` when `text` is one line, else each line on its own, indented (a code agent's traceback);
+    escaped either way, so that nothing of it reads as a line of the host's."""
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return f" {printable(text)}"
+    return "".join(f"\n  {printable(line)}" for line in lines)
 
 
 def _agent_of(config: Config, guest: Path) -> AgentConfig | None:
@@ -291,7 +311,8 @@ class _Guest:
     """What one run is of: the component (`module`: of a guest folder), the agent's name and
     settings, the input."""
 
-    spec: Path
+    spec: Path | None
+    """The GUEST (None: the agent's `code` says what runs)."""
     name: str
     agent: AgentConfig | None
     input: str
@@ -313,12 +334,16 @@ def _run_one(
     from agent_host.app import devmode, runs
     from agent_host.cli.signals import signals
     from agent_host.components.build import resolve_component
+    from agent_host.components.dev_runner import agent_component
     from agent_host.errors import Interrupted
 
     name = guest.name
     with signals() as stopper:
         try:
-            if guest.dev:
+            if guest.spec is None:
+                assert guest.agent is not None, "a run without a GUEST is an agent's"
+                wasm = agent_component(guest.agent, stopper.token)
+            elif guest.dev:
                 wasm = devmode.dev_component(guest.spec, guest.module, stopper.token)
             else:
                 wasm = resolve_component(guest.spec, module=guest.module, stop=stopper.token)
@@ -344,13 +369,13 @@ def _run_one(
     elif outcome.status is RunStatus.OK:
         render.answer(outcome.text)
     if outcome.status is RunStatus.ERROR:
-        render.report(f"agent {name} failed: {printable(outcome.text)}")
+        render.report(f"agent {name} failed:" + _lines(outcome.text))
     elif outcome.status in (RunStatus.TRAP, RunStatus.CRASHED, RunStatus.INTERRUPTED):
         render.report(f"agent {name} was stopped: {printable(outcome.text)}")
     elif outcome.status is RunStatus.DIVERGED:
         render.report(printable(outcome.text))
     if outcome.status in (RunStatus.ERROR, RunStatus.TRAP):
-        _advise(outcome, guest.spec if guest.spec.is_dir() else None)
+        _advise(outcome, guest.spec if guest.spec is not None and guest.spec.is_dir() else None)
     logger.debug("agent %s: %s in %.2f s", name, outcome.status, outcome.duration)
     stopped = stopper.exit_code is not None
     return cassette.save(stopper.exit_code if stopper.exit_code is not None else outcome.exit_code, stopped)
@@ -373,7 +398,7 @@ def _run_here(
     with Host(config, keep_logs=state.debug, approver=approver(approve), stop=stopper.token, tapes=tapes) as host:
         stopper.host = host
         policy = host.policy(guest.name, guest.agent, allow)
-        if guest.dev:
+        if guest.dev and guest.spec is not None:
             policy = devmode.dev_policy(policy, guest.spec, guest.module)
         started = host.start(wasm, guest.input, agent=guest.name, policy=policy)
         return host.wait(started, _StillRunning() if _on_terminal() and not state.quiet else None)

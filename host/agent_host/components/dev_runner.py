@@ -1,24 +1,31 @@
-"""The dev runner: one prebuilt component that runs a Python guest from its source (dev mode,
-`agent_host.app.devmode`), and compiles a guest's sources to check their syntax (`components.syntax`).
+"""The runner: one prebuilt component that runs a Python guest from its source (dev mode,
+`agent_host.app.devmode`), a code agent's snippet (code mode: `agent_component`), and compiles a
+guest's sources to check their syntax (`components.syntax`).
 
 The runner (`templates/dev_runner.py.txt`) is built once per WIT package, guest library and
 componentize-py version (like any guest, with `build_guest`) and cached; a guest's source change
 never rebuilds it. Its run reads the guest's module from `SOURCE` (the guest's folder, preopened
 read-only), named by the WASI environment variable `MODULE_VARIABLE`; with `CHECK_VARIABLE` set it
-only compiles the sources its input holds and answers the first syntax error (`check_answer`).
+only compiles the sources its input holds and answers the first syntax error (`check_answer`); with
+`policy.code_agents.CODE_VARIABLE` set its input is a snippet (`templates/code_mode.py.txt`, bundled
+as `_agent_host_code` with `_support/signatures.py` as `_agent_host_signatures`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import string
 from pathlib import Path
 from typing import Final
 
 from agent_host import cache
+from agent_host._support import signatures
 from agent_host._support.paths import cache_dir, template
 from agent_host._support.stopping import StopToken
-from agent_host.components.build import build_guest, cached_build
+from agent_host.components.build import build_guest, cached_build, resolve_component
+from agent_host.config import AgentConfig
+from agent_host.policy.code_agents import CODE_VARIABLE, STDOUT_VARIABLE, TOOLINGS_VARIABLE
 
 RUNNER_MODULE: Final = "_agent_host_dev"
 """The runner's module name (its frames are left out of "raised at FILE:LINE")."""
@@ -36,6 +43,9 @@ JSON `{"path": "source text", ...}`, its answer JSON: null when they all compile
 "end_offset", "text"}`."""
 
 _TEMPLATE: Final = "dev_runner.py.txt"
+_CODE_TEMPLATE: Final = "code_mode.py.txt"
+_CODE_MODULE: Final = "_agent_host_code"
+_SIGNATURES_MODULE: Final = "_agent_host_signatures"
 
 
 def runner_source() -> str:
@@ -46,30 +56,62 @@ def runner_source() -> str:
     )
 
 
-def _runner_folder() -> tuple[Path, str]:
-    """The runner's folder in the cache (made) and its module's text."""
-    text = runner_source()
-    version = hashlib.sha256(text.encode()).hexdigest()[:16]
-    return cache.private_folder(cache_dir(), "dev-runner", version, "dev-runner"), text  # built as it is
+def _modules() -> dict[str, str]:
+    """The runner's modules by file name: the runner, code mode and the signature renderer."""
+    code = string.Template(template(_CODE_TEMPLATE)).substitute(
+        code_variable=CODE_VARIABLE, toolings_variable=TOOLINGS_VARIABLE, stdout_variable=STDOUT_VARIABLE
+    )
+    return {
+        f"{RUNNER_MODULE}.py": runner_source(),
+        f"{_CODE_MODULE}.py": code,
+        f"{_SIGNATURES_MODULE}.py": Path(signatures.__file__).read_text(encoding="utf-8"),
+    }
+
+
+def _runner_folder() -> tuple[Path, dict[str, str]]:
+    """The runner's folder in the cache (made) and its modules' texts."""
+    modules = _modules()
+    version = hashlib.sha256(json.dumps(modules, sort_keys=True).encode()).hexdigest()[:16]
+    return cache.private_folder(cache_dir(), "dev-runner", version, "dev-runner"), modules  # built as it is
+
+
+def _written(folder: Path, modules: dict[str, str]) -> bool:
+    """Whether `folder` holds `modules` as they are."""
+    return all(
+        (folder / name).is_file() and (folder / name).read_text(encoding="utf-8") == text
+        for name, text in modules.items()
+    )
 
 
 def runner_component(stop: StopToken | None = None) -> Path:
     """The runner component, built on first use (a progress line; ~15 s once) and cached after.
     Raises `BuildError` or `Interrupted` as `build.build_guest` does."""
-    folder, text = _runner_folder()
-    module = folder / f"{RUNNER_MODULE}.py"
-    if not module.is_file() or module.read_text(encoding="utf-8") != text:
+    folder, modules = _runner_folder()
+    if not _written(folder, modules):
         folder.mkdir(parents=True, exist_ok=True)
-        module.write_text(text, encoding="utf-8")
-    label = "the dev runner (once; cached for every guest)"
+        for name, text in modules.items():
+            (folder / name).write_text(text, encoding="utf-8")
+    label = "the runner of dev mode and code agents (once; cached)"
     return build_guest(folder, module=RUNNER_MODULE, stop=stop, label=label, check=False)  # it is the checker
 
 
 def built_runner() -> Path | None:
     """The runner component when the cache holds it already (`agent-host dev --prepare`, or a first
     dev run, built it), else None: nothing is built."""
-    folder, text = _runner_folder()
-    module = folder / f"{RUNNER_MODULE}.py"
-    if not module.is_file() or module.read_text(encoding="utf-8") != text:
+    folder, modules = _runner_folder()
+    if not _written(folder, modules):
         return None
     return cached_build(folder, RUNNER_MODULE)
+
+
+CODE_LANGUAGES: Final = ("python",)
+"""The languages of code agents (`[agents.NAME] code`)."""
+
+
+def agent_component(agent: AgentConfig, stop: StopToken | None = None) -> Path:
+    """The component `agent` runs: the runner for a code agent (`code = "python"`), else its
+    `component` (a folder built on demand, or a .wasm). Raises `BuildError` or `Interrupted`."""
+    if agent.code is not None:
+        return runner_component(stop)
+    assert agent.component is not None, "an agent that runs has a component or code"
+    return resolve_component(agent.component, stop=stop)

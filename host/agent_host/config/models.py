@@ -14,7 +14,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Final, Self
+from typing import Annotated, Final, Literal, Self
 
 from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
@@ -95,6 +95,9 @@ class AgentConfig(Named):
 
     component: FilePath | None = None
     """A guest folder (built on demand) or a .wasm file (relative to the config file)."""
+    code: Literal["python"] | None = None
+    """Instead of `component`: a code agent, whose input is a snippet in this language, run in a fresh
+    sandbox with its granted toolings importable from the module `toolings` (docs: code mode)."""
     description: str | None = None
     """What the agent does, for people and for MCP clients (`agent-host serve` offers it as a tool)."""
     input_schema: Json | None = None
@@ -151,9 +154,19 @@ class AgentConfig(Named):
         problems += [
             _not_granted(key, name) for key, lists in allow_lists for name in lists if name not in self.toolings
         ]
+        if self.code is not None and self.component is not None:
+            hint = "keep one: `component` runs that guest, `code` makes the agent's input a snippet"
+            problems.append(
+                At(("code",), "an agent has a `component` or `code`, not both", hint, uses=(("component",), ("code",)))
+            )
         if problems:
             fail("AgentConfig", problems)
         return self
+
+    @property
+    def runs(self) -> bool:
+        """Whether the table says what to run: a `component` or `code`."""
+        return self.component is not None or self.code is not None
 
 
 class HostSettings(Placed):
@@ -601,9 +614,9 @@ class Config(Table):
                 hint = f"add an [agents.{name}] table or remove it; defined agents: {_names(self.agents)}"
                 message = f"names agent {name!r}, which is not defined"
                 problems.append(At(("serve", "agents", index), message, hint, uses=uses))
-            elif agent.component is None:
-                hint = f"give [agents.{name}] a `component` (a guest folder or a .wasm file)"
-                message = f"agent {name!r} has no `component`"
+            elif not agent.runs:
+                hint = f'give [agents.{name}] a `component` (a guest folder or a .wasm file) or `code = "python"`'
+                message = f"agent {name!r} has no `component` and no `code`"
                 problems.append(At(("serve", "agents", index), message, hint, uses=uses))
         if problems:
             fail("Config", problems)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from agent_host.config import AgentConfig, Config, DirGrant
 from agent_host.errors import ErrorCode, ToolingError, UsageError
 from agent_host.policy import globs
+from agent_host.policy.code_agents import code_environment
 from agent_host.policy.provider_grants import LlmLimits, ProviderGrants
 
 
@@ -253,11 +254,19 @@ class AgentPolicy:
             grants=grants,
             limits=limits,
             dirs=agent.dirs if agent is not None else (),
-            env=dict(agent.env) if agent is not None else {},
+            env=_environment(agent, grants, limits),
             capabilities=capabilities,
             providers=provider_grants,
             llm=LlmLimits(budget("llm_requests"), budget("llm_input_tokens"), budget("llm_output_tokens"), llm_where),
         )
+
+
+def _environment(agent: AgentConfig | None, grants: Grants, limits: Limits) -> dict[str, str]:
+    """The guest's environment: its table's `env`, and for a code agent the runner's variables after it."""
+    env = dict(agent.env) if agent is not None else {}
+    if agent is not None and agent.code is not None:
+        env.update(code_environment(agent.code, grants.toolings, int(limits.guest_output.value)))
+    return env
 
 
 def _expand_allow(config: Config, allow: Iterable[str]) -> Iterable[str]:

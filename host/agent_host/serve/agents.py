@@ -27,11 +27,12 @@ import anyio.to_thread
 from agent_host._support import off_loop
 from agent_host._support.stopping import StopToken
 from agent_host.app.host import Host
-from agent_host.components.build import resolve_component
+from agent_host.components.dev_runner import agent_component
 from agent_host.config import AgentConfig, Config
 from agent_host.errors import ErrorCode, HostError, ToolingError, UsageError
 from agent_host.model import RunResult, RunStatus
 from agent_host.policy.grants import AgentPolicy
+from agent_host.serve import code_api
 from agent_host.serve.answers import Answer, ServedTool
 from agent_host.serve.feed import Feed
 from agent_host.serve.limit_log import LimitLog
@@ -68,26 +69,34 @@ class Offer:
 
     @property
     def input_schema(self) -> Mapping[str, Any]:
-        """The JSON Schema of the tool's arguments: `arguments_schema`, else `INPUT_SCHEMA`."""
+        """The JSON Schema of the tool's arguments: `arguments_schema`, else `INPUT_SCHEMA` (a code
+        agent's: `{"code": string}`)."""
+        if self.settings.code is not None:
+            return code_api.CODE_SCHEMA
         schema = self.arguments_schema
         return schema if schema is not None else INPUT_SCHEMA
+
+    @property
+    def output_schema(self) -> Mapping[str, Any] | None:
+        """The schema of its structured answer: a code agent's `{"result", "stdout"}`, else none said."""
+        return code_api.ANSWER_SCHEMA if self.settings.code is not None else None
 
 
 def offered(config: Config, names: Sequence[str] = ()) -> list[AgentConfig]:
     """The agents to offer: `names` (the command line), else `[serve] agents`, else every agent with a
-    `component`, in name order. Raises `UsageError` for a name that is not such an agent."""
+    `component` or `code`, in name order. Raises `UsageError` for a name that is not such an agent."""
     chosen = list(names) or list(config.serve.agents or ())
     if not chosen:
-        return [agent for name, agent in sorted(config.agents.items()) if agent.component is not None]
+        return [agent for name, agent in sorted(config.agents.items()) if agent.runs]
     agents = []
     for name in dict.fromkeys(chosen):
         agent = config.agents.get(name)
-        if agent is None or agent.component is None:
-            defined = ", ".join(sorted(n for n, a in config.agents.items() if a.component is not None)) or "(none)"
+        if agent is None or not agent.runs:
+            defined = ", ".join(sorted(n for n, a in config.agents.items() if a.runs)) or "(none)"
             raise UsageError(
                 f"agent {name!r} cannot be served: "
-                + ("it is not defined" if agent is None else "its [agents] table has no `component`"),
-                hint=f"agents that can be served (an [agents.NAME] table with a `component`): {defined}",
+                + ("it is not defined" if agent is None else "its [agents] table has no `component` and no `code`"),
+                hint=f"agents that can be served (an [agents.NAME] table with a `component` or `code`): {defined}",
             )
         agents.append(agent)
     return agents
@@ -99,9 +108,11 @@ def prepare(host: Host, agents: Sequence[AgentConfig], stop: StopToken | None = 
     (`BuildError`, `ComponentError`, `Interrupted`) naming the agent that cannot be served."""
     offers = []
     for agent in agents:
-        assert agent.component is not None, "offered() keeps agents with a component"
-        wasm = resolve_component(agent.component, stop=stop)
+        wasm = agent_component(agent, stop)
         policy = host.policy(agent.name, agent)
+        if agent.code is not None:  # its input is the code; its description the API the code sees
+            offers.append(Offer(agent.name, code_api.describe(host, agent, policy), wasm, agent, policy))
+            continue
         derived = host.input_schema(wasm, agent.name, policy) if agent.input_schema is None else None
         default = "the input is the string its `run` receives" if derived is None else "its arguments are its input"
         description = agent.description or f"Run agent {agent.name}: {default}."
@@ -250,7 +261,7 @@ class AgentCalls:
 
     def tools(self) -> list[ServedTool]:
         """The offered agents as tools."""
-        return [ServedTool(o.name, o.description, o.input_schema) for o in self.offers.values()]
+        return [ServedTool(o.name, o.description, o.input_schema, o.output_schema) for o in self.offers.values()]
 
     async def call(
         self,
@@ -273,7 +284,14 @@ class AgentCalls:
         """The guest's input for `arguments`: with an `input_schema`, the arguments (checked against
         it) as JSON text; else `arguments["input"]` (absent: the agent's configured `input`). A
         refusal is an `invalid-arguments` answer naming what is wrong. Linear in the size of
-        `arguments` (`off_loop`)."""
+        `arguments` (`off_loop`). A code agent takes `{"code": string}`: the code is its input."""
+        if offer.settings.code is not None:
+            code = arguments.get("code")
+            if set(arguments) != {"code"} or not isinstance(code, str):
+                return Answer.failure(
+                    ErrorCode.INVALID_ARGUMENTS, f'agent {offer.name!r} takes {{"code": string}}: the code to run'
+                )
+            return code
         schema = offer.arguments_schema
         if schema is not None:
             try:

@@ -17,7 +17,7 @@ import json
 import logging
 import sys
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -25,10 +25,12 @@ from typing import Any, Final, Literal
 from agent_host.app import devmode
 from agent_host.app.host import Host
 from agent_host.components.build import resolve_component
+from agent_host.components.dev_runner import agent_component
 from agent_host.config import AgentConfig
 from agent_host.errors import HostError, ReplayDiverged, UsageError
 from agent_host.model import RunResult, RunStatus
 from agent_host.policy.approval import ApproveAll, Approver, DenyAll
+from agent_host.policy.grants import AgentPolicy
 from agent_host.session import cassette as cassettes
 from agent_host.testing.toolings import config_for
 
@@ -99,11 +101,60 @@ class AgentHost:
         path = path if path.is_absolute() else self.base / path
         if not path.exists():
             raise UsageError(f"{guest}: no such guest folder or .wasm (relative paths start in {self.base})")
-        host = self._host_for(dict(toolings or {}), approve, {k: dict(v) for k, v in (providers or {}).items()})
         name = path.stem if path.suffix == ".wasm" else path.name
         settings = AgentConfig(timeout=timeout, providers=tuple(providers or ())).named(
             name, "agent_host.run(timeout=..., providers=...)"
         )
+
+        def component(host: Host, policy: AgentPolicy) -> tuple[Path, AgentPolicy]:
+            if dev and path.is_dir():
+                return devmode.dev_component(path, module), devmode.dev_policy(policy, path, module)
+            return resolve_component(path, module=module), policy
+
+        return self._run(name, settings, component, input, toolings, allow, approve, cassette, record, providers)
+
+    def run_code(
+        self,
+        code: str,
+        *,
+        toolings: Mapping[str, object] | None = None,
+        allow: Iterable[str] | None = None,
+        approve: Approve = "deny",
+        timeout: float = DEFAULT_TIMEOUT,
+        name: str = "code",
+        cassette: str | Path | None = None,
+        record: Record = "once",
+        providers: Mapping[str, Mapping[str, object]] | None = None,
+    ) -> RunResult:
+        """Run Python `code` as a code agent named `name` (`[agents.NAME] code = "python"`; docs: code
+        mode): a fresh sandbox with the toolings passed (and `allow`) importable from `toolings`. Its
+        `text` is the answer's JSON (`{"result", "stdout"}`), or the traceback when it failed. The
+        other arguments are `run`'s."""
+        if self._closed:
+            raise RuntimeError("agent_host used after the test ended")
+        settings = AgentConfig(code="python", timeout=timeout, providers=tuple(providers or ())).named(
+            name, "agent_host.run_code(timeout=..., providers=...)"
+        )
+
+        def component(host: Host, policy: AgentPolicy) -> tuple[Path, AgentPolicy]:
+            return agent_component(settings), policy
+
+        return self._run(name, settings, component, code, toolings, allow, approve, cassette, record, providers)
+
+    def _run(
+        self,
+        name: str,
+        settings: AgentConfig,
+        component: Callable[[Host, AgentPolicy], tuple[Path, AgentPolicy]],
+        input: str,
+        toolings: Mapping[str, object] | None,
+        allow: Iterable[str] | None,
+        approve: Approve,
+        cassette: str | Path | None,
+        record: Record,
+        providers: Mapping[str, Mapping[str, object]] | None,
+    ) -> RunResult:
+        host = self._host_for(dict(toolings or {}), approve, {k: dict(v) for k, v in (providers or {}).items()})
         policy = host.policy(name, settings, [*(toolings or {}), *(allow or ())])
         sink = _Sink()
         start = len(self.audit_log.read_bytes()) if self.audit_log.exists() else 0
@@ -113,11 +164,7 @@ class AgentHost:
             host.tapes.player(name)  # raises CassetteError when the file has no tape of this guest
         with _host_messages(sink):
             try:
-                if dev and path.is_dir():
-                    policy = devmode.dev_policy(policy, path, module)
-                    wasm = devmode.dev_component(path, module)
-                else:
-                    wasm = resolve_component(path, module=module)
+                wasm, policy = component(host, policy)
                 diverged = _other_input(host.tapes, name, input)
                 outcome = diverged or host.run(wasm, input, agent=name, policy=policy, output=sink)
             except HostError as exc:
