@@ -22,13 +22,14 @@ from agent_host.model import RunResult
 
 pytestmark = [pytest.mark.component, pytest.mark.timeout(180)]
 
-TOOLINGS = """
+TOOLINGS = (
+    """
 [tooling.calc]
 kind = "mock"
 [[tooling.calc.tools]]
 name = "add"
 description = "Add two numbers.\\n\\nBoth are required."
-input_schema = { type = "object", properties = { a = { type = "integer" }, b = { type = "integer" } }, required = ["a", "b"] }
+input_schema = { type = "object", required = ["a", "b"], properties = { a = INT, b = INT } }
 output_schema = { type = "object", properties = { sum = { type = "integer" } } }
 results = [{ structured = { sum = 3 } }]
 repeat_last = true
@@ -58,6 +59,7 @@ kind = "mock"
 name = "leak"
 results = [{ text = "the secret" }]
 """
+).replace("INT", '{ type = "integer" }')
 
 AGENT = '[agents.py]\ncode = "python"\ntoolings = ["calc", "my-server"]\n'
 
@@ -98,7 +100,8 @@ def test_a_tool_failure_raises_tool_error_which_the_snippet_can_catch(host: Host
     )
     caught, missing = answer(run(host, code))["result"]
     assert caught == ["tool-failed", "it broke"]
-    assert missing[0] == "not-found" and "calc has no tool 'nope'; its tools: add, broken, shout, slow_one" in missing[1]
+    assert missing[0] == "not-found"
+    assert "calc has no tool 'nope'; its tools: add, broken, shout, slow_one" in missing[1]
 
 
 def test_positional_arguments_are_refused_with_what_to_write(host: Host) -> None:
@@ -124,13 +127,16 @@ def test_the_host_refuses_an_ungranted_tooling_whatever_the_snippet_imports(host
 
 
 def test_tooling_and_tool_names_become_identifiers(host: Host) -> None:
-    code = "import toolings\nfrom toolings import my_server\n[my_server.ping(), toolings.get('my-server').ping(), toolings.calc.slow_one()]"
+    code = (
+        "import toolings\nfrom toolings import my_server\n"
+        "[my_server.ping(), toolings.get('my-server').ping(), toolings.calc.slow_one()]"
+    )
     assert answer(run(host, code))["result"] == ["pong", "pong", "slow"]
 
 
 def test_help_shows_a_tools_signature_and_description(host: Host) -> None:
     shown = answer(run(host, "import toolings\nhelp(toolings.calc.add)\nhelp(toolings.calc)"))["stdout"]
-    assert "calc.add(*, a: int, b: int) -> {\"sum\": int}\n    Add two numbers.\n\nBoth are required." in shown
+    assert 'calc.add(*, a: int, b: int) -> {"sum": int}\n    Add two numbers.\n\nBoth are required.' in shown
     assert "calc.shout(**more: Any) -> str" in shown and "tooling calc:" in shown
     found = answer(run(host, "import toolings\ntoolings.search('numbers')"))["result"]
     assert found == ['calc.add(*, a: int, b: int) -> {"sum": int}\n    Add two numbers.']
@@ -176,7 +182,7 @@ def test_stdout_is_bounded_by_the_guest_output_limit(make_host: Callable[[str], 
 def test_nothing_is_kept_between_runs(host: Host) -> None:
     first = "import builtins, sys, toolings\nbuiltins.kept = 1\nsys.modules['kept'] = sys\ntoolings.kept = 1\nkept"
     assert answer(run(host, first))["result"] == 1
-    second = "import builtins, sys, toolings\n[hasattr(builtins, 'kept'), 'kept' in sys.modules, hasattr(toolings, 'x')]"
+    second = "import toolings\nhasattr(toolings, 'x')"
     outcome = run(host, second)
     assert outcome.status == "error" and "'x' is not granted" in outcome.text  # a fresh module
     check = "import builtins, sys\n[hasattr(builtins, 'kept'), 'kept' in sys.modules]"
