@@ -105,6 +105,19 @@ def test_one_guest_on_ray_prints_only_its_answer_as_locally(ray_head: str, probe
     assert "joining the Ray cluster" in on_ray.stderr and "[probe] to stderr" in on_ray.stderr
 
 
+def test_a_code_agent_answers_on_ray_as_locally(ray_head: str, tmp_path: Path) -> None:
+    config = tmp_path / "agent-host.toml"
+    config.write_text(
+        f'[host]\nray_address = "{ray_head}"\n' + OBSERVED_TOML + '[agents.py]\ncode = "python"\ntoolings = ["t"]\n'
+    )
+    code = "from toolings import t\nprint('on the runner')\nt.echo(text='hi')"
+    on_ray = agent_host("run", "--config", str(config), "--agent", "py", "--input", code, "--executor", "ray")
+    local = agent_host("run", "--config", str(config), "--agent", "py", "--input", code)
+    assert on_ray.returncode == local.returncode == 0, on_ray.stderr
+    assert on_ray.stdout == local.stdout
+    assert json.loads(on_ray.stdout) == {"result": {"result": "hi"}, "stdout": "on the runner\n"}
+
+
 def test_a_dead_worker_is_the_agents_outcome_and_a_restartable_agent_runs_again(
     ray_head: str, probe_wasm: Path, tmp_path: Path
 ) -> None:
