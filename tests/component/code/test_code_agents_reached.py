@@ -50,8 +50,7 @@ def test_run_reports_a_failed_snippet_as_its_traceback_line_by_line(config_file:
     done = in_process.run("run", "--config", str(config_file), "--agent", "py", "--input", "x = 1\n1 / 0")
     assert done.returncode == 1 and done.stdout == ""
     assert (
-        "agent-host: agent py failed:\n  Traceback (most recent call last):\n"
-        '    File "<code>", line 2, in <module>\n'
+        'agent-host: agent py failed:\n  Traceback (most recent call last):\n    File "<code>", line 2, in <module>\n'
     ) in done.stderr
     assert "\n  ZeroDivisionError: division by zero\n" in done.stderr
     dev = in_process.run("run", "--config", str(config_file), "--agent", "py", "--dev", "--input", "1")
@@ -80,7 +79,7 @@ def test_served_a_code_agent_takes_code_and_describes_the_api_it_sees(config_fil
     assert tool.input_schema["required"] == ["code"] and tool.output_schema is not None
     description = tool.description or ""
     assert description.startswith("Python over the demo tools.\n\nRuns Python code")
-    assert "toolings.demo:\n    demo.echo(*, text: str) -> {\"result\": str}\n        Return the text unchanged." in (
+    assert 'toolings.demo:\n    demo.echo(*, text: str) -> {"result": str}\n        Return the text unchanged.' in (
         description
     )
     assert len(description) <= MAX_DESCRIPTION
@@ -135,5 +134,5 @@ def test_a_description_past_its_bound_says_how_to_find_the_rest(many_toolings: P
         description = next(tool.description for tool in catalog.agents.tools() if tool.name == "big")
     assert description is not None and len(description) <= MAX_DESCRIPTION
     assert "toolings.t0:\n" in description
-    assert 'Not listed here (the description\'s bound): toolings' in description and "t9" in description
+    assert "Not listed here (the description's bound): toolings" in description and "t9" in description
     assert 'toolings.search("text")' in description
