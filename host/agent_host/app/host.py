@@ -404,6 +404,8 @@ class Host:
                 guest.join(max(0.0, deadline - time.monotonic()))
             except (KeyboardInterrupt, SystemExit):  # relayed from the guest's thread: it has ended
                 pass
+            if not guest.abandoned:  # its thread frees its instance after the outcome: before the runtime closes
+                guest.ended(max(0.0, deadline - time.monotonic()))
         left = [guest.agent for guest in running if guest.running]
         if left:
             logger.warning("guests still running at exit (not stopped within %s s): %s", CLOSE_WAIT, ", ".join(left))

@@ -131,12 +131,20 @@ JOIN_SLICE: Final = 0.1
 
 class GuestThread:
     """A guest running on its own thread; `join` gives its outcome, and gives up on a guest blocked
-    past its stop or deadline where no check reaches it (`ABANDON_AFTER`)."""
+    past its stop or deadline where no check reaches it (`ABANDON_AFTER`). The outcome is given as
+    soon as it is known: the thread then frees the instance (its store, memory and output files),
+    off the caller's path; `ended` waits for that too."""
 
     def __init__(
-        self, thread: threading.Thread, result: list[RunResult], relay: list[BaseException], control: _Control
+        self,
+        thread: threading.Thread,
+        result: list[RunResult],
+        relay: list[BaseException],
+        control: _Control,
+        known: threading.Event,
     ) -> None:
         self._thread = thread
+        self._known = known
         self._result = result
         self._relay = relay
         self._control = control
@@ -166,8 +174,7 @@ class GuestThread:
             now = time.monotonic()
             give_up = self._control.give_up_at()
             wake = min(t for t in (end, give_up, now + JOIN_SLICE) if t is not None)
-            self._thread.join(max(0.0, wake - now))
-            if not self._thread.is_alive():
+            if self._known.wait(max(0.0, wake - now)) or not self._thread.is_alive():
                 break
             now = time.monotonic()
             if give_up is not None and now >= give_up:
@@ -198,7 +205,7 @@ class GuestThread:
 
     @property
     def running(self) -> bool:
-        """Whether the run goes on: its thread runs and was not given up on (`join`)."""
+        """Whether its thread runs (freeing its instance after the outcome too) and was not given up on (`join`)."""
         return self._thread.is_alive() and self._given_up is None
 
     def usage(self) -> str | None:
@@ -243,10 +250,13 @@ def start_guest(
     result: list[RunResult] = []
     relay: list[BaseException] = []
     control = _Control(session)
+    known = threading.Event()
+    freeing: list[Prepared] = []
 
     def body() -> None:
         try:
-            result.append(run_guest(runtime, component, session, input_text, policy, output, control, prepared))
+            run = run_guest(runtime, component, session, input_text, policy, output, control, prepared, freeing)
+            result.append(run)
         except (KeyboardInterrupt, SystemExit) as exc:
             relay.append(exc)
         except BaseException as exc:  # boundary: a host bug in one guest must not take down the host
@@ -254,10 +264,14 @@ def start_guest(
             result.append(
                 RunResult(session.agent, RunStatus.TRAP, f"internal host error: {type(exc).__name__}: {exc}", 0.0)
             )
+        finally:
+            known.set()  # the outcome is known: `join` returns it while this thread frees the instance
+            for ran in freeing:
+                ran.discard()
 
     thread = threading.Thread(target=body, name=f"guest-{session.agent}", daemon=True)
     thread.start()
-    return GuestThread(thread, result, relay, control)
+    return GuestThread(thread, result, relay, control, known)
 
 
 @dataclass
@@ -368,9 +382,11 @@ def run_guest(
     output: TextIO | None = None,
     control: _Control | None = None,
     prepared: Prepared | None = None,
+    freeing: list[Prepared] | None = None,
 ) -> RunResult:
     """Run the guest on the current thread (see the module docstring): `prepared` (made ahead for
-    this agent and policy), else an instance prepared now."""
+    this agent and policy), else an instance prepared now. The instance is discarded before this
+    returns, or, with `freeing`, put there for the caller to discard once the outcome is given."""
     agent = session.agent
     start = time.monotonic()
     forwarder: Forwarder | None = None
@@ -400,7 +416,10 @@ def run_guest(
         if forwarder is not None:
             forwarder.stop()
         if prepared is not None:
-            prepared.discard()
+            if freeing is not None:
+                freeing.append(prepared)
+            else:
+                prepared.discard()
     duration = time.monotonic() - start
     usage = session.providers.budget.used
     return RunResult(

@@ -41,7 +41,11 @@ def test_each_call_runs_its_own_instance_made_ahead_and_close_frees_those_waitin
     pool = host.pool(probe_wasm, "pooled", policy, 2)
     assert pool.filled(FILLED)
     assert pool.waiting == 2
-    outcomes = [host.wait(host.start(probe_wasm, STEPS, agent="pooled", policy=policy, pool=pool)) for _ in range(3)]
+    outcomes = []
+    for _ in range(3):
+        guest = host.start(probe_wasm, STEPS, agent="pooled", policy=policy, pool=pool)
+        outcomes.append(host.wait(guest))
+        assert guest.ended(60)
     assert [o.status for o in outcomes] == ["ok"] * 3, outcomes
     assert all("hi" in json.dumps(json.loads(o.text)[1]["ok"]) for o in outcomes)
     assert pool.filled(FILLED)
@@ -57,10 +61,11 @@ def test_a_run_that_prints_has_its_output_forwarded_and_its_files_removed(
     host = make_host(MOCK)
     sink = io.StringIO()
     steps = script(print_("to stdout"), eprint("to stderr"))
-    outcome = host.wait(host.start(probe_wasm, steps, agent="p", output=sink))
+    guest = host.start(probe_wasm, steps, agent="p", output=sink)
+    outcome = host.wait(guest)
     assert outcome.status == "ok", outcome
     assert sink.getvalue().splitlines() == ["[p] to stdout", "[p] to stderr"]
-    assert not _output_files()
+    assert guest.ended(60) and not _output_files()  # freed by its thread once the outcome was given
 
 
 def test_a_pool_serves_only_its_own_agent_and_policy(make_host: Callable[[str], Host], probe_wasm: Path) -> None:

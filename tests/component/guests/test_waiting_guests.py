@@ -56,6 +56,7 @@ class Lines(io.StringIO):
 def joined(guest: GuestThread) -> RunResult:
     outcome = guest.join(BOUND)
     assert outcome is not None, f"the guest still runs {BOUND:g} s later"
+    assert guest.abandoned or guest.ended(BOUND)  # its thread frees its instance, then ends
     assert not guest.running
     return outcome
 

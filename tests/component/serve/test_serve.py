@@ -195,7 +195,7 @@ def test_serve_names_an_agent_it_cannot_serve(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "agent 'lonely' cannot be served: its [agents] table has no `component`" in done.stderr
-    assert "agents that can be served (an [agents.NAME] table with a `component`): idle, probe" in done.stderr
+    assert "agents that can be served (an [agents.NAME] table with a `component` or `code`): idle, probe" in done.stderr
     assert done.stdout == ""
 
 
