@@ -80,13 +80,21 @@ test: lint
 test-fast: setup
 	$(BIN)/python -m pytest tests/unit -n $(TEST_WORKERS) -m 'not component and not npm and not ray'
 
-bench: setup
+BENCH := $(VENV)/.bench
+
+# The benchmarks' own references (pydantic-monty, the `bench` extra), beside what development needs.
+$(BENCH): $(STAMP)
+	$(PIP) -e '.[dev,ray,bench]'
+	touch $@
+
+bench: $(BENCH)
 	$(BIN)/python -m tests.bench
 	$(BIN)/python -m tests.bench.js
 	$(BIN)/python -m tests.bench.edit_run
 	$(BIN)/python -m tests.bench.serve
 	$(BIN)/python -m tests.bench.ray
 	$(BIN)/python -m tests.bench.models
+	$(BIN)/python -m tests.bench.code_mode
 	$(BIN)/python -m tests.bench.page
 
 clean:

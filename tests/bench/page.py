@@ -25,10 +25,20 @@ ROOT: Final = Path(__file__).resolve().parents[2]
 TEMPLATE: Final = Path(__file__).with_name("performance.md.in")
 PAGE: Final = ROOT / "docs" / "performance.md"
 MARKER: Final = re.compile(r"<!-- bench: (machine|([a-z_]+) (\d+)) -->")
-PACKAGES: Final = ("agent-host", "wasmtime", "componentize-py", "mcp", "pydantic", "anyio", "uvicorn", "ray")
+PACKAGES: Final = (
+    "agent-host",
+    "wasmtime",
+    "componentize-py",
+    "mcp",
+    "pydantic",
+    "anyio",
+    "uvicorn",
+    "ray",
+    "pydantic-monty",
+)
 MODULES: Final = {"calls": "tests.bench", "js": "tests.bench.js", "edit_run": "tests.bench.edit_run",
                   "serve": "tests.bench.serve", "ray": "tests.bench.ray",
-                  "models": "tests.bench.models"}  # fmt: skip
+                  "models": "tests.bench.models", "code_mode": "tests.bench.code_mode"}  # fmt: skip
 """A module's name in the results -> the command that measures it."""
 GENERATED: Final = "<!-- Written by `make bench` (tests/bench/page.py) from tests/bench/performance.md.in. -->\n"
 

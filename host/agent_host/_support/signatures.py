@@ -4,7 +4,8 @@
 parameters (required ones first), each annotated from its property's schema. Schemas come from
 upstream servers, untrusted: nesting past `MAX_DEPTH` is `Any`, a union or an object past
 `MAX_MEMBERS` members is cut, names that are not identifiers are left out of the parameters
-(`**more` stands for them), so the text costs time and size linear in the schema's. Pure Python,
+(`**more` stands for them), so the text costs time and size linear in the schema's. `js_signature`
+is the same for JavaScript (`add(args: { a: number, b?: number }) -> number`). Pure Python,
 standard library only: the code runner bundles this file as it is (`components.dev_runner`).
 """
 
@@ -105,6 +106,50 @@ def signature(name: str, input_schema: Any, output_schema: Any = None) -> str:
     listed = ", ".join(params if not params or params[0].startswith("**") else ["*", *params])
     answer = annotation(output_schema) if isinstance(output_schema, dict) else "str"
     return f"{identifier(name)}({listed}) -> {answer}"
+
+
+_TS_SIMPLE: Final = {"string": "string", "integer": "number", "number": "number", "boolean": "boolean", "null": "null"}
+
+
+def ts_type(schema: Any, depth: int = 0) -> str:
+    """The TypeScript type of values matching `schema` (`any` when it says nothing clear); bounded as
+    `annotation` is."""
+    if not isinstance(schema, dict) or depth >= MAX_DEPTH:
+        return "any"
+    if "enum" in schema and isinstance(schema["enum"], list):
+        shown = " | ".join(json.dumps(value)[:MAX_DEFAULT] for value in schema["enum"][:MAX_MEMBERS])
+        return (shown + (" | ..." if len(schema["enum"]) > MAX_MEMBERS else "")) or "any"
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list):
+            return " | ".join(dict.fromkeys(ts_type(m, depth + 1) for m in schema[key][:MAX_MEMBERS])) or "any"
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return " | ".join(dict.fromkeys(ts_type({**schema, "type": k}, depth) for k in kind[:MAX_MEMBERS])) or "any"
+    if kind in _TS_SIMPLE:
+        return _TS_SIMPLE[kind]
+    if kind == "array":
+        return f"{ts_type(schema.get('items'), depth + 1)}[]"
+    if kind == "object":
+        properties = schema.get("properties")
+        if not isinstance(properties, dict) or not properties:
+            return "object"
+        required = schema.get("required")
+        needed = set(required) if isinstance(required, list) else set()
+        fields = [
+            f"{name if name.isidentifier() else json.dumps(name)}{'' if name in needed else '?'}: "
+            f"{ts_type(value, depth + 1)}"
+            for name, value in list(properties.items())[:MAX_MEMBERS]
+        ]
+        return "{ " + ", ".join(fields) + (", ..." if len(properties) > MAX_MEMBERS else "") + " }"
+    return "any"
+
+
+def js_signature(name: str, input_schema: Any, output_schema: Any = None) -> str:
+    """`NAME(args: { a: number, b?: number }) -> T` for tool `name`, called from JavaScript with one
+    object of arguments; `T` is its structured content's type when it has an output schema, else
+    `string` (its text). Bounded as `signature` is."""
+    answer = ts_type(output_schema) if isinstance(output_schema, dict) else "string"
+    return f"{identifier(name)}(args: {ts_type(input_schema)}) -> {answer}"
 
 
 def _short(value: Any) -> str:

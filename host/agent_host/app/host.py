@@ -254,7 +254,8 @@ class Host:
             self.stop.check(what)
             session = self._run_session(agent, policy, on_log, input_text, audit_budget)
             prepared = pool.take() if pool is not None and pool.serves(component, agent, policy) else None
-            guest = start_guest(self.runtime, component, session, input_text, policy, output, prepared)
+            given = policy.guest_input(input_text)  # a code agent's runner gets its snippet in an envelope
+            guest = start_guest(self.runtime, component, session, given, policy, output, prepared)
             self._running = [g for g in self._running if g.running] + [guest]
         if self.stop.stopped:  # the request came while it was starting: it makes no call
             guest.stop(self.stop.reason or "stopped")
@@ -269,7 +270,7 @@ class Host:
             defined = ", ".join(sorted(name for name, a in self.config.agents.items() if a.runs)) or "(none)"
             what = "is not defined" if settings is None else "has no `component` and no `code`"
             raise UsageError(f"agent {agent!r} {what}", hint=f"agents with a component or code: {defined}")
-        from agent_host.components.dev_runner import agent_component  # builds: not on every host's import path
+        from agent_host.components.code_runners import agent_component  # builds: not on every host's import path
 
         return agent_component(settings, self.stop)
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from agent_host._support.stopping import StopToken
 from agent_host.app import devmode
 from agent_host.components.build import resolve_component
-from agent_host.components.dev_runner import agent_component
+from agent_host.components.code_runners import agent_component
 from agent_host.errors import HostError, UsageError
 from agent_host.model import RunResult
 

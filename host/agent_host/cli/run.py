@@ -334,7 +334,7 @@ def _run_one(
     from agent_host.app import devmode, runs
     from agent_host.cli.signals import signals
     from agent_host.components.build import resolve_component
-    from agent_host.components.dev_runner import agent_component
+    from agent_host.components.code_runners import agent_component
     from agent_host.errors import Interrupted
 
     name = guest.name

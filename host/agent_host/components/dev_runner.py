@@ -1,5 +1,5 @@
 """The runner: one prebuilt component that runs a Python guest from its source (dev mode,
-`agent_host.app.devmode`), a code agent's snippet (code mode: `agent_component`), and compiles a
+`agent_host.app.devmode`), a code agent's snippet (code mode: `code_runners`), and compiles a
 guest's sources to check their syntax (`components.syntax`).
 
 The runner (`templates/dev_runner.py.txt`) is built once per WIT package, guest library and
@@ -23,9 +23,8 @@ from agent_host import cache
 from agent_host._support import signatures
 from agent_host._support.paths import cache_dir, template
 from agent_host._support.stopping import StopToken
-from agent_host.components.build import build_guest, cached_build, resolve_component
-from agent_host.config import AgentConfig
-from agent_host.policy.code_agents import CODE_VARIABLE, STDOUT_VARIABLE, TOOLINGS_VARIABLE
+from agent_host.components.build import build_guest, cached_build
+from agent_host.policy.code_agents import CODE_VARIABLE
 
 RUNNER_MODULE: Final = "_agent_host_dev"
 """The runner's module name (its frames are left out of "raised at FILE:LINE")."""
@@ -58,9 +57,7 @@ def runner_source() -> str:
 
 def _modules() -> dict[str, str]:
     """The runner's modules by file name: the runner, code mode and the signature renderer."""
-    code = string.Template(template(_CODE_TEMPLATE)).substitute(
-        code_variable=CODE_VARIABLE, toolings_variable=TOOLINGS_VARIABLE, stdout_variable=STDOUT_VARIABLE
-    )
+    code = string.Template(template(_CODE_TEMPLATE)).substitute(code_variable=CODE_VARIABLE)
     return {
         f"{RUNNER_MODULE}.py": runner_source(),
         f"{_CODE_MODULE}.py": code,
@@ -102,16 +99,3 @@ def built_runner() -> Path | None:
     if not _written(folder, modules):
         return None
     return cached_build(folder, RUNNER_MODULE)
-
-
-CODE_LANGUAGES: Final = ("python",)
-"""The languages of code agents (`[agents.NAME] code`)."""
-
-
-def agent_component(agent: AgentConfig, stop: StopToken | None = None) -> Path:
-    """The component `agent` runs: the runner for a code agent (`code = "python"`), else its
-    `component` (a folder built on demand, or a .wasm). Raises `BuildError` or `Interrupted`."""
-    if agent.code is not None:
-        return runner_component(stop)
-    assert agent.component is not None, "an agent that runs has a component or code"
-    return resolve_component(agent.component, stop=stop)

@@ -53,13 +53,14 @@ def find_config_file(explicit: str | None, cwd: Path | None = None) -> Path | No
     return candidate if candidate.is_file() else None
 
 
-def load_config(path: Path | None, environ: Mapping[str, str] | None = None) -> Config:
+def load_config(path: str | Path | None, environ: Mapping[str, str] | None = None) -> Config:
     """Read and validate `path`, or return the embedded default when `path` is None.
 
     Raises `ConfigError` when the file is missing, unreadable, not TOML or not a valid config.
     """
     if path is None:
         return default_config()
+    path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -95,9 +95,9 @@ class AgentConfig(Named):
 
     component: FilePath | None = None
     """A guest folder (built on demand) or a .wasm file (relative to the config file)."""
-    code: Literal["python"] | None = None
+    code: Literal["python", "javascript"] | None = None
     """Instead of `component`: a code agent, whose input is a snippet in this language, run in a fresh
-    sandbox with its granted toolings importable from the module `toolings` (docs: code mode)."""
+    sandbox with its granted toolings as functions of `toolings` (docs: code mode)."""
     description: str | None = None
     """What the agent does, for people and for MCP clients (`agent-host serve` offers it as a tool)."""
     input_schema: Json | None = None

@@ -1,32 +1,31 @@
-"""What a code agent's runner is told: the WASI environment variables of code mode.
+"""What a code agent's runner is told: its mode, and the envelope its snippet comes in.
 
-A code agent (`[agents.NAME] code = "python"`) runs the prebuilt runner component, whose code mode
-(`components/templates/code_mode.py.txt`) reads these: the language, the names of the granted
-toolings (JSON list, sorted; the snippet's `toolings` module offers exactly those) and the bytes of
-print output it keeps. They are set by the host after the agent's own `env`, so a table cannot
-change them; they tell the snippet nothing it could not learn by calling `tooling.get`.
+A code agent (`[agents.NAME] code = "python" | "javascript"`) runs a prebuilt runner component. The
+host sets `CODE_VARIABLE` (the language) in its WASI environment, after the agent's own `env` (a
+table cannot change it; the Python runner reads it to know the input is a snippet), and gives its
+`run` the envelope `runner_input` makes: the snippet, the names of the granted toolings (sorted: the
+snippet's `toolings` offers exactly those) and the bytes of print output it keeps. The envelope
+tells the snippet nothing it could not learn by calling `tooling.get`.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Final
+from typing import Final, Literal
+
+CodeLanguage = Literal["python", "javascript"]
+"""The languages of code agents."""
 
 CODE_VARIABLE: Final = "AGENT_HOST_CODE"
-"""The language of the snippet the run's input is ("python")."""
-
-TOOLINGS_VARIABLE: Final = "AGENT_HOST_CODE_TOOLINGS"
-"""The granted toolings' names, as a JSON list."""
-
-STDOUT_VARIABLE: Final = "AGENT_HOST_CODE_STDOUT"
-"""Bytes of the snippet's print output kept in its answer (the agent's `guest_output_max`)."""
+"""The language of the snippet the run's input holds."""
 
 
-def code_environment(language: str, granted: Iterable[str], stdout_bytes: int) -> Mapping[str, str]:
-    """The variables a code agent's runner gets (see the module docstring)."""
-    return {
-        CODE_VARIABLE: language,
-        TOOLINGS_VARIABLE: json.dumps(sorted(granted)),
-        STDOUT_VARIABLE: str(stdout_bytes),
-    }
+def code_environment(language: CodeLanguage) -> Mapping[str, str]:
+    """The variable a code agent's runner gets (see the module docstring)."""
+    return {CODE_VARIABLE: language}
+
+
+def runner_input(code: str, granted: Iterable[str], stdout_bytes: int) -> str:
+    """The runner's input for snippet `code`: JSON `{"code", "toolings", "stdout"}`."""
+    return json.dumps({"code": code, "toolings": sorted(granted), "stdout": stdout_bytes}, ensure_ascii=False)

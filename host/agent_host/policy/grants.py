@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from agent_host.config import AgentConfig, Config, DirGrant
 from agent_host.errors import ErrorCode, ToolingError, UsageError
 from agent_host.policy import globs
-from agent_host.policy.code_agents import code_environment
+from agent_host.policy.code_agents import CodeLanguage, code_environment, runner_input
 from agent_host.policy.provider_grants import LlmLimits, ProviderGrants
 
 
@@ -169,6 +169,15 @@ class AgentPolicy:
     """The providers and models it may ask (none by default)."""
     llm: LlmLimits = field(default_factory=LlmLimits)
     """Its model budgets for one run (unlimited by default)."""
+    code: CodeLanguage | None = None
+    """A code agent's language: its input is a snippet, given to the runner in `runner_input`'s envelope."""
+
+    def guest_input(self, text: str) -> str:
+        """What the guest's `run` receives for the run's input `text`: `text`, or for a code agent the
+        runner's envelope of it (`code_agents.runner_input`)."""
+        if self.code is None:
+            return text
+        return runner_input(text, self.grants.toolings, int(self.limits.guest_output.value))
 
     @classmethod
     def resolve(
@@ -254,18 +263,19 @@ class AgentPolicy:
             grants=grants,
             limits=limits,
             dirs=agent.dirs if agent is not None else (),
-            env=_environment(agent, grants, limits),
+            env=_environment(agent),
             capabilities=capabilities,
             providers=provider_grants,
             llm=LlmLimits(budget("llm_requests"), budget("llm_input_tokens"), budget("llm_output_tokens"), llm_where),
+            code=agent.code if agent is not None else None,
         )
 
 
-def _environment(agent: AgentConfig | None, grants: Grants, limits: Limits) -> dict[str, str]:
-    """The guest's environment: its table's `env`, and for a code agent the runner's variables after it."""
+def _environment(agent: AgentConfig | None) -> dict[str, str]:
+    """The guest's environment: its table's `env`, and for a code agent the runner's variable after it."""
     env = dict(agent.env) if agent is not None else {}
     if agent is not None and agent.code is not None:
-        env.update(code_environment(agent.code, grants.toolings, int(limits.guest_output.value)))
+        env.update(code_environment(agent.code))
     return env
 
 

@@ -27,7 +27,7 @@ import anyio.to_thread
 from agent_host._support import off_loop
 from agent_host._support.stopping import StopToken
 from agent_host.app.host import Host
-from agent_host.components.dev_runner import agent_component
+from agent_host.components.code_runners import agent_component
 from agent_host.config import AgentConfig, Config
 from agent_host.errors import ErrorCode, HostError, ToolingError, UsageError
 from agent_host.model import RunResult, RunStatus
@@ -72,7 +72,7 @@ class Offer:
         """The JSON Schema of the tool's arguments: `arguments_schema`, else `INPUT_SCHEMA` (a code
         agent's: `{"code": string}`)."""
         if self.settings.code is not None:
-            return code_api.CODE_SCHEMA
+            return code_api.code_schema(self.settings.code)
         schema = self.arguments_schema
         return schema if schema is not None else INPUT_SCHEMA
 

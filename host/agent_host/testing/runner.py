@@ -25,7 +25,7 @@ from typing import Any, Final, Literal
 from agent_host.app import devmode
 from agent_host.app.host import Host
 from agent_host.components.build import resolve_component
-from agent_host.components.dev_runner import agent_component
+from agent_host.components.code_runners import agent_component
 from agent_host.config import AgentConfig
 from agent_host.errors import HostError, ReplayDiverged, UsageError
 from agent_host.model import RunResult, RunStatus

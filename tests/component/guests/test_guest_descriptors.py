@@ -61,10 +61,12 @@ max_open_files = {LIMIT}
 
 
 def hoard(host: Host, wasm: Path, how: str, count: int) -> tuple[str, str, str | None]:
-    outcome = host.run(
+    guest = host.start(
         wasm, json.dumps({"path": "/data", "how": how, "count": count}), agent="hoard",
         policy=host.policy("hoard", host.config.agents["hoard"]),
     )  # fmt: skip
+    outcome = host.wait(guest)
+    assert guest.ended(60)  # its thread freed its instance (and descriptors) after giving the outcome
     return outcome.status, outcome.text, outcome.tripped
 
 

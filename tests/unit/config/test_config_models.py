@@ -190,8 +190,8 @@ def test_serve_names_only_agents_it_can_serve() -> None:
     )
     lines = str(error_of('[agents.a]\n[serve]\nagents = ["a", "b"]\n')).splitlines()
     assert lines == [
-        f"{FILE}: serve.agents[0]: agent 'a' has no `component`",
-        "  hint: give [agents.a] a `component` (a guest folder or a .wasm file)",
+        f"{FILE}: serve.agents[0]: agent 'a' has no `component` and no `code`",
+        '  hint: give [agents.a] a `component` (a guest folder or a .wasm file) or `code = "python"`',
         f"{FILE}: serve.agents[1]: names agent 'b', which is not defined",
         "  hint: add an [agents.b] table or remove it; defined agents: a",
     ]

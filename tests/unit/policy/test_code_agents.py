@@ -1,5 +1,5 @@
-"""A code agent's runner is told its language, granted toolings and stdout bound by the host, after
-the agent's own `env`: a table cannot change them."""
+"""A code agent's runner is told its mode by a variable the host sets after the agent's own `env`,
+and gets its snippet in an envelope with the granted toolings: a table cannot change either."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from agent_host.config import parse_config
-from agent_host.policy.code_agents import CODE_VARIABLE, STDOUT_VARIABLE, TOOLINGS_VARIABLE
+from agent_host.policy.code_agents import CODE_VARIABLE
 from agent_host.policy.grants import AgentPolicy
 
 CONFIG = """
@@ -20,15 +20,16 @@ kind = "mock"
 [agents.code]
 code = "python"
 toolings = ["b", "a"]
-env = { AGENT_HOST_CODE_TOOLINGS = '["secret"]', AGENT_HOST_CODE = "javascript", MINE = "kept" }
+env = { AGENT_HOST_CODE = "javascript", MINE = "kept" }
 [agents.plain]
 toolings = ["a"]
 """
 
 
-def test_the_runners_variables_come_from_the_policy_after_the_agents_env(tmp_path: Path) -> None:
+def test_the_runner_is_told_its_mode_and_gets_the_snippet_in_an_envelope(tmp_path: Path) -> None:
     config = parse_config(CONFIG, tmp_path / "agent-host.toml")
-    env = AgentPolicy.resolve(config, "code", config.agents["code"]).env
-    assert env == {CODE_VARIABLE: "python", TOOLINGS_VARIABLE: json.dumps(["a", "b"]), STDOUT_VARIABLE: "4096",
-                   "MINE": "kept"}  # fmt: skip
-    assert AgentPolicy.resolve(config, "plain", config.agents["plain"]).env == {}
+    policy = AgentPolicy.resolve(config, "code", config.agents["code"])
+    assert policy.env == {CODE_VARIABLE: "python", "MINE": "kept"}
+    assert json.loads(policy.guest_input("1 + 1")) == {"code": "1 + 1", "toolings": ["a", "b"], "stdout": 4096}
+    plain = AgentPolicy.resolve(config, "plain", config.agents["plain"])
+    assert plain.env == {} and plain.guest_input("as it is") == "as it is"
