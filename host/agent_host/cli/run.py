@@ -371,7 +371,7 @@ def _run_one(
     if outcome.status is RunStatus.ERROR:
         render.report(f"agent {name} failed:" + _lines(outcome.text))
     elif outcome.status in (RunStatus.TRAP, RunStatus.CRASHED, RunStatus.INTERRUPTED):
-        render.report(f"agent {name} was stopped: {printable(outcome.text)}")
+        render.report(f"agent {name} was stopped:" + _lines(outcome.text))
     elif outcome.status is RunStatus.DIVERGED:
         render.report(printable(outcome.text))
     if outcome.status in (RunStatus.ERROR, RunStatus.TRAP):

@@ -43,8 +43,9 @@ class Grants:
         if name not in self.toolings:
             raise ToolingError(
                 ErrorCode.DENIED,
-                f"agent {self.agent!r} is not granted tooling {name!r} (its grants come from {self.source}); "
-                f"grant it with {self.how_to_grant.format(tooling=name)}",
+                f"agent {self.agent!r} is not granted tooling {name!r}; granted: "
+                f"{', '.join(sorted(self.toolings)) or '(none)'} (its grants come from {self.source}; "
+                f"grant it with {self.how_to_grant.format(tooling=name)})",
             )
 
     def tool_allowed(self, tooling: str, tool: str) -> bool:

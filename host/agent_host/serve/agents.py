@@ -79,7 +79,7 @@ class Offer:
     @property
     def output_schema(self) -> Mapping[str, Any] | None:
         """The schema of its structured answer: a code agent's `{"result", "stdout"}`, else none said."""
-        return code_api.ANSWER_SCHEMA if self.settings.code is not None else None
+        return code_api.answer_schema(self.settings.code) if self.settings.code is not None else None
 
 
 def offered(config: Config, names: Sequence[str] = ()) -> list[AgentConfig]:

@@ -5,8 +5,9 @@ string}` and answering `{"result", "stdout"}` (structured). Its description is t
 sees: each granted tooling with its tools as Python or TypeScript-like signatures
 (`_support.signatures`, from the tools' input and output schemas) and the first lines of their
 descriptions, listed once, when serving starts, as the agent sees them (its grants and
-allow-lists). It is at most `MAX_DESCRIPTION` characters: past that, the rest is named by tooling
-and the description says how to discover it inside a snippet. A tooling that cannot be listed then
+allow-lists). It is at most `MAX_DESCRIPTION` characters: each tooling's tools are listed while they
+fit (a later, smaller tooling still can), those left out are counted by tooling, and the
+description says how to discover them inside a snippet. A tooling that cannot be listed then
 is named with the reason (its tools are still callable later).
 """
 
@@ -28,6 +29,12 @@ MAX_DESCRIPTION: Final = 16 * 1024
 MAX_TOOL_DESCRIPTION: Final = 300
 """Characters of one tool's description in it (its first paragraph)."""
 
+NOTICE_ROOM: Final = 1024
+"""Characters kept for the line naming what was left out."""
+
+MAX_LEFT_OUT_NAMED: Final = 8
+"""Toolings named in that line; the others are counted."""
+
 
 def code_schema(language: str) -> Mapping[str, Any]:
     """The arguments of a code agent's tool: `{"code": string}`."""
@@ -42,15 +49,21 @@ def code_schema(language: str) -> Mapping[str, Any]:
 
 LANGUAGES: Final = {"python": "Python", "javascript": "JavaScript"}
 
-ANSWER_SCHEMA: Final[Mapping[str, Any]] = {
-    "type": "object",
-    "properties": {
-        "result": {"description": "The value of the code's last expression (JSON, else its repr), or null."},
-        "stdout": {"type": "string", "description": "What the code printed (bounded)."},
-    },
-    "required": ["result", "stdout"],
-}
-"""The structured answer of a code agent's tool."""
+
+def answer_schema(language: str) -> Mapping[str, Any]:
+    """The structured answer of a code agent's tool: `{"result", "stdout"}`."""
+    otherwise = "String" if language == "javascript" else "repr"
+    return {
+        "type": "object",
+        "properties": {
+            "result": {
+                "description": f"The value of the code's last expression (JSON, else its {otherwise}), or null."
+            },
+            "stdout": {"type": "string", "description": "What the code printed (bounded)."},
+        },
+        "required": ["result", "stdout"],
+    }
+
 
 PYTHON: Final = """\
 Runs Python code (CPython, its standard library) in a fresh sandbox: no files, network or
@@ -82,37 +95,56 @@ their results in order; `help(toolings.NAME.TOOL)` prints a tool's schema and de
 
 
 def describe(host: Host, agent: AgentConfig, policy: AgentPolicy) -> str:
-    """The description of code agent `agent`'s tool (see the module docstring)."""
+    """The description of code agent `agent`'s tool (see the module docstring). Tools are taken
+    round-robin across the toolings (the first of each, then the second, ...) while they fit, so a
+    tooling with many tools does not crowd out the others; what is left out is counted by tooling."""
     head = f"{agent.description.strip()}\n\n" if agent.description else ""
     language = agent.code or "python"
     text = head + (JAVASCRIPT if language == "javascript" else PYTHON)
+    room = MAX_DESCRIPTION - len(text) - NOTICE_ROOM
+    sections = [(name, *_section(host, agent.name, policy, name, language)) for name in sorted(policy.grants.toolings)]
+    kept = [0] * len(sections)
+    shown = [False] * len(sections)
+    for index, (_, title, _lines) in enumerate(sections):
+        if len(title) + 1 <= room:
+            shown[index], room = True, room - len(title) - 1
+    depth, open_ = 0, [shown[i] and bool(sections[i][2]) for i in range(len(sections))]
+    while any(open_):
+        for index, (_, _title, lines) in enumerate(sections):
+            if not open_[index]:
+                continue
+            if depth >= len(lines) or len(lines[depth]) > room:
+                open_[index] = False
+                continue
+            kept[index], room = kept[index] + 1, room - len(lines[depth])
+        depth += 1
     left_out: list[str] = []
-    for name in sorted(policy.grants.toolings):
-        section = _section(host, agent.name, policy, name, language)
-        if left_out or len(text) + len(section) + 1 > MAX_DESCRIPTION:
-            left_out.append(identifier(name))
-            continue
-        text += "\n" + section
+    for index, (name, title, lines) in enumerate(sections):
+        if shown[index]:
+            text += "\n" + title + "".join(lines[: kept[index]])
+        if kept[index] < len(lines) or not shown[index]:
+            left_out.append(f"toolings.{identifier(name)} ({len(lines) - kept[index]} of its {len(lines)} tools)")
+    if len(left_out) > MAX_LEFT_OUT_NAMED:
+        left_out[MAX_LEFT_OUT_NAMED:] = [f"and {len(left_out) - MAX_LEFT_OUT_NAMED} more toolings"]
     if left_out:
         text += (
-            f"\nNot listed here (the description's bound): toolings {', '.join(left_out)}. Inside the code, "
-            '`toolings.search("text")` finds their tools and `help(toolings.NAME)` lists one.\n'
+            f"\nNot listed here (the description's bound): {'; '.join(left_out)}. Inside the code, "
+            '`toolings.search("text")` finds tools and `help(toolings.NAME)` lists a tooling\'s.\n'
         )
-    return text
+    return text[:MAX_DESCRIPTION]
 
 
-def _section(host: Host, agent: str, policy: AgentPolicy, name: str, language: str) -> str:
+def _section(host: Host, agent: str, policy: AgentPolicy, name: str, language: str) -> tuple[str, list[str]]:
+    """The title line of tooling `name` and one text per tool (its signature and description)."""
     attr = identifier(name)
-    title = f"toolings.{attr}" + (f" (tooling {name!r})" if attr != name else "") + ":"
+    title = f"toolings.{attr}" + (f" (tooling {name!r})" if attr != name else "") + ":\n"
     try:
         with host.tooling(name, agent=agent, policy=policy) as client:
             tools = client.list_tools()
     except ToolingError as exc:
-        return (
-            f"{title}\n    (its tools could not be listed when serving started: {exc.code}: {exc.message}; "
-            f"`help(toolings.{attr})` lists them)\n"
-        )
-    return title + "\n" + "".join(_tool(attr, tool, language) for tool in tools)
+        failed = f"    (its tools could not be listed when serving started: {exc.code}: {exc.message}"
+        return title, [failed[:MAX_TOOL_DESCRIPTION] + f"; `help(toolings.{attr})` lists them)\n"]
+    return title, [_tool(attr, tool, language) for tool in tools]
 
 
 def _tool(attr: str, tool: ToolSpec, language: str) -> str:

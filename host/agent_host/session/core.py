@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
 from agent_host._support import off_loop
+from agent_host.errors import ErrorCode, ToolingError
 from agent_host.model import CallOutcome, CallResult, Operation, ResourceData, ResourceSpec, ToolSpec
 from agent_host.policy.approval import Approver
 from agent_host.policy.grants import AgentPolicy
@@ -85,9 +86,16 @@ class SessionCore:
         return AuditTrail(self.agent, self.audit, budget)
 
     async def connect(self, name: str, caller: Caller) -> Tooling:
-        """Tooling `name`, granted and connected: `not-found`, `denied` or `unavailable` otherwise."""
+        """Tooling `name`, granted and connected: `not-found` (none configured by that name; the message
+        names the agent's own grants, never the other toolings configured), `denied` or `unavailable`
+        otherwise."""
         with caller.trail.span(Operation.GET, name):
-            config = self._toolings.config(name)
+            try:
+                config = self._toolings.config(name)
+            except ToolingError:
+                granted = ", ".join(sorted(self.policy.grants.toolings)) or "(none)"
+                message = f"no tooling named {name!r} is configured; granted to this agent: {granted}"
+                raise ToolingError(ErrorCode.NOT_FOUND, message) from None
             self.policy.grants.check_tooling(name)
             timeout = config.connect_timeout + CONNECT_GRACE
             bounded, hint = caller.bound(timeout, f"raise `connect_timeout` in {config.origin}")

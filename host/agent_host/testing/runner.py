@@ -122,17 +122,18 @@ class AgentHost:
         approve: Approve = "deny",
         timeout: float = DEFAULT_TIMEOUT,
         name: str = "code",
+        language: Literal["python", "javascript"] = "python",
         cassette: str | Path | None = None,
         record: Record = "once",
         providers: Mapping[str, Mapping[str, object]] | None = None,
     ) -> RunResult:
-        """Run Python `code` as a code agent named `name` (`[agents.NAME] code = "python"`; docs: code
-        mode): a fresh sandbox with the toolings passed (and `allow`) importable from `toolings`. Its
+        """Run `code` (in `language`) as a code agent named `name` (`[agents.NAME] code = LANGUAGE`;
+        docs: code mode): a fresh sandbox with the toolings passed (and `allow`) as `toolings`. Its
         `text` is the answer's JSON (`{"result", "stdout"}`), or the traceback when it failed. The
         other arguments are `run`'s."""
         if self._closed:
             raise RuntimeError("agent_host used after the test ended")
-        settings = AgentConfig(code="python", timeout=timeout, providers=tuple(providers or ())).named(
+        settings = AgentConfig(code=language, timeout=timeout, providers=tuple(providers or ())).named(
             name, "agent_host.run_code(timeout=..., providers=...)"
         )
 

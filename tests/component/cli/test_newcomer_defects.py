@@ -59,7 +59,10 @@ def assert_no_panic(stderr: str) -> None:
 @pytest.mark.parametrize(
     ("given", "expected"),
     [
-        ("nosuch", "not-found: no tooling named 'nosuch' is configured; configured: demo (raised at app.py:{line})"),
+        (
+            "nosuch",
+            "not-found: no tooling named 'nosuch' is configured; granted to this agent: demo (raised at app.py:{line})",
+        ),
         ("call", "not-found: "),
     ],
 )

@@ -15,7 +15,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from agent_host import Host
+from agent_host import AgentHost, Host
 from agent_host.model import RunResult
 from agent_host.serve.catalog import build_catalog
 from agent_host.serve.mcp_server import build_server
@@ -98,10 +98,17 @@ def test_a_tooling_not_granted_is_refused_by_toolings_and_by_the_host(host: Host
     assert answer(outcome)["result"] == "denied"
 
 
-def test_a_dynamic_import_ends_the_run_and_the_next_run_is_whole(host: Host) -> None:
-    """StarlingMonkey has no dynamic `import()`: the runner traps (the host is untouched)."""
-    assert run(host, 'import("agentlib")').status == "trap"
-    assert answer(run(host, "1 + 1"))["result"] == 2
+def test_a_dynamic_import_is_refused_with_what_to_use_instead(host: Host) -> None:
+    """StarlingMonkey has no dynamic `import()` (it would end the run as a bare trap): the runner says so."""
+    refused = run(host, 'import("agentlib")')
+    assert refused.status == "error" and "import() is not available" in refused.text
+    assert answer(run(host, "toolings.get('calc').add({ a: 1 })"))["result"] == {"sum": 3}
+
+
+def test_the_fixture_runs_javascript_too(agent_host: AgentHost, toolchain: Any) -> None:
+    mock = {"kind": "mock", "tools": [{"name": "find", "results": [{"text": "a.md"}]}]}
+    done = agent_host.run_code("toolings.notes.find({ query: 'a' })", toolings={"notes": mock}, language="javascript")
+    assert json.loads(done.output) == {"result": "a.md", "stdout": ""}
 
 
 def test_a_thrown_error_is_the_snippets_frames_only(host: Host) -> None:

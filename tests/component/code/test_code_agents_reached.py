@@ -7,6 +7,7 @@ toolings here are the bundled demo server over stdio, a real MCP server.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -116,23 +117,28 @@ def test_the_fixture_runs_code_with_the_toolings_it_is_given(agent_host: AgentHo
 
 @pytest.fixture
 def many_toolings(tmp_path: Path) -> Iterator[Path]:
+    """Twelve toolings of twenty tools with long descriptions (more than the bound), and a small one last."""
     tools = "".join(
-        f'[[tooling.t{n}.tools]]\nname = "tool_{i}"\ndescription = "{"words " * 40}"\nresults = [{{ text = "x" }}]\n'
+        f'[[tooling.t{n:02}.tools]]\nname = "tool_{i}"\ndescription = "{"words " * 40}"\nresults = [{{ text = "x" }}]\n'
         for n in range(12)
         for i in range(20)
     )
-    tables = "".join(f'[tooling.t{n}]\nkind = "mock"\n' for n in range(12))
+    tables = "".join(f'[tooling.t{n:02}]\nkind = "mock"\n' for n in range(12))
+    small = '[tooling.z]\nkind = "mock"\n[[tooling.z.tools]]\nname = "ping"\nresults = [{ text = "pong" }]\n'
     path = tmp_path / "agent-host.toml"
-    granted = ", ".join(f'"t{n}"' for n in range(12))
-    path.write_text(tables + tools + f'[agents.big]\ncode = "python"\ntoolings = [{granted}]\n')
+    granted = ", ".join([*(f'"t{n:02}"' for n in range(12)), '"z"'])
+    path.write_text(tables + tools + small + f'[agents.big]\ncode = "python"\ntoolings = [{granted}]\n')
     yield path
 
 
-def test_a_description_past_its_bound_says_how_to_find_the_rest(many_toolings: Path) -> None:
+def test_a_description_past_its_bound_lists_what_fits_and_says_how_to_find_the_rest(many_toolings: Path) -> None:
     with Host(parse_config(many_toolings.read_text(), many_toolings)) as host:
         catalog = build_catalog(host, host.config)
         description = next(tool.description for tool in catalog.agents.tools() if tool.name == "big")
     assert description is not None and len(description) <= MAX_DESCRIPTION
-    assert "toolings.t0:\n" in description
-    assert "Not listed here (the description's bound): toolings" in description and "t9" in description
+    assert "toolings.t00:\n    t00.tool_0(**more: Any) -> str\n" in description
+    assert "toolings.z:\n    z.ping(**more: Any) -> str\n" in description  # a small tooling after a large one
+    assert "Not listed here (the description's bound): " in description
+    assert all(f"    t{n:02}.tool_0(**more: Any) -> str\n" in description for n in range(12))  # round-robin
+    assert re.search(r"toolings\.t00 \(1\d of its 20 tools\)", description) and "; and 4 more toolings." in description
     assert 'toolings.search("text")' in description

@@ -45,8 +45,7 @@ def test_the_javascript_agent_answers(toolchain: object) -> None:
 
 
 def test_the_pages_python_api_example() -> None:
-    from agent_host import Host
-    from agent_host.config import load_config
+    from agent_host import Host, load_config
 
     with Host(load_config(EXAMPLE)) as host:  # a str path, as the page writes it
         code = "from toolings import demo\ndemo.echo(text='hi')"

@@ -75,7 +75,8 @@ def test_the_first_guest_reports_a_tooling_error_with_the_hosts_kebab_case_code(
     config.write_text(NO_DEMO)
     done = agent_host("run", str(wasm), "--config", str(config))
     assert done.returncode == 1, done.stderr  # the guest returned err
-    assert "failed: not-found: no tooling named 'demo' is configured; configured: other (raised at app.py:" in (
-        done.stderr
+    assert (
+        "failed: not-found: no tooling named 'demo' is configured; granted to this agent: other (raised at app.py:"
+        in (done.stderr)
     )  # the escaped ToolingError, with its code and the guest's own line
     assert "NOT_FOUND" not in done.stderr

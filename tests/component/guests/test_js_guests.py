@@ -91,7 +91,7 @@ def test_a_handle_dropped_with_symbol_dispose_cancels_its_open_call(host: Host, 
 
 def test_a_caught_host_error_carries_the_wit_error_as_payload(host: Host, jsprobe: Path) -> None:
     outcome = run(host, jsprobe, "caught")
-    expected = "not-found|no tooling named 'nosuch' is configured; configured: demo"
+    expected = "not-found|no tooling named 'nosuch' is configured; granted to this agent: demo"
     assert (outcome.status, outcome.text) == ("ok", expected)
 
 
@@ -105,7 +105,7 @@ def test_failures_read_like_a_python_guests_with_the_guests_own_lines(host: Host
     assert thrown.error_code is None
     escaped = run(host, jsprobe, "nosuch")
     assert escaped.status == "error" and escaped.error_code == "not-found"
-    prefix = "not-found: no tooling named 'nosuch' is configured; configured: demo (raised at app.js:"
+    prefix = "not-found: no tooling named 'nosuch' is configured; granted to this agent: demo (raised at app.js:"
     nosuch = line_of('mode === "nosuch"')
     assert escaped.text.startswith(f"{prefix}{nosuch}:"), escaped.text
     assert run(host, jsprobe, "err").text == "declined"

@@ -31,8 +31,8 @@ def test_get_gives_numbered_handles_on_granted_toolings_only(session: GuestSessi
     assert (first, second) == (1, 2)
     assert (session.kind(first), session.name(first), session.kind(second)) == ("mock", "m", "python")
     unknown = refused(session.get, "nope")
-    assert unknown == ToolingError(
-        ErrorCode.NOT_FOUND, "no tooling named 'nope' is configured; configured: m, other, py"
+    assert unknown == ToolingError(  # the agent's own grants, not the toolings configured for others
+        ErrorCode.NOT_FOUND, "no tooling named 'nope' is configured; granted to this agent: m, py"
     )
     denied = refused(session.get, "other")
     assert denied.code is ErrorCode.DENIED and "is not granted tooling 'other'" in denied.message
