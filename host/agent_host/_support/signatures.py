@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import keyword
 import re
+from collections.abc import Iterable
 from typing import Any, Final
 
 MAX_DEPTH: Final = 4
@@ -27,6 +28,7 @@ MAX_DEFAULT: Final = 40
 
 _SIMPLE: Final = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
 _NOT_IDENTIFIER: Final = re.compile(r"[^0-9a-zA-Z_]")
+_NOT_JS: Final = re.compile(r"[^0-9a-zA-Z_$]")
 
 
 def identifier(name: str) -> str:
@@ -36,6 +38,33 @@ def identifier(name: str) -> str:
     if text[0].isdigit():
         text = "_" + text
     return text + "_" if keyword.iskeyword(text) else text
+
+
+RESERVED: Final = frozenset({"get", "gather", "search", "help", "ToolError", "NotGranted"})
+"""Names of the `toolings` module's own: a tooling of such a name is reached by `toolings.get(NAME)`."""
+
+
+def attributes(names: Iterable[str]) -> dict[str, str | None]:
+    """Each tooling name's attribute of `toolings` (None: reached by `toolings.get(NAME)` alone). A
+    name is its identifier (`my-server` is `my_server`) unless that is reserved, starts with `_`, or
+    is shared: a name that is the identifier itself keeps it, the others sharing it get none, so no
+    attribute ever reaches another tooling than the one it names."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(identifier(name), []).append(name)
+    found: dict[str, str | None] = {}
+    for attr, members in groups.items():
+        usable = attr not in RESERVED and not attr.startswith("_")
+        for name in members:
+            found[name] = attr if usable and (name == attr or len(members) == 1) else None
+    return found
+
+
+def js_identifier(name: str) -> str:
+    """`name` as the JavaScript runner reaches it as a property: characters other than letters,
+    digits, `_` and `$` become `_`, a leading digit gets `_` (reserved words stay: properties may be)."""
+    text = _NOT_JS.sub("_", name) or "_"
+    return "_" + text if text[0].isdigit() else text
 
 
 def annotation(schema: Any, depth: int = 0) -> str:
@@ -83,8 +112,8 @@ def parameters(schema: Any) -> list[str]:
     first: list[str] = []
     later: list[str] = []
     hidden = False
-    for name, value in properties.items():
-        if not name.isidentifier() or keyword.iskeyword(name):
+    for index, (name, value) in enumerate(properties.items()):
+        if index >= MAX_MEMBERS or not name.isidentifier() or keyword.iskeyword(name):
             hidden = True
             continue
         typed = f"{name}: {annotation(value)}"
@@ -117,7 +146,7 @@ def ts_type(schema: Any, depth: int = 0) -> str:
     if not isinstance(schema, dict) or depth >= MAX_DEPTH:
         return "any"
     if "enum" in schema and isinstance(schema["enum"], list):
-        shown = " | ".join(json.dumps(value)[:MAX_DEFAULT] for value in schema["enum"][:MAX_MEMBERS])
+        shown = " | ".join(_short_json(value) for value in schema["enum"][:MAX_MEMBERS])
         return (shown + (" | ..." if len(schema["enum"]) > MAX_MEMBERS else "")) or "any"
     for key in ("anyOf", "oneOf"):
         if isinstance(schema.get(key), list):
@@ -149,7 +178,12 @@ def js_signature(name: str, input_schema: Any, output_schema: Any = None) -> str
     object of arguments; `T` is its structured content's type when it has an output schema, else
     `string` (its text). Bounded as `signature` is."""
     answer = ts_type(output_schema) if isinstance(output_schema, dict) else "string"
-    return f"{identifier(name)}(args: {ts_type(input_schema)}) -> {answer}"
+    return f"{js_identifier(name)}(args: {ts_type(input_schema)}) -> {answer}"
+
+
+def _short_json(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= MAX_DEFAULT else "..."
 
 
 def _short(value: Any) -> str:

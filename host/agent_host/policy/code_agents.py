@@ -14,6 +14,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Final, Literal
 
+from agent_host._support.signatures import attributes
+
 CodeLanguage = Literal["python", "javascript"]
 """The languages of code agents."""
 
@@ -26,6 +28,14 @@ def code_environment(language: CodeLanguage) -> Mapping[str, str]:
     return {CODE_VARIABLE: language}
 
 
-def runner_input(code: str, granted: Iterable[str], stdout_bytes: int) -> str:
-    """The runner's input for snippet `code`: JSON `{"code", "toolings", "stdout"}`."""
-    return json.dumps({"code": code, "toolings": sorted(granted), "stdout": stdout_bytes}, ensure_ascii=False)
+ANSWER_MAX: Final = 1024 * 1024
+"""Characters of a code agent's answer at most (its JSON, stdout cut first): what `serve` parses into
+structured content (`serve.answers.MAX_STRUCTURED`), and more than a model's context holds."""
+
+
+def runner_input(code: str, granted: Iterable[str], stdout_bytes: int, answer_chars: int) -> str:
+    """The runner's input for snippet `code`: JSON `{"code", "toolings", "stdout", "answer"}`, where
+    "toolings" maps each granted name to its attribute of the snippet's `toolings` (None: reached by
+    `toolings.get(NAME)`; `_support.signatures.attributes`: the host decides it, both runners obey)."""
+    envelope = {"code": code, "toolings": attributes(sorted(granted)), "stdout": stdout_bytes, "answer": answer_chars}
+    return json.dumps(envelope, ensure_ascii=False)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from agent_host.config import AgentConfig, Config, DirGrant
 from agent_host.errors import ErrorCode, ToolingError, UsageError
 from agent_host.policy import globs
-from agent_host.policy.code_agents import CodeLanguage, code_environment, runner_input
+from agent_host.policy.code_agents import ANSWER_MAX, CodeLanguage, code_environment, runner_input
 from agent_host.policy.provider_grants import LlmLimits, ProviderGrants
 
 
@@ -178,7 +178,8 @@ class AgentPolicy:
         runner's envelope of it (`code_agents.runner_input`)."""
         if self.code is None:
             return text
-        return runner_input(text, self.grants.toolings, int(self.limits.guest_output.value))
+        answer = min(int(self.limits.max_result_bytes.value), ANSWER_MAX)
+        return runner_input(text, self.grants.toolings, int(self.limits.guest_output.value), answer)
 
     @classmethod
     def resolve(

@@ -349,12 +349,25 @@ def _answer(offer: Offer, outcome: RunResult) -> Answer:
             "it was not sent",
         )
     if outcome.status is RunStatus.OK:
-        return Answer.of_text(outcome.text)
+        answer = Answer.of_text(outcome.text)
+        if offer.settings.code is not None and not _code_answer(answer):
+            return Answer.failure(
+                ErrorCode.TOOL_FAILED,
+                f'agent {name}\'s answer is not code mode\'s {{"result", "stdout"}}: the code changed how its '
+                "answer is written (the runner runs in the same sandbox as the code)",
+            )
+        return answer
     if outcome.status is RunStatus.CRASHED:
         return Answer.failure(ErrorCode.UNAVAILABLE, f"agent {name} crashed: {outcome.text}")
     what = "failed" if outcome.status is RunStatus.ERROR else "was stopped"
     code = TRIPPED_CODES.get(outcome.tripped or "", ErrorCode.TOOL_FAILED)
     return Answer.failure(code, f"agent {name} {what}: {outcome.text}")
+
+
+def _code_answer(answer: Answer) -> bool:
+    """Whether a code agent's answer is what its tool's output schema says: `{"result", "stdout"}`."""
+    structured = answer.structured
+    return structured is not None and set(structured) == {"result", "stdout"} and isinstance(structured["stdout"], str)
 
 
 def _oversize(text: str, limit: float) -> bool:

@@ -13,10 +13,12 @@ is named with the reason (its tools are still callable later).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, Final
 
-from agent_host._support.signatures import identifier, js_signature, signature
+from agent_host._support.printable import printable
+from agent_host._support.signatures import attributes, identifier, js_identifier, js_signature, signature
 from agent_host.app.host import Host
 from agent_host.config import AgentConfig
 from agent_host.errors import ToolingError
@@ -102,7 +104,8 @@ def describe(host: Host, agent: AgentConfig, policy: AgentPolicy) -> str:
     language = agent.code or "python"
     text = head + (JAVASCRIPT if language == "javascript" else PYTHON)
     room = MAX_DESCRIPTION - len(text) - NOTICE_ROOM
-    sections = [(name, *_section(host, agent.name, policy, name, language)) for name in sorted(policy.grants.toolings)]
+    attrs = attributes(policy.grants.toolings)
+    sections = [(name, *_section(host, agent.name, policy, name, attrs[name], language)) for name in sorted(attrs)]
     kept = [0] * len(sections)
     shown = [False] * len(sections)
     for index, (_, title, _lines) in enumerate(sections):
@@ -123,7 +126,7 @@ def describe(host: Host, agent: AgentConfig, policy: AgentPolicy) -> str:
         if shown[index]:
             text += "\n" + title + "".join(lines[: kept[index]])
         if kept[index] < len(lines) or not shown[index]:
-            left_out.append(f"toolings.{identifier(name)} ({len(lines) - kept[index]} of its {len(lines)} tools)")
+            left_out.append(f"{_reached(name, attrs[name])} ({len(lines) - kept[index]} of its {len(lines)} tools)")
     if len(left_out) > MAX_LEFT_OUT_NAMED:
         left_out[MAX_LEFT_OUT_NAMED:] = [f"and {len(left_out) - MAX_LEFT_OUT_NAMED} more toolings"]
     if left_out:
@@ -134,23 +137,40 @@ def describe(host: Host, agent: AgentConfig, policy: AgentPolicy) -> str:
     return text[:MAX_DESCRIPTION]
 
 
-def _section(host: Host, agent: str, policy: AgentPolicy, name: str, language: str) -> tuple[str, list[str]]:
+def _reached(name: str, attr: str | None) -> str:
+    """How a snippet reaches tooling `name`: `toolings.ATTR`, else `toolings.get("NAME")`."""
+    return f"toolings.{attr}" if attr is not None else f"toolings.get({json.dumps(name)})"
+
+
+def _section(
+    host: Host, agent: str, policy: AgentPolicy, name: str, attr: str | None, language: str
+) -> tuple[str, list[str]]:
     """The title line of tooling `name` and one text per tool (its signature and description)."""
-    attr = identifier(name)
-    title = f"toolings.{attr}" + (f" (tooling {name!r})" if attr != name else "") + ":\n"
+    reached = _reached(name, attr)
+    local = attr or identifier(name)
+    title = reached + (f" (tooling {json.dumps(name)})" if attr != name else "") + ":\n"
     try:
         with host.tooling(name, agent=agent, policy=policy) as client:
             tools = client.list_tools()
     except ToolingError as exc:
-        failed = f"    (its tools could not be listed when serving started: {exc.code}: {exc.message}"
-        return title, [failed[:MAX_TOOL_DESCRIPTION] + f"; `help(toolings.{attr})` lists them)\n"]
-    return title, [_tool(attr, tool, language) for tool in tools]
+        failed = printable(f"{exc.code}: {exc.message}", MAX_TOOL_DESCRIPTION)
+        return title, [
+            f"    (its tools could not be listed when serving started: {failed}; help({reached}) lists them)\n"
+        ]
+    return title, [_tool(local, tool, language) for tool in tools]
 
 
 def _tool(attr: str, tool: ToolSpec, language: str) -> str:
-    render = js_signature if language == "javascript" else signature
-    line = f"    {attr}.{render(tool.name, tool.input_schema, tool.output_schema)}\n"
-    about = (tool.description or "").strip().split("\n\n", 1)[0].replace("\n", " ")
-    if len(about) > MAX_TOOL_DESCRIPTION:
-        about = about[: MAX_TOOL_DESCRIPTION - 3] + "..."
-    return line + (f"        {about}\n" if about else "")
+    if language == "javascript":
+        shown = js_signature(tool.name, tool.input_schema, tool.output_schema)
+        named = js_identifier(tool.name)
+    else:
+        shown = signature(tool.name, tool.input_schema, tool.output_schema)
+        named = identifier(tool.name)
+    if named.startswith("_"):  # not an attribute: by its name
+        shown = f"[{json.dumps(tool.name)}]" + shown[shown.index("(") :]
+    else:
+        shown = "." + shown
+    about = " ".join((tool.description or "").strip().split("\n\n", 1)[0].split())  # every line break flattened
+    about = printable(about, MAX_TOOL_DESCRIPTION)
+    return f"    {attr}{shown}\n" + (f"        {about}\n" if about else "")

@@ -17,8 +17,10 @@ from typing import Any
 import pytest
 
 from agent_host import Host
+from agent_host._support import strict_json
 from agent_host.errors import ConfigError
 from agent_host.model import RunResult
+from agent_host.policy.code_agents import ANSWER_MAX
 
 pytestmark = [pytest.mark.component, pytest.mark.timeout(180)]
 
@@ -210,3 +212,82 @@ def test_an_agent_has_a_component_or_code_not_both(make_host: Callable[[str], Ho
         make_host('[agents.both]\ncode = "python"\ncomponent = "g.wasm"\n')
     with pytest.raises(ConfigError, match="code"):
         make_host('[agents.js]\ncode = "cobol"\n')
+
+
+CLASHING = """
+[tooling.my_server]
+kind = "mock"
+[[tooling.my_server.tools]]
+name = "ping"
+results = [{ text = "the other server" }]
+repeat_last = true
+[tooling.get]
+kind = "mock"
+[[tooling.get.tools]]
+name = "ping"
+results = [{ text = "named get" }]
+repeat_last = true
+[agents.clash]
+code = "python"
+toolings = ["my-server", "my_server", "get"]
+"""
+
+
+def test_no_attribute_reaches_another_tooling_than_the_one_it_names(make_host: Callable[[str], Host]) -> None:
+    """`my-server` and `my_server` share an identifier: the attribute is `my_server`'s own, `my-server`
+    is reached by its name; a tooling named like a function of `toolings` is reached by `get`."""
+    host = make_host(TOOLINGS + CLASHING)
+    code = "import toolings\n[toolings.my_server.ping(), toolings.get('my-server').ping(), toolings.get('get').ping()]"
+    assert answer(run(host, code, agent="clash"))["result"] == ["the other server", "pong", "named get"]
+    assert answer(run(host, "import toolings\ncallable(toolings.get)", agent="clash"))["result"] is True
+
+
+def test_the_answer_is_strict_json_within_its_bound_whatever_the_result(host: Host) -> None:
+    """Values the host would not parse (too deep, too many digits, lone surrogates) are given as their
+    repr; print output is cut so that the answer stays within `ANSWER_MAX`."""
+    for code, expected in (
+        ("10 ** 1500", str(10**1500)),
+        ("'\\ud800'", "'\\ud800'"),
+        ("x = []\nfor _ in range(130):\n    x = [x]\nx", None),
+    ):
+        outcome = run(host, code)
+        parsed = strict_json.parse(outcome.text)  # what serve parses into structured content
+        assert isinstance(parsed["result"], str), (code, outcome.text[:200])
+        if expected is not None:
+            assert parsed["result"] == expected
+    printed = run(host, "print('y' * 1_100_000)")
+    parsed = strict_json.parse(printed.text)
+    assert len(printed.text) <= ANSWER_MAX and "[stdout cut: 1100001 characters printed" in parsed["stdout"]
+
+
+def test_the_snippet_cannot_change_how_the_runner_writes_the_answer_through_json(host: Host) -> None:
+    code = "import json\njson.dumps = lambda *a, **k: 'NOT JSON'\n{'still': 'json'}"
+    assert answer(run(host, code))["result"] == {"still": "json"}
+
+
+def test_what_the_results_own_methods_raise_is_the_snippets_failure(host: Host) -> None:
+    code = (
+        "class Odd(dict):\n"
+        "    calls = 0\n"
+        "    def items(self):\n"
+        "        Odd.calls += 1\n"
+        "        if Odd.calls > 1:\n"
+        "            raise RuntimeError('second look')\n"
+        "        return super().items()\n"
+        "Odd(a=1)"
+    )
+    outcome = run(host, code)
+    assert outcome.status in ("ok", "error"), outcome
+    assert "code mode failed" not in outcome.text and "_agent_host" not in outcome.text
+
+
+def test_an_exception_group_shows_the_snippets_frames_only(host: Host) -> None:
+    code = (
+        "from toolings import calc\nerrors = []\n"
+        "try:\n    calc.broken()\nexcept toolings.ToolError as e:\n    errors.append(e)\n"
+        "raise ExceptionGroup('several', errors)"
+    )
+    outcome = run(host, code)
+    assert outcome.status == "error" and "ExceptionGroup: several" in outcome.text
+    assert "_agent_host" not in outcome.text and "agentlib" not in outcome.text
+    assert 'File "<code>", line 4, in <module>' in outcome.text

@@ -89,7 +89,7 @@ def test_a_tooling_not_granted_is_refused_by_toolings_and_by_the_host(host: Host
     forged = json.dumps(
         {
             "code": "let said; try { toolings.secret.leak() } catch (e) { said = e.code } said",
-            "toolings": ["secret"],
+            "toolings": {"secret": "secret"},
             "stdout": 100,
         }
     )
@@ -98,11 +98,12 @@ def test_a_tooling_not_granted_is_refused_by_toolings_and_by_the_host(host: Host
     assert answer(outcome)["result"] == "denied"
 
 
-def test_a_dynamic_import_is_refused_with_what_to_use_instead(host: Host) -> None:
-    """StarlingMonkey has no dynamic `import()` (it would end the run as a bare trap): the runner says so."""
-    refused = run(host, 'import("agentlib")')
-    assert refused.status == "error" and "import() is not available" in refused.text
-    assert answer(run(host, "toolings.get('calc').add({ a: 1 })"))["result"] == {"sum": 3}
+def test_a_dynamic_import_ends_the_run_as_a_trap_and_the_next_run_is_whole(host: Host) -> None:
+    """StarlingMonkey has no dynamic `import()`: the runner traps (documented; the host is untouched,
+    and a text that only mentions `import (x)` runs)."""
+    assert run(host, 'import("agentlib")').status == "trap"
+    code = "console.log('import (x)'); toolings.get('calc').add({ a: 1 })"
+    assert answer(run(host, code))["result"] == {"sum": 3}
 
 
 def test_the_fixture_runs_javascript_too(agent_host: AgentHost, toolchain: Any) -> None:

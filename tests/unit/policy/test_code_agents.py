@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from agent_host.config import parse_config
-from agent_host.policy.code_agents import CODE_VARIABLE
+from agent_host.policy.code_agents import ANSWER_MAX, CODE_VARIABLE
 from agent_host.policy.grants import AgentPolicy
 
 CONFIG = """
@@ -30,6 +30,8 @@ def test_the_runner_is_told_its_mode_and_gets_the_snippet_in_an_envelope(tmp_pat
     config = parse_config(CONFIG, tmp_path / "agent-host.toml")
     policy = AgentPolicy.resolve(config, "code", config.agents["code"])
     assert policy.env == {CODE_VARIABLE: "python", "MINE": "kept"}
-    assert json.loads(policy.guest_input("1 + 1")) == {"code": "1 + 1", "toolings": ["a", "b"], "stdout": 4096}
+    assert json.loads(policy.guest_input("1 + 1")) == {
+        "code": "1 + 1", "toolings": {"a": "a", "b": "b"}, "stdout": 4096, "answer": ANSWER_MAX
+    }  # fmt: skip
     plain = AgentPolicy.resolve(config, "plain", config.agents["plain"])
     assert plain.env == {} and plain.guest_input("as it is") == "as it is"
