@@ -252,12 +252,16 @@ def test_the_answer_is_strict_json_within_its_bound_whatever_the_result(host: Ho
     ):
         outcome = run(host, code)
         parsed = strict_json.parse(outcome.text)  # what serve parses into structured content
-        assert isinstance(parsed["result"], str), (code, outcome.text[:200])
+        assert isinstance(parsed, dict) and isinstance(parsed["result"], str), (code, outcome.text[:200])
         if expected is not None:
             assert parsed["result"] == expected
     printed = run(host, "print('y' * 1_100_000)")
     parsed = strict_json.parse(printed.text)
-    assert len(printed.text) <= ANSWER_MAX and "[stdout cut: 1100001 characters printed" in parsed["stdout"]
+    assert (
+        isinstance(parsed, dict)
+        and len(printed.text) <= ANSWER_MAX
+        and "[stdout cut: 1100001 characters printed" in parsed["stdout"]
+    )
 
 
 def test_the_snippet_cannot_change_how_the_runner_writes_the_answer_through_json(host: Host) -> None:
