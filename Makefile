@@ -95,6 +95,7 @@ bench: $(BENCH)
 	$(BIN)/python -m tests.bench.ray
 	$(BIN)/python -m tests.bench.models
 	$(BIN)/python -m tests.bench.code_mode
+	$(BIN)/python -m tests.bench.telemetry
 	$(BIN)/python -m tests.bench.page
 
 clean:

@@ -38,7 +38,8 @@ PACKAGES: Final = (
 )
 MODULES: Final = {"calls": "tests.bench", "js": "tests.bench.js", "edit_run": "tests.bench.edit_run",
                   "serve": "tests.bench.serve", "ray": "tests.bench.ray",
-                  "models": "tests.bench.models", "code_mode": "tests.bench.code_mode"}  # fmt: skip
+                  "models": "tests.bench.models", "code_mode": "tests.bench.code_mode",
+                  "telemetry": "tests.bench.telemetry"}  # fmt: skip
 """A module's name in the results -> the command that measures it."""
 GENERATED: Final = "<!-- Written by `make bench` (tests/bench/page.py) from tests/bench/performance.md.in. -->\n"
 

@@ -11,11 +11,12 @@ imported here; each imports the heavy parts only when it runs.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Final, NoReturn
 
 import click
@@ -97,6 +98,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     from agent_host.cli import render
 
     render.expect_json(as_json)
+    with _traces():
+        return _main(args, as_json, state)
+
+
+@contextlib.contextmanager
+def _traces() -> Iterator[None]:
+    """Export traces for the command when the `OTEL_*` variables ask for it (`_support.tracing`);
+    flushed when it ends. Without such a variable nothing of OpenTelemetry is loaded here."""
+    if not any(key.startswith("OTEL_") for key in os.environ):
+        yield
+        return
+    from agent_host._support import tracing
+
+    shutdown = tracing.configure()
+    try:
+        yield
+    finally:
+        shutdown()
+
+
+def _main(args: list[str], as_json: bool, state: State) -> int:
+    """`main` once the state is applied: the command's exit code, errors reported."""
     try:
         result = cli.main(args, prog_name="agent-host", standalone_mode=False, obj=state)
     except click.UsageError as exc:

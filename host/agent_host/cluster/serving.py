@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -136,6 +136,10 @@ class RayAgents:
 
     def _forget(self, actor: Any) -> None:
         self._actors.forget(actor)
+
+    def ready(self) -> Mapping[str, int]:
+        """None made ahead here: each actor makes its guests."""
+        return {}
 
     def close(self) -> None:
         """Close every actor (its host's stdio servers exit), then kill it (idempotent)."""

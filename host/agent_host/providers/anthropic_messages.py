@@ -28,7 +28,7 @@ from anthropic.types import (
     RawMessageStartEvent,
 )
 
-from agent_host._support import off_loop
+from agent_host._support import off_loop, tracing
 from agent_host.config.providers import AnthropicProviderConfig
 from agent_host.model import ChatDelta, ChatRequest, ChatResult, Usage
 from agent_host.providers.anthropic_params import messages_params, stop_reason
@@ -128,13 +128,13 @@ class AnthropicProvider(Provider):
     async def chat(self, request: ChatRequest, *, model: str, max_tokens: int | None) -> ChatResult:
         params = await off_loop.run(self._params, request, model, max_tokens, size=request_size(request))
         with self._errors.mapped(model), anyio.fail_after(self._config.timeout):
-            message = await self._client.messages.create(**params)
+            message = await self._client.messages.create(**params, extra_headers=tracing.headers())
         return self._result(message, request, model)
 
     async def stream(self, request: ChatRequest, *, model: str, max_tokens: int | None) -> ChatStream:
         params = await off_loop.run(self._params, request, model, max_tokens, size=request_size(request))
         with self._errors.mapped(model), anyio.fail_after(self._config.timeout), streaming():
-            upstream = await self._client.messages.create(**params, stream=True)
+            upstream = await self._client.messages.create(**params, extra_headers=tracing.headers(), stream=True)
         try:
             answer, reading = Answer(self.where()), _Reading(model)
             while True:

@@ -20,7 +20,7 @@ import anyio.lowlevel
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from agent_host._support import off_loop
+from agent_host._support import off_loop, tracing
 from agent_host.config.providers import OpenAIProviderConfig
 from agent_host.errors import ErrorCode, ToolingError
 from agent_host.model import ChatDelta, ChatRequest, ChatResult, Usage
@@ -103,14 +103,14 @@ class OpenAIProvider(Provider):
     async def chat(self, request: ChatRequest, *, model: str, max_tokens: int | None) -> ChatResult:
         params = await off_loop.run(self._params, request, model, max_tokens, size=request_size(request))
         with self._errors.mapped(model), anyio.fail_after(self._config.timeout):
-            completion = await self._client.chat.completions.create(**params)
+            completion = await self._client.chat.completions.create(**params, extra_headers=tracing.headers())
         return self._result(completion, request, model)
 
     async def stream(self, request: ChatRequest, *, model: str, max_tokens: int | None) -> ChatStream:
         params = await off_loop.run(self._params, request, model, max_tokens, size=request_size(request))
         with self._errors.mapped(model), anyio.fail_after(self._config.timeout), streaming():
             upstream = await self._client.chat.completions.create(
-                **params, stream=True, stream_options={"include_usage": True}
+                **params, extra_headers=tracing.headers(), stream=True, stream_options={"include_usage": True}
             )
         try:
             answer, reading = Answer(self.where()), _Reading(model)

@@ -15,6 +15,7 @@ files are removed.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import logging
 import secrets
@@ -28,7 +29,7 @@ from typing import Final, TextIO
 from wasmtime import Store, WasiConfig, WasmtimeError
 from wasmtime.component import Component, Instance
 
-from agent_host._support import scratch
+from agent_host._support import scratch, tracing
 from agent_host.errors import GuestsStuck
 from agent_host.model import RunResult, RunStatus, Tripped
 from agent_host.policy.grants import AgentPolicy
@@ -269,7 +270,10 @@ def start_guest(
             for ran in freeing:
                 ran.discard()
 
-    thread = threading.Thread(target=body, name=f"guest-{session.agent}", daemon=True)
+    # in the context it is started from: its spans join the caller's trace, and its calls (the bridge
+    # gives each coroutine its caller's context) carry it upstream
+    context = contextvars.copy_context()
+    thread = threading.Thread(target=context.run, args=(body,), name=f"guest-{session.agent}", daemon=True)
     thread.start()
     return GuestThread(thread, result, relay, control, known)
 
@@ -391,6 +395,10 @@ def run_guest(
     start = time.monotonic()
     forwarder: Forwarder | None = None
     error_code: str | None = None
+    status, tripped = RunStatus.TRAP, None
+    traced = tracing.start(
+        f"invoke_agent {agent}", {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent}
+    )
     try:
         if prepared is None:
             on_guard = control.attach if control is not None else None  # a stop or deadline ends start code
@@ -413,6 +421,7 @@ def run_guest(
             error_code = returned.code.value if returned is not None else None
     finally:
         session.close()
+        _traced_end(traced, status, tripped, error_code)
         if forwarder is not None:
             forwarder.stop()
         if prepared is not None:
@@ -425,6 +434,16 @@ def run_guest(
     return RunResult(
         agent, status, text, duration, session.inbox.peak, tripped=tripped, error_code=error_code, usage=usage
     )
+
+
+def _traced_end(traced: tracing.Started, status: RunStatus, tripped: Tripped | None, code: str | None) -> None:
+    """End a run's span: its status, and what failed it (`error.type`: the limit, the error code, the status)."""
+    span, _ = traced
+    if span is not None and span.is_recording():
+        span.set_attribute("agent_host.run.status", status.value)
+        if status is not RunStatus.OK:
+            tracing.failed(span, tripped or code or status.value)
+    tracing.finish(*traced)
 
 
 def run_alone(

@@ -191,6 +191,10 @@ class AgentRunner(Protocol):
         """Free what it holds (instances made ahead, workers); from the thread that made it."""
         ...
 
+    def ready(self) -> Mapping[str, int]:
+        """Instances made ahead and ready now, by agent (for `GET /metrics`; none where none are made)."""
+        ...
+
 
 LogSink = Callable[[str, str], None]
 """Receives a guest's log lines (WIT level, message) from any thread."""
@@ -233,6 +237,9 @@ class LocalAgents:
     def close(self) -> None:
         for pool in self._pools.values():
             pool.close()
+
+    def ready(self) -> Mapping[str, int]:
+        return {name: pool.waiting for name, pool in self._pools.items()}
 
 
 def stopped(limit_log: LimitLog, name: str, ended: bool) -> None:

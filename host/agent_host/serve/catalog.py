@@ -24,7 +24,7 @@ from typing import Any, Final
 
 import anyio
 
-from agent_host._support import off_loop, strict_json
+from agent_host._support import off_loop, strict_json, tracing
 from agent_host._support.stopping import StopToken
 from agent_host.app.host import Host
 from agent_host.config import Config, ServeSettings
@@ -34,6 +34,7 @@ from agent_host.serve.agents import AgentCalls, AgentRunner, AsyncLogSink, Local
 from agent_host.serve.answers import Answer, ServedTool
 from agent_host.serve.clients import LOCAL, ClientSlots
 from agent_host.serve.limit_log import LimitLog
+from agent_host.serve.metrics import ServeMetrics
 from agent_host.serve.proxy import CLIENT, ToolingProxy
 from agent_host.serve.relay import Relay
 from agent_host.serve.turns import Evicted, Turns
@@ -76,6 +77,16 @@ class Catalog:
         self._in_flight: set[anyio.CancelScope] = set()
         self._cutoff = math.inf
         """When calls in flight are cancelled (the loop's clock): set by `stopping`."""
+        self.metrics = ServeMetrics(self.knows, self._gauges, self.agents.runner.ready)
+        """What `GET /metrics` shows."""
+
+    def _gauges(self) -> dict[str, float]:
+        return {
+            "agent_host_calls_running": self._turns.running,
+            "agent_host_calls_waiting": self._turns.waiting,
+            "agent_host_max_concurrent": self._turns.max_concurrent,
+            "agent_host_queue": self._turns.queue,
+        }
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Catalog]:
@@ -167,12 +178,16 @@ class Catalog:
         call's lines charged to the client's allowance."""
         started = time.monotonic()
         outcome = ErrorCode.CANCELLED.value  # unless an answer comes: the caller cancelled the call
-        with self.allowances.held(client) as allowance:
+        attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name if self.knows(name) else "?"}
+        with self.allowances.held(client) as allowance, tracing.span(f"serve {name[:100]}", attributes) as span:
             try:
                 answer = await self._call(name, arguments, on_log, on_progress, client, allowance)
                 outcome = answer.code or "ok"
                 return answer
             finally:
+                if outcome != "ok":
+                    tracing.failed(span, outcome)
+                self.metrics.observe(name, outcome, time.monotonic() - started)
                 if self._audit is not None:
                     size = argument_bytes if argument_bytes is not None else _size(arguments)
                     self._record(name, size, outcome, started, allowance)

@@ -46,6 +46,7 @@ from agent_host.serve.connections import (
     guarded_protocol,
 )
 from agent_host.serve.hosts import HostCheck, HostRules
+from agent_host.serve.metrics import CONTENT_TYPE as METRICS_TYPE
 from agent_host.serve.sessions import MCP_PATH, SessionLimits
 
 OPEN_PATHS: Final = frozenset({"/healthz"})
@@ -100,6 +101,13 @@ async def _healthz(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
 
+def _metrics(catalog: Catalog) -> Route:
+    async def metrics(request: Request) -> Response:
+        return Response(catalog.metrics.render(), media_type=METRICS_TYPE)
+
+    return Route("/metrics", metrics, methods=["GET"])
+
+
 def build_app(server: Server[Any], catalog: Catalog, settings: ServeSettings, bind_host: str) -> ASGIApp:
     """The HTTP application: MCP at `/mcp`, the tool API (`tool_api`), `/healthz`, with the checks of
     the module docstring (the Host and Origin checks are `hosts.HostCheck`'s, so the SDK's are off;
@@ -116,6 +124,7 @@ def build_app(server: Server[Any], catalog: Catalog, settings: ServeSettings, bi
         max_sessions=settings.max_sessions,
         custom_starlette_routes=[
             Route("/healthz", _healthz, methods=["GET"]),
+            _metrics(catalog),
             *tool_api.routes(catalog, security, settings.max_body),
         ],
     )

@@ -23,7 +23,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from agent_host._support import off_loop, strict_json
+from agent_host._support import off_loop, strict_json, tracing
 from agent_host._version import __version__
 from agent_host.serve.catalog import Catalog
 from agent_host.serve.clients import client_of_scope
@@ -115,7 +115,9 @@ def routes(catalog: Catalog, security: TransportSecuritySettings, max_body: int)
         if not isinstance(arguments, dict):
             catalog.record(name, len(body), "invalid-arguments", started, client)
             return error("invalid-arguments", "the body must be a JSON object: the tool's arguments")
-        answer = await unless_hung_up(request, catalog.call(name, arguments, argument_bytes=len(body), client=client))
+        with tracing.attached(request.headers):  # a `traceparent` header: the call continues the client's trace
+            called = catalog.call(name, arguments, argument_bytes=len(body), client=client)
+            answer = await unless_hung_up(request, called)
         if answer is None:
             return Response(status_code=400)  # the client is gone; the call was cancelled (and audited)
         if answer.code is not None:

@@ -49,6 +49,16 @@ class Turns:
         self._waiting_total = 0
         self._order = itertools.count()
 
+    @property
+    def running(self) -> int:
+        """Calls running now (turns taken)."""
+        return self._running_total
+
+    @property
+    def waiting(self) -> int:
+        """Calls waiting for a turn now."""
+        return self._waiting_total
+
     def held(self, client: str) -> int:
         """The calls `client` runs or waits with now."""
         return self._running.get(client, 0) + len(self._waiting.get(client, ()))

@@ -7,7 +7,9 @@ failure says so with `span.fail(error)`; one that goes on elsewhere (an asynchro
 records itself when it ends) calls `span.defer()` so that only a failure before that is written.
 Spans never suppress exceptions. Without an audit log nothing is written. A trail's lines are charged
 to its `budget` (`audit_budget`: a run's, drawn from a `serve` client's too); `end` says how many
-it counted instead of writing them.
+it counted instead of writing them. Each span is also an OpenTelemetry span (`_support.tracing`),
+current while it runs (the MCP SDK's request span to an upstream server is its child), with the
+GenAI and MCP attributes of the operation and its outcome as `error.type`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from types import TracebackType
+from typing import Final, Literal
 
+from agent_host._support import metering, tracing
 from agent_host.errors import ErrorCode, ToolingError
 from agent_host.model import Operation
 from agent_host.session.audit_budget import AuditBudget
@@ -24,6 +28,10 @@ from agent_host.session.audit_log import AuditLog
 
 OK = "ok"
 CANCELLED = ErrorCode.CANCELLED.value
+UNLESS_DEFERRED: Final = "unless-deferred"
+
+Traced = bool | Literal["unless-deferred"]
+"""How an audit span is traced (`AuditTrail.span`)."""
 
 
 def outcome_of(exc: BaseException) -> str:
@@ -44,9 +52,19 @@ class AuditTrail:
         self.log = log
         self.budget = budget
 
-    def span(self, operation: Operation, tooling: str, target: str | None = None, arguments: str | None = None) -> Span:
-        """A span for one operation on `tooling` (`target`: a tool name, URI or id)."""
-        return Span(self, operation, tooling, target, arguments)
+    def span(
+        self,
+        operation: Operation,
+        tooling: str,
+        target: str | None = None,
+        arguments: str | None = None,
+        *,
+        traced: Traced = True,
+    ) -> Span:
+        """A span for one operation on `tooling` (`target`: a tool name, URI or id). `traced`: its
+        OpenTelemetry span is current while it runs (True), or, "unless-deferred", made when it ends
+        unless it was deferred (a part of an operation whose own span is made where it goes on)."""
+        return Span(self, operation, tooling, target, arguments, traced)
 
     def record(
         self,
@@ -80,13 +98,59 @@ class AuditTrail:
             self.log.end(self.budget)
 
 
+_GEN_AI = {
+    "provider": "gen_ai.provider.name",
+    "model": "gen_ai.response.model",
+    "input_tokens": "gen_ai.usage.input_tokens",
+    "output_tokens": "gen_ai.usage.output_tokens",
+}
+"""A chat's details, as OpenTelemetry's GenAI attributes."""
+
+_MCP_METHODS = {
+    Operation.LIST_TOOLS: "tools/list",
+    Operation.CALL_TOOL: "tools/call",
+    Operation.CALL_TOOL_BLOCKING: "tools/call",
+    Operation.LIST_RESOURCES: "resources/list",
+    Operation.READ_RESOURCE: "resources/read",
+    Operation.SUBSCRIBE_RESOURCE: "resources/subscribe",
+    Operation.UNSUBSCRIBE_RESOURCE: "resources/unsubscribe",
+}
+"""The MCP method an operation sends upstream, when it sends one."""
+
+
+def _traced(agent: str, operation: Operation, tooling: str, target: str | None) -> tuple[str, dict[str, str]]:
+    """The span name and attributes of an operation (GenAI and MCP conventions where they apply)."""
+    attributes = {"gen_ai.agent.name": agent, "agent_host.operation": operation.value, "agent_host.tooling": tooling}
+    method = _MCP_METHODS.get(operation)
+    if method is not None:
+        attributes["mcp.method.name"] = method
+    if operation in (Operation.CALL_TOOL, Operation.CALL_TOOL_BLOCKING) and target is not None:
+        attributes["gen_ai.operation.name"] = "execute_tool"
+        attributes["gen_ai.tool.name"] = target
+        return f"execute_tool {target}", attributes
+    if operation in (Operation.CHAT, Operation.CHAT_STREAM):
+        attributes["gen_ai.operation.name"] = "chat"
+        return f"chat {tooling}", attributes
+    if target is not None:
+        attributes["agent_host.target"] = target[:200]
+    return f"{operation.value} {tooling}", attributes
+
+
 class Span:
     """One timed operation; written when its `with` block ends (see the module docstring)."""
 
     def __init__(
-        self, trail: AuditTrail, operation: Operation, tooling: str, target: str | None, arguments: str | None
+        self,
+        trail: AuditTrail,
+        operation: Operation,
+        tooling: str,
+        target: str | None,
+        arguments: str | None,
+        traced: Traced = True,
     ) -> None:
         self._trail = trail
+        self._tracing = traced
+        self._started_ns = 0
         self.operation = operation
         self.tooling = tooling
         self.target = target
@@ -96,6 +160,7 @@ class Span:
         """Keys of the operation's own for its line (a chat's model and tokens), filled as it runs."""
         self._deferred = False
         self._started = 0.0
+        self._traced: tracing.Started = tracing.NOT_STARTED
 
     def fail(self, error: ToolingError) -> None:
         """The operation failed with `error` (handled, not raised through the span)."""
@@ -105,8 +170,31 @@ class Span:
         """The operation goes on elsewhere and is recorded there: write nothing unless it fails here."""
         self._deferred = True
 
+    def _count_tokens(self) -> None:
+        """A chat's usage into the process's metrics (`_support.metering`)."""
+        provider = self.details.get("provider")
+        metering.tokens(
+            self._trail.agent,
+            str(provider if provider is not None else self.tooling),
+            int(self.details.get("input_tokens") or 0),
+            int(self.details.get("output_tokens") or 0),
+        )
+
+    def _end_traced(self) -> None:
+        traced, token = self._traced
+        if traced is not None and traced.is_recording():
+            if self.outcome != OK:
+                tracing.failed(traced, self.outcome)
+            for key, value in self.details.items():
+                if key in _GEN_AI and value is not None:
+                    traced.set_attribute(_GEN_AI[key], value)
+        tracing.finish(traced, token)
+
     def __enter__(self) -> Span:
         self._started = time.monotonic()
+        self._started_ns = time.time_ns()
+        if self._tracing is True:
+            self._traced = tracing.start(*_traced(self._trail.agent, self.operation, self.tooling, self.target))
         return self
 
     def __exit__(
@@ -114,7 +202,16 @@ class Span:
     ) -> None:
         if exc is not None:
             self.outcome = outcome_of(exc)
-        elif self._deferred:
+        if "input_tokens" in self.details:
+            self._count_tokens()
+        if self._tracing is True:
+            self._end_traced()
+        elif self._tracing == UNLESS_DEFERRED and (exc is not None or not self._deferred):
+            self._traced = tracing.start(
+                *_traced(self._trail.agent, self.operation, self.tooling, self.target), start_ns=self._started_ns
+            )
+            self._end_traced()
+        if exc is None and self._deferred:
             return
         duration = time.monotonic() - self._started
         self._trail.record(

@@ -39,7 +39,7 @@ from agent_host.policy.validation import ArgumentValidator
 from agent_host.providers import ProviderSet
 from agent_host.session import guest_log
 from agent_host.session.admission import MAX_NAME_CHARS, MAX_URI_CHARS, check_length
-from agent_host.session.audit import AuditTrail
+from agent_host.session.audit import UNLESS_DEFERRED, AuditTrail
 from agent_host.session.audit_budget import AuditBudget, run_budget
 from agent_host.session.audit_log import AuditLog
 from agent_host.session.bridge import Bridge, Interrupt
@@ -307,7 +307,9 @@ class GuestSession:
         an `isError` result is `tool-failed`, one over `max_result_bytes` `limit-exceeded`). Answered
         on this thread when the core needs no loop for it (`SessionCore.call_now`), else one hop."""
         tooling = self.handle(rep).tooling
-        with self._audit.span(Operation.CALL_TOOL_BLOCKING, tooling.name, name, arguments) as span:
+        with self._audit.span(
+            Operation.CALL_TOOL_BLOCKING, tooling.name, name, arguments, traced=UNLESS_DEFERRED
+        ) as span:
             call = self._core.admit_now(tooling, name, arguments)
             self._loop.check_open()
             if call is not None and (outcome := self._core.call_now(call)) is not None:
@@ -340,7 +342,7 @@ class GuestSession:
         audit line; one refused before it starts (an interrupted run, a host shutting down) is
         written here as `audited` (operation, tooling, target)."""
         if audited is not None:
-            with self._audit.span(*audited) as span:
+            with self._audit.span(*audited, traced=UNLESS_DEFERRED) as span:
                 self._loop.check_open()
                 span.defer()
         return self._loop.hop(what, fn, *args, self._caller)

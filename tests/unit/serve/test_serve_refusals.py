@@ -26,6 +26,9 @@ class Stuck:
     def close(self) -> None:
         pass
 
+    def ready(self) -> dict[str, int]:
+        return {}
+
 
 @pytest.mark.parametrize("with_log", [True, False])
 async def test_a_guest_that_cannot_start_answers_unavailable(tmp_path: Path, with_log: bool) -> None:
