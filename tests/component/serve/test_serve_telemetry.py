@@ -176,3 +176,38 @@ def test_run_exports_its_own_trace_when_the_otel_variables_ask(tmp_path: Path) -
     assert '"name": "invoke_agent py"' in done.stderr and '"service.name": "tested"' in done.stderr
     quiet = cli_process.run("run", "--config", str(config), "--agent", "py", "--input", SNIPPET, cwd=REPO)
     assert '"name": "invoke_agent py"' not in quiet.stderr  # off by default
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_chat_carries_the_trace_to_the_model_providers_server(
+    spans: InMemorySpanExporter, kind: str, stream: bool
+) -> None:
+    from agent_host.model import ChatMessage, ChatRequest
+    from agent_host.providers import ProviderSet
+    from tests.servers import anthropic_wire, openai_wire
+    from tests.support.model_servers import requests, running
+    from tests.support.provider_configs import network, providers
+
+    build = openai_wire.build if kind == "openai" else anthropic_wire.build
+    request = ChatRequest(messages=(ChatMessage("user", "hello"),))
+    with running(build) as url:
+        base = f"{url}/v1" if kind == "openai" else url
+
+        async def chat() -> tuple[str, list[dict[str, Any]]]:
+            made = ProviderSet(providers(network(kind, base, model="gpt-4.1")))
+            try:
+                with trace.get_tracer("test").start_as_current_span("the caller") as caller:
+                    provider = made.get("llm")
+                    if stream:
+                        async for _ in provider.stream(request, model="gpt-4.1", max_tokens=16):
+                            pass
+                    else:
+                        await provider.chat(request, model="gpt-4.1", max_tokens=16)
+                    trace_id = format(caller.get_span_context().trace_id, "032x")
+            finally:
+                await made.aclose()
+            return trace_id, await requests(url)
+
+        trace_id, received = anyio.run(chat)
+    assert received[-1]["headers"]["traceparent"].split("-")[1] == trace_id
