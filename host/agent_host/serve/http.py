@@ -48,6 +48,7 @@ from agent_host.serve.connections import (
 from agent_host.serve.hosts import HostCheck, HostRules
 from agent_host.serve.metrics import CONTENT_TYPE as METRICS_TYPE
 from agent_host.serve.sessions import MCP_PATH, SessionLimits
+from agent_host.serve.trace_headers import TraceHeaders
 
 OPEN_PATHS: Final = frozenset({"/healthz"})
 """Paths served without a token."""
@@ -128,6 +129,7 @@ def build_app(server: Server[Any], catalog: Catalog, settings: ServeSettings, bi
             *tool_api.routes(catalog, security, settings.max_body),
         ],
     )
+    app = TraceHeaders(app, MCP_PATH, settings.max_body)  # a `traceparent` header continues the client's trace
     app = SessionLimits(app, lambda: server.session_manager, catalog.slots, settings, catalog.limit_log)
     if settings.tokens:
         app = BearerTokens(app, settings.tokens)

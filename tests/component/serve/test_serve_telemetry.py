@@ -26,7 +26,7 @@ from agent_host.serve.catalog import build_catalog
 from agent_host.serve.mcp_server import build_server
 from tests.support import cli_process
 from tests.support.component import REPO
-from tests.support.serving import HttpServe
+from tests.support.serving import INITIALIZE, JSON_HEADERS, HttpServe
 
 pytestmark = [pytest.mark.component, pytest.mark.timeout(180)]
 
@@ -211,3 +211,24 @@ def test_a_chat_carries_the_trace_to_the_model_providers_server(
 
         trace_id, received = anyio.run(chat)
     assert received[-1]["headers"]["traceparent"].split("-")[1] == trace_id
+
+
+def test_a_traceparent_header_on_an_mcp_request_continues_the_clients_trace(tmp_path: Path) -> None:
+    """An HTTP client instrumented by OpenTelemetry sends the W3C header, not `_meta`: the upstream
+    server sees its trace all the same (raw requests: this process's SDK client would add `_meta`)."""
+    config = tmp_path / "agent-host.toml"
+    config.write_text(CONFIG)
+    served = HttpServe(config)
+    try:
+        with httpx2.Client(headers={**JSON_HEADERS, "traceparent": PARENT}, timeout=60) as http:
+            opened = http.post(served.url, json=INITIALIZE)
+            session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+            http.post(served.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+            request = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                       "params": {"name": "py", "arguments": {"code": SNIPPET}}}  # fmt: skip
+            called = http.post(served.url, json=request, headers=session)
+    finally:
+        served.stop()
+    answers = [json.loads(line[6:]) for line in called.text.splitlines() if line.startswith("data: ")]
+    result = next(answer["result"] for answer in answers if answer.get("id") == 2)
+    assert result["structuredContent"]["result"]["result"].split("-")[1] == TRACE_ID
