@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+for _name in ("opentelemetry.trace.propagation", "opentelemetry.trace.span"):
+    # a client's malformed `traceparent` / `tracestate` is its own business: not a log line per request
+    logging.getLogger(_name).setLevel(logging.ERROR)
+
 TRACER_NAME: Final = "agent-host"
 """The instrumentation scope of every agent-host span (the SDK's is `mcp-python-sdk`)."""
 

@@ -34,7 +34,7 @@ from agent_host.serve.agents import AgentCalls, AgentRunner, AsyncLogSink, Local
 from agent_host.serve.answers import Answer, ServedTool
 from agent_host.serve.clients import LOCAL, ClientSlots
 from agent_host.serve.limit_log import LimitLog
-from agent_host.serve.metrics import ServeMetrics
+from agent_host.serve.metrics import UNKNOWN, ServeMetrics
 from agent_host.serve.proxy import CLIENT, ToolingProxy
 from agent_host.serve.relay import Relay
 from agent_host.serve.turns import Evicted, Turns
@@ -145,7 +145,9 @@ class Catalog:
 
     def record(self, name: str, argument_bytes: int, outcome: str, started: float, client: str = LOCAL) -> None:
         """One audit line for a call of tool `name` by `client` that began at `started`
-        (`time.monotonic`), charged to the client's allowance."""
+        (`time.monotonic`), charged to the client's allowance, and counted in the metrics (a call
+        the HTTP tool API refused before it reached `call`)."""
+        self.metrics.observe(name, outcome, time.monotonic() - started)
         with self.allowances.held(client) as allowance:
             self._record(name, argument_bytes, outcome, started, allowance)
 
@@ -178,8 +180,9 @@ class Catalog:
         call's lines charged to the client's allowance."""
         started = time.monotonic()
         outcome = ErrorCode.CANCELLED.value  # unless an answer comes: the caller cancelled the call
-        attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name if self.knows(name) else "?"}
-        with self.allowances.held(client) as allowance, tracing.span(f"serve {name[:100]}", attributes) as span:
+        shown = name if self.knows(name) else UNKNOWN  # a span name from the config, never a client's text
+        attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": shown}
+        with self.allowances.held(client) as allowance, tracing.span(f"serve {shown}", attributes) as span:
             try:
                 answer = await self._call(name, arguments, on_log, on_progress, client, allowance)
                 outcome = answer.code or "ok"

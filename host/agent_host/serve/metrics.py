@@ -12,11 +12,20 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Final
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+)
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from agent_host._support import metering
+
+disable_created_metrics()  # type: ignore[no-untyped-call]  # no `_created` series beside each counter: a scraper has the process's start
 
 UNKNOWN: Final = "(unknown)"
 """The tool label of a call of a name nothing offers."""

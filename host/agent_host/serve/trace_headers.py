@@ -85,7 +85,7 @@ def _carried(body: bytes, parent: bytes, state: bytes) -> bytes | None:
         if state and len(state) <= MAX_TRACESTATE:
             meta["tracestate"] = state.decode("latin-1")
         changed = True
-    return json.dumps(document, ensure_ascii=False).encode() if changed else None
+    return json.dumps(document).encode() if changed else None  # escaped: as it came (a lone surrogate too)
 
 
 def _with_length(headers: list[tuple[bytes, bytes]], length: int) -> list[tuple[bytes, bytes]]:

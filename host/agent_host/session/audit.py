@@ -20,6 +20,7 @@ from types import TracebackType
 from typing import Final, Literal
 
 from agent_host._support import metering, tracing
+from agent_host._support.printable import printable
 from agent_host.errors import ErrorCode, ToolingError
 from agent_host.model import Operation
 from agent_host.session.audit_budget import AuditBudget
@@ -118,8 +119,13 @@ _MCP_METHODS = {
 """The MCP method an operation sends upstream, when it sends one."""
 
 
-def _traced(agent: str, operation: Operation, tooling: str, target: str | None) -> tuple[str, dict[str, str]]:
+MAX_TRACED_TARGET: Final = 100
+"""Characters of a tool name, URI or id a span keeps (what a guest asked for: escaped and cut)."""
+
+
+def _traced(agent: str, operation: Operation, tooling: str, given: str | None) -> tuple[str, dict[str, str]]:
     """The span name and attributes of an operation (GenAI and MCP conventions where they apply)."""
+    target = printable(given, MAX_TRACED_TARGET) if given is not None else None
     attributes = {"gen_ai.agent.name": agent, "agent_host.operation": operation.value, "agent_host.tooling": tooling}
     method = _MCP_METHODS.get(operation)
     if method is not None:
@@ -132,7 +138,7 @@ def _traced(agent: str, operation: Operation, tooling: str, target: str | None) 
         attributes["gen_ai.operation.name"] = "chat"
         return f"chat {tooling}", attributes
     if target is not None:
-        attributes["agent_host.target"] = target[:200]
+        attributes["agent_host.target"] = target
     return f"{operation.value} {tooling}", attributes
 
 

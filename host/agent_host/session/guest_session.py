@@ -352,7 +352,7 @@ class GuestSession:
     def call_tool(self, rep: int, name: str, arguments: str) -> str:
         """Admit and approve a call, start it and return its id (see `calls`); a refusal is raised."""
         tooling = self.handle(rep).tooling
-        with self._audit.span(Operation.CALL_TOOL, tooling.name, name, arguments) as span:
+        with self._audit.span(Operation.CALL_TOOL, tooling.name, name, arguments, traced=UNLESS_DEFERRED) as span:
             call = self._core.admit_now(tooling, name, arguments)
             if call is None:
                 call = self._loop.hop(

@@ -160,7 +160,7 @@ def test_metrics_count_calls_by_tool_and_outcome_behind_the_tokens(tmp_path: Pat
     text = scraped.text
     assert 'agent_host_served_calls_total{outcome="ok",tool="py"} 1.0' in text
     assert 'agent_host_served_calls_total{outcome="tool-failed",tool="py"} 1.0' in text
-    assert 'agent_host_served_calls_total{outcome="not-found",tool="(unknown)"} 1.0' not in text  # refused before
+    assert 'agent_host_served_calls_total{outcome="not-found",tool="(unknown)"} 1.0' in text  # refused by the API
     assert 'agent_host_served_call_duration_seconds_count{tool="py"} 2.0' in text
     assert "agent_host_calls_running 0.0" in text and "agent_host_max_concurrent 8.0" in text
     assert 'agent_host_ready_instances{agent="py"} 1.0' in text
@@ -176,6 +176,36 @@ def test_run_exports_its_own_trace_when_the_otel_variables_ask(tmp_path: Path) -
     assert '"name": "invoke_agent py"' in done.stderr and '"service.name": "tested"' in done.stderr
     quiet = cli_process.run("run", "--config", str(config), "--agent", "py", "--input", SNIPPET, cwd=REPO)
     assert '"name": "invoke_agent py"' not in quiet.stderr  # off by default
+    attrs = {"OTEL_TRACES_EXPORTER": "console", "OTEL_RESOURCE_ATTRIBUTES": "service.name=from-attributes"}
+    named = cli_process.run("run", "--config", str(config), "--agent", "py", "--input", "1", cwd=REPO, env=attrs)
+    assert '"service.name": "from-attributes"' in named.stderr
+
+
+def test_span_names_hold_no_unbounded_text_and_a_started_call_is_one_span(
+    spans: InMemorySpanExporter, tmp_path: Path
+) -> None:
+    path = tmp_path / "agent-host.toml"
+    path.write_text(CONFIG)
+    code = (
+        "from agentlib import tooling, ToolingError\nfrom toolings import traced, gather\n"
+        "try:\n    tooling('traced').call('Z' * 5000 + '\\x1b[2J', {})\nexcept ToolingError:\n    pass\n"
+        "gather(traced.traceparent.start())"
+    )
+
+    async def body(client: Client) -> Any:
+        await client.call_tool("py", {"code": code})
+        return await client.call_tool("not offered " + "y" * 5000, {})
+
+    _served(path, body)
+    ours = [
+        s.name
+        for s in spans.get_finished_spans()
+        if s.instrumentation_scope and s.instrumentation_scope.name == "agent-host"
+    ]
+    names = [s.name for s in spans.get_finished_spans()]
+    assert all(len(name) < 200 and "\x1b" not in name for name in ours), [n[:80] for n in ours if len(n) >= 200]
+    assert names.count("execute_tool traceparent") == 1
+    assert "serve (unknown)" in names
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])

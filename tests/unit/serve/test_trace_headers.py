@@ -19,6 +19,8 @@ def test_a_request_without_one_gets_the_headers_trace_and_others_pass_as_they_ca
     notification = {"jsonrpc": "2.0", "method": "notifications/initialized"}
     assert _carried(json.dumps(notification).encode(), PARENT, b"") is None
     assert _carried(b"not json", PARENT, b"") is None
+    lone = b'{"jsonrpc": "2.0", "id": 3, "method": "m", "params": {"text": "\\ud800"}}'
+    assert b'"\\ud800"' in (_carried(lone, PARENT, b"") or b"")  # passed on as it came, for the SDK to judge
     assert _carried(b'{"id": 1, "method": "m", "params": [1]}', PARENT, b"") is None
 
 
