@@ -343,9 +343,9 @@ class Host:
 
     @property
     def running_agents(self) -> list[str]:
-        """The agents of the guests running now (from any thread)."""
+        """The agents of the guests running now, their outcome still to come (from any thread)."""
         with self._lock:
-            return [guest.agent for guest in self._running if guest.running]
+            return [guest.agent for guest in self._running if guest.deciding]
 
     def stop_all(self, reason: str, signum: int | None = None) -> None:
         """Stop every running guest and start no other (from any thread; the command line calls it on

@@ -209,6 +209,11 @@ class GuestThread:
         """Whether its thread runs (freeing its instance after the outcome too) and was not given up on (`join`)."""
         return self._thread.is_alive() and self._given_up is None
 
+    @property
+    def deciding(self) -> bool:
+        """Whether its outcome is still to come (`running`, less the moment its thread frees its instance)."""
+        return self.running and not self._known.is_set()
+
     def usage(self) -> str | None:
         """From any thread, for a person: its CPU and wall-clock time against their limits
         (`RunGuard.usage`); None before its run began."""
@@ -440,9 +445,9 @@ def _traced_end(traced: tracing.Started, status: RunStatus, tripped: Tripped | N
     """End a run's span: its status, and what failed it (`error.type`: the limit, the error code, the status)."""
     span, _ = traced
     if span is not None and span.is_recording():
-        span.set_attribute("agent_host.run.status", status.value)
-        if status is not RunStatus.OK:
-            tracing.failed(span, tripped or code or status.value)
+        span.set_attribute("agent_host.run.status", str(status))
+        if status != RunStatus.OK:
+            tracing.failed(span, tripped or code or str(status))
     tracing.finish(*traced)
 
 
@@ -543,7 +548,7 @@ def _call_run(
         if isinstance(relayed, Diverged):  # raised by the host's own replay, never by the guest
             return RunStatus.DIVERGED, str(relayed), None
         if isinstance(relayed, ReplayedTrap):  # the replay ends where the host ended the recorded run
-            return "trap", relayed.text, relayed.tripped  # type: ignore[return-value]
+            return RunStatus.TRAP, relayed.text, relayed.tripped  # type: ignore[return-value]  # one of Tripped
         tripped = guard.after_trap()
         if tripped is not None:  # the guard made it trap, in the guest or in wasm a host function ran
             return RunStatus.TRAP, tripped, guard.tripped

@@ -61,3 +61,19 @@ def test_a_host_loads_neither_opentelemetry_nor_prometheus_until_something_asks(
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_runs_span_ends_whatever_form_its_status_has() -> None:
+    """Found by the suite: a replayed trap's status came as the plain string "trap", and ending a
+    recording run span on it raised (an internal host error instead of the run's outcome)."""
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from agent_host.model import RunStatus
+    from agent_host.runtime.guest import _traced_end
+
+    if not isinstance(trace.get_tracer_provider(), TracerProvider):
+        trace.set_tracer_provider(TracerProvider())  # recording spans, exported nowhere
+    for status in (RunStatus.TRAP, "trap", RunStatus.OK):
+        started = tracing.start("invoke_agent t")
+        assert started[0] is not None and started[0].is_recording()
+        _traced_end(started, status, None, None)  # type: ignore[arg-type]
