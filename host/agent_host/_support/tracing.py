@@ -92,11 +92,6 @@ def finish(current: Span | None, token: object) -> None:
         current.end()
 
 
-def recording(current: Span | None) -> bool:
-    """Whether `current` records (attributes set on it are kept)."""
-    return current is not None and current.is_recording()
-
-
 def headers() -> dict[str, str]:
     """The W3C trace context of the current span as HTTP headers (`traceparent`, `tracestate`), for
     a request agent-host sends itself (a provider's); empty without one."""

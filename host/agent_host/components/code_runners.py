@@ -9,15 +9,13 @@ npm on first use, as for any JavaScript guest) and cached like any guest.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Final
 
-from agent_host import cache
-from agent_host._support.paths import cache_dir, template
+from agent_host._support.paths import template
 from agent_host._support.stopping import StopToken
 from agent_host.components.build import build_guest, resolve_component
-from agent_host.components.dev_runner import runner_component
+from agent_host.components.dev_runner import runner_component, written_folder
 from agent_host.config import AgentConfig
 
 _JS_TEMPLATE: Final = "code_mode.js.txt"
@@ -29,13 +27,7 @@ def js_runner_component(stop: StopToken | None = None) -> Path:
     """The JavaScript runner component, built on first use (a progress line; ~30 s once, the
     toolchain's install from npm before that on a fresh machine) and cached after. Raises
     `BuildError` or `Interrupted` as `build.build_guest` does."""
-    text = template(_JS_TEMPLATE)
-    version = hashlib.sha256(text.encode()).hexdigest()[:16]
-    folder = cache.private_folder(cache_dir(), "js-runner", version, "js-runner")
-    module = folder / JS_MODULE
-    if not module.is_file() or module.read_text(encoding="utf-8") != text:
-        folder.mkdir(parents=True, exist_ok=True)
-        module.write_text(text, encoding="utf-8")
+    folder = written_folder("js-runner", {JS_MODULE: template(_JS_TEMPLATE)})
     return build_guest(folder, stop=stop, label="the JavaScript runner of code agents (once; cached)")
 
 

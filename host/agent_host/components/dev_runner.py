@@ -65,11 +65,11 @@ def _modules() -> dict[str, str]:
     }
 
 
-def _runner_folder() -> tuple[Path, dict[str, str]]:
-    """The runner's folder in the cache (made) and its modules' texts."""
-    modules = _modules()
+def source_folder(kind: str, modules: dict[str, str]) -> Path:
+    """The cache's private folder of a runner's sources (`kind`: "dev-runner", "js-runner"), keyed by
+    the texts of its `modules` (file name -> text); made, not written."""
     version = hashlib.sha256(json.dumps(modules, sort_keys=True).encode()).hexdigest()[:16]
-    return cache.private_folder(cache_dir(), "dev-runner", version, "dev-runner"), modules  # built as it is
+    return cache.private_folder(cache_dir(), kind, version, kind)  # built as it is
 
 
 def _written(folder: Path, modules: dict[str, str]) -> bool:
@@ -80,14 +80,20 @@ def _written(folder: Path, modules: dict[str, str]) -> bool:
     )
 
 
-def runner_component(stop: StopToken | None = None) -> Path:
-    """The runner component, built on first use (a progress line; ~15 s once) and cached after.
-    Raises `BuildError` or `Interrupted` as `build.build_guest` does."""
-    folder, modules = _runner_folder()
+def written_folder(kind: str, modules: dict[str, str]) -> Path:
+    """`source_folder(kind, modules)` holding `modules` (written when they differ), ready to build."""
+    folder = source_folder(kind, modules)
     if not _written(folder, modules):
         folder.mkdir(parents=True, exist_ok=True)
         for name, text in modules.items():
             (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def runner_component(stop: StopToken | None = None) -> Path:
+    """The runner component, built on first use (a progress line; ~15 s once) and cached after.
+    Raises `BuildError` or `Interrupted` as `build.build_guest` does."""
+    folder = written_folder("dev-runner", _modules())
     label = "the runner of dev mode and code agents (once; cached)"
     return build_guest(folder, module=RUNNER_MODULE, stop=stop, label=label, check=False)  # it is the checker
 
@@ -95,7 +101,8 @@ def runner_component(stop: StopToken | None = None) -> Path:
 def built_runner() -> Path | None:
     """The runner component when the cache holds it already (`agent-host dev --prepare`, or a first
     dev run, built it), else None: nothing is built."""
-    folder, modules = _runner_folder()
+    modules = _modules()
+    folder = source_folder("dev-runner", modules)
     if not _written(folder, modules):
         return None
     return cached_build(folder, RUNNER_MODULE)

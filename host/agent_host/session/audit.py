@@ -199,7 +199,7 @@ class Span:
     def __enter__(self) -> Span:
         self._started = time.monotonic()
         self._started_ns = time.time_ns()
-        if self._tracing is True:
+        if self._tracing is True and tracing.active():  # else no span: its name and attributes are not made
             self._traced = tracing.start(*_traced(self._trail.agent, self.operation, self.tooling, self.target))
         return self
 
@@ -212,7 +212,7 @@ class Span:
             self._count_tokens()
         if self._tracing is True:
             self._end_traced()
-        elif self._tracing == UNLESS_DEFERRED and (exc is not None or not self._deferred):
+        elif self._tracing == UNLESS_DEFERRED and (exc is not None or not self._deferred) and tracing.active():
             self._traced = tracing.start(
                 *_traced(self._trail.agent, self.operation, self.tooling, self.target), start_ns=self._started_ns
             )
